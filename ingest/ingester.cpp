@@ -1,0 +1,201 @@
+#include "ingester.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "projector.h"
+#include "sha256.h"
+
+namespace ledger::ingest {
+
+namespace {
+
+std::string str(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::int64_t systemClock() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+EventType toEventType(WatchEventType t) {
+  switch (t) {
+    case WatchEventType::kModified:
+      return EventType::kModified;
+    case WatchEventType::kDeleted:
+      return EventType::kDeleted;
+    default:
+      return EventType::kAdded;
+  }
+}
+
+std::string eventKey(const ObjectIdentity& id, EventType type) {
+  std::string key = "e";
+  key.push_back('\0');
+  key += id.uid;
+  key.push_back('\0');
+  key += id.resourceVersion;
+  key.push_back('\0');
+  key += eventTypeName(type);
+  return key;
+}
+
+std::string contentKey(const ObjectIdentity& id, std::string_view tag, const std::string& json) {
+  std::string key = "c";
+  key.push_back('\0');
+  key += id.objectKey();
+  key.push_back('\0');
+  key += tag;
+  key.push_back('\0');
+  key += toHex(Sha256::of(json));
+  return key;
+}
+
+}  // namespace
+
+ObjectIdentity identityOf(const nlohmann::json& object) {
+  ObjectIdentity id;
+  const std::string apiVersion = str(object, "apiVersion");
+  if (auto slash = apiVersion.find('/'); slash != std::string::npos) {
+    id.group = apiVersion.substr(0, slash);
+    id.version = apiVersion.substr(slash + 1);
+  } else {
+    id.version = apiVersion;
+  }
+  id.kind = str(object, "kind");
+  const auto meta = object.find("metadata");
+  if (meta != object.end()) {
+    id.namespace_ = str(*meta, "namespace");
+    id.name = str(*meta, "name");
+    id.uid = str(*meta, "uid");
+    id.resourceVersion = str(*meta, "resourceVersion");
+  }
+  // The OpenShift Kueue CR is cluster-scoped; a namespace in a stream is noise.
+  if (id.group == "kueue.openshift.io" && id.kind == "Kueue") id.namespace_.clear();
+  return id;
+}
+
+Ingester::Ingester(Ledger& ledger, IngestOptions options)
+    : ledger_(ledger), options_(std::move(options)) {
+  if (!options_.clock) options_.clock = systemClock;
+  if (options_.batchRecords == 0) options_.batchRecords = 1;
+}
+
+bool Ingester::isDuplicate(const std::string& key) {
+  if (pendingKeys_.count(key) != 0) return true;
+  bool found = false;
+  Status st = ledger_.hasEvent(key, &found);
+  if (!st.isOk()) throw LedgerError(st);
+  return found;
+}
+
+const LiveObject* Ingester::liveState(const std::string& objectKey) {
+  if (auto it = pendingLive_.find(objectKey); it != pendingLive_.end()) {
+    return it->second ? &*it->second : nullptr;
+  }
+  Status st = ledger_.liveObject(objectKey, &scratchLive_);
+  if (st.isNotFound()) return nullptr;
+  if (!st.isOk()) throw LedgerError(st);
+  return &scratchLive_;
+}
+
+void Ingester::advance(const std::string& source, std::uint64_t position) {
+  Cursor& c = cursors_[source];
+  if (c.position != position) {
+    c.position = position;
+    cursorsDirty_ = true;
+  }
+}
+
+void Ingester::add(const std::string& source, WatchEvent event, std::uint64_t position) {
+  advance(source, position);
+  if (event.type == WatchEventType::kBookmark) {
+    ++stats_.bookmarks;
+    std::string rv;
+    if (auto meta = event.object.find("metadata"); meta != event.object.end())
+      rv = str(*meta, "resourceVersion");
+    if (!rv.empty() && cursors_[source].resourceVersion != rv) {
+      cursors_[source].resourceVersion = rv;
+      cursorsDirty_ = true;
+    }
+    return;
+  }
+  if (event.type == WatchEventType::kError) {
+    ++stats_.errorEvents;
+    spdlog::warn("{}: ERROR event from the API server: reason={} code={} message={}", source,
+                 str(event.object, "reason"),
+                 event.object.value("code", nlohmann::json(nullptr)).dump(),
+                 str(event.object, "message"));
+    return;
+  }
+  if (auto meta = event.object.find("metadata"); meta != event.object.end() && meta->is_object()) {
+    meta->erase("managedFields");
+  }
+  ObjectIdentity id = identityOf(event.object);
+  const std::string objectKey = id.objectKey();
+  std::string json = event.object.dump();
+  const bool keyed = !id.uid.empty() && !id.resourceVersion.empty();
+
+  EventType type;
+  std::string dedupeKey;
+  if (event.type == WatchEventType::kUpsert) {
+    if (keyed) {
+      if (isDuplicate(eventKey(id, EventType::kAdded)) ||
+          isDuplicate(eventKey(id, EventType::kModified))) {
+        ++stats_.duplicates;
+        return;
+      }
+    } else if (isDuplicate(contentKey(id, "upsert", json))) {
+      ++stats_.duplicates;
+      return;
+    }
+    type = liveState(objectKey) != nullptr ? EventType::kModified : EventType::kAdded;
+    dedupeKey = keyed ? eventKey(id, type) : contentKey(id, "upsert", json);
+  } else {
+    type = toEventType(event.type);
+    dedupeKey = keyed ? eventKey(id, type) : contentKey(id, eventTypeName(type), json);
+    if (isDuplicate(dedupeKey)) {
+      ++stats_.duplicates;
+      return;
+    }
+  }
+  PendingRecord rec;
+  rec.type = type;
+  rec.timeNs = event.timeNs ? *event.timeNs : options_.clock();
+  rec.projection = projectObject(event.object);
+  rec.objectJson = std::move(json);
+  rec.dedupeKey = dedupeKey;
+  pendingKeys_.insert(dedupeKey);
+  if (type == EventType::kDeleted) {
+    pendingLive_[objectKey] = std::nullopt;
+  } else {
+    pendingLive_[objectKey] = LiveObject{id.uid, id.resourceVersion};
+  }
+  if (!id.resourceVersion.empty()) cursors_[source].resourceVersion = id.resourceVersion;
+  cursorsDirty_ = true;
+  stats_.recordedByKind[id.kind]++;
+  rec.identity = std::move(id);
+  pending_.push_back(std::move(rec));
+  if (pending_.size() >= options_.batchRecords) flush();
+}
+
+void Ingester::flush() {
+  if (pending_.empty() && !cursorsDirty_) return;
+  AppendResult result;
+  Status st = ledger_.append(pending_, cursors_, &result);
+  if (!st.isOk()) throw LedgerError(st);
+  stats_.recorded += pending_.size();
+  stats_.timesRaised += result.timesRaised;
+  pending_.clear();
+  pendingKeys_.clear();
+  pendingLive_.clear();
+  cursorsDirty_ = false;
+  if (options_.onCommit) options_.onCommit(result);
+}
+
+}  // namespace ledger::ingest

@@ -1,0 +1,93 @@
+// Records watch events in the ledger: identity, idempotency, time stamping,
+// managedFields removal, projection, and group commit with the source cursor.
+//
+// Idempotency (CONTRACT.md): an event with the same object uid,
+// resourceVersion and type as a recorded one is skipped; an upsert (bare
+// object or list item) is skipped when that uid+resourceVersion was recorded
+// as ADDED or MODIFIED; objects without uid/resourceVersion are keyed by
+// their identity and content hash. BOOKMARK and ERROR events record nothing
+// (a bookmark moves the source cursor).
+//
+// Ownership: borrows the Ledger, which must outlive the Ingester.
+// Thread safety: none; one Ingester per writer thread.
+// Errors: throws LedgerError when the ledger refuses a write; events already
+// handed to add() but not yet flushed are then not recorded (the cursor
+// committed with the last good batch says where to resume).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ledger.h"
+#include "watch_event.h"
+
+namespace ledger::ingest {
+
+class LedgerError : public std::runtime_error {
+ public:
+  explicit LedgerError(const Status& status)
+      : std::runtime_error(status.toString()), status_(status) {}
+  const Status& status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
+struct IngestStats {
+  std::uint64_t recorded = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t bookmarks = 0;
+  std::uint64_t errorEvents = 0;
+  std::uint64_t timesRaised = 0;
+  std::map<std::string, std::uint64_t> recordedByKind;
+};
+
+struct IngestOptions {
+  std::size_t batchRecords = 1000;  // flush when this many records are pending
+  // Stamps events that carry no "time"; ns since the epoch.
+  std::function<std::int64_t()> clock;
+  // Called after each committed batch (metrics, logs).
+  std::function<void(const AppendResult&)> onCommit;
+};
+
+class Ingester {
+ public:
+  Ingester(Ledger& ledger, IngestOptions options);
+
+  // Records `event` read from `source`; `position` is where the source stands
+  // after it (bytes read). May commit a batch.
+  void add(const std::string& source, WatchEvent event, std::uint64_t position);
+  // Moves a source's cursor without an event (e.g. end of a file).
+  void advance(const std::string& source, std::uint64_t position);
+  // Commits pending records and cursors.
+  void flush();
+
+  std::size_t pending() const { return pending_.size(); }
+  const IngestStats& stats() const { return stats_; }
+
+ private:
+  bool isDuplicate(const std::string& key);
+  const LiveObject* liveState(const std::string& objectKey);
+
+  Ledger& ledger_;
+  IngestOptions options_;
+  IngestStats stats_;
+  std::vector<PendingRecord> pending_;
+  std::set<std::string> pendingKeys_;
+  // Objects touched by the pending batch: the live view the ledger will have.
+  std::map<std::string, std::optional<LiveObject>> pendingLive_;
+  LiveObject scratchLive_;
+  std::map<std::string, Cursor> cursors_;
+  bool cursorsDirty_ = false;
+};
+
+// The identity of a (valid) object: group/version from apiVersion, kind,
+// namespace (none for cluster-scoped Kueue CR), name, uid, resourceVersion.
+ObjectIdentity identityOf(const nlohmann::json& object);
+
+}  // namespace ledger::ingest

@@ -1,0 +1,25 @@
+// The typed projection (schema/projection.capnp) of a Kubernetes object:
+// what replay needs of Workloads, ClusterQueues, Cohorts, LocalQueues,
+// ResourceFlavors, Namespaces, Pods, the resource.k8s.io DRA objects (v1,
+// v1beta1, v1beta2 shapes) and the DRA quota configuration (Kueue CR, Kueue
+// Configuration, or the ConfigMap holding controller_manager_config.yaml).
+// Other kinds project to `other`.
+//
+// Pure functions; thread-safe. Never throws for odd field types: a field of
+// the wrong type is skipped and named in Projection.problems, so one bad
+// object becomes a finding at replay instead of a failed ingest.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace ledger::ingest {
+
+// Cap'n Proto flat-message bytes of a schema::Projection.
+std::string projectObject(const nlohmann::json& object);
+
+// The same for a stored record's JSON (used to rebuild the projection);
+// unparsable JSON gives a projection whose problems say so.
+std::string projectJsonText(const std::string& objectJson);
+
+}  // namespace ledger::ingest

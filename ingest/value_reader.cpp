@@ -1,0 +1,261 @@
+#include "value_reader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+
+#include "yaml_json.h"
+
+namespace ledger::ingest {
+
+namespace {
+
+constexpr std::size_t kChunk = 64 * 1024;
+
+bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// "[json.exception.parse_error.101] parse error at ..." -> "parse error at ..."
+std::string cleanJsonError(const std::string& what) {
+  auto close = what.find("] ");
+  return close == std::string::npos ? what : what.substr(close + 2);
+}
+
+bool hasYamlContent(std::string_view line) {
+  for (char c : line) {
+    if (c == '#') return false;
+    if (!isBlank(c)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+ValueReader::ValueReader(std::istream& in, std::uint64_t maxValueBytes)
+    : in_(in), maxValueBytes_(maxValueBytes) {}
+
+bool ValueReader::fill() {
+  if (eof_) return false;
+  const std::size_t old = buffer_.size();
+  buffer_.resize(old + kChunk);
+  in_.read(buffer_.data() + old, static_cast<std::streamsize>(kChunk));
+  const auto got = static_cast<std::size_t>(in_.gcount());
+  buffer_.resize(old + got);
+  if (got == 0) {
+    eof_ = true;
+    return false;
+  }
+  return true;
+}
+
+void ValueReader::compact() {
+  if (pos_ == 0) return;
+  buffer_.erase(0, pos_);
+  bufferBase_ += pos_;
+  pos_ = 0;
+}
+
+bool ValueReader::next(DecodedValue* out) {
+  *out = DecodedValue{};
+  if (mode_ == Mode::kUnknown) {
+    // Skip a UTF-8 byte order mark and blank space to see the first byte.
+    while (true) {
+      if (pos_ >= buffer_.size() && !fill()) return false;
+      if (bufferBase_ + pos_ == 0 && buffer_.size() >= 3 &&
+          buffer_.compare(0, 3, "\xEF\xBB\xBF") == 0) {
+        pos_ = 3;
+        continue;
+      }
+      const char c = buffer_[pos_];
+      if (isBlank(c)) {
+        if (c == '\n') ++line_;
+        ++pos_;
+        continue;
+      }
+      mode_ = (c == '{' || c == '[') ? Mode::kJson : Mode::kYaml;
+      break;
+    }
+  }
+  const bool got = mode_ == Mode::kJson ? nextJson(out) : nextYaml(out);
+  consumed_ = bufferBase_ + pos_;
+  return got;
+}
+
+bool ValueReader::nextJson(DecodedValue* out) {
+  compact();
+  // Blank space between values.
+  while (true) {
+    if (pos_ >= buffer_.size() && !fill()) return false;
+    const char c = buffer_[pos_];
+    if (!isBlank(c)) break;
+    if (c == '\n') ++line_;
+    ++pos_;
+  }
+  out->line = line_;
+  out->offset = bufferBase_ + pos_;
+  const std::size_t start = pos_;
+  const char first = buffer_[pos_];
+  if (first != '{' && first != '[') {
+    // Stray text between values: skip the rest of its line.
+    while (true) {
+      if (pos_ >= buffer_.size() && !fill()) break;
+      if (buffer_[pos_] == '\n') break;
+      ++pos_;
+    }
+    out->error = "unexpected text outside a JSON value";
+    out->endOffset = bufferBase_ + pos_;
+    return true;
+  }
+  int depth = 0;
+  bool inString = false;
+  bool escaped = false;
+  while (true) {
+    if (pos_ >= buffer_.size() && !fill()) {
+      out->error = "input ends inside a JSON value";
+      out->endOffset = bufferBase_ + pos_;
+      return true;
+    }
+    const char c = buffer_[pos_];
+    if (pos_ - start > maxValueBytes_) {
+      out->error = "value larger than " + std::to_string(maxValueBytes_) + " bytes";
+      // Resynchronise at the next line that starts a value.
+      while (true) {
+        if (pos_ >= buffer_.size() && !fill()) break;
+        if (buffer_[pos_] == '\n') {
+          ++line_;
+          if (pos_ + 1 >= buffer_.size()) fill();
+          if (pos_ + 1 < buffer_.size() && (buffer_[pos_ + 1] == '{' || buffer_[pos_ + 1] == '[')) {
+            ++pos_;
+            break;
+          }
+        }
+        ++pos_;
+        if (pos_ > (1 << 20)) {  // keep memory bounded while skipping
+          compact();
+        }
+      }
+      out->endOffset = bufferBase_ + pos_;
+      return true;
+    }
+    if (inString) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        inString = false;
+      } else if (c == '\n') {
+        // JSON strings cannot hold a raw newline: this value was cut short.
+        ++line_;
+        ++pos_;
+        out->error = "line ends inside a JSON string (value cut short)";
+        out->endOffset = bufferBase_ + pos_;
+        return true;
+      }
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '{' || c == '[') {
+      if (depth > 0 && c == '{' && pos_ > start && buffer_[pos_ - 1] == '\n') {
+        // A value starts at column 0 while this one is open: this one is
+        // truncated. Leave the new value for the next call.
+        out->error = "value cut short: a new value starts at line " + std::to_string(line_);
+        out->endOffset = bufferBase_ + pos_;
+        return true;
+      }
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) {
+        ++pos_;
+        break;
+      }
+    } else if (c == '\n') {
+      ++line_;
+    }
+    ++pos_;
+  }
+  out->endOffset = bufferBase_ + pos_;
+  std::string_view text(buffer_.data() + start, pos_ - start);
+  try {
+    out->value = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    const auto lineInValue = static_cast<std::uint64_t>(
+        std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    out->error = "invalid JSON at line " + std::to_string(out->line + lineInValue) + ": " +
+                 cleanJsonError(e.what());
+  }
+  return true;
+}
+
+bool ValueReader::nextYaml(DecodedValue* out) {
+  compact();
+  std::string document;
+  std::uint64_t firstContentLine = 0;
+  std::uint64_t docOffset = bufferBase_ + pos_;
+  bool sawContent = false;
+  while (true) {
+    // One line [pos_, eol).
+    std::size_t eol;
+    while ((eol = buffer_.find('\n', pos_)) == std::string::npos) {
+      if (!fill()) break;
+    }
+    if (pos_ >= buffer_.size() && eof_) break;
+    const bool lastLine = eol == std::string::npos;
+    if (lastLine) eol = buffer_.size();
+    std::string_view line(buffer_.data() + pos_, eol - pos_);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const bool separator =
+        line.substr(0, 3) == "---" && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    const bool end = line == "...";
+    if ((separator || end) && sawContent) break;  // leave the separator for the next call
+    const std::uint64_t thisLine = line_;
+    pos_ = lastLine ? eol : eol + 1;
+    ++line_;
+    if (separator) {
+      // Content may follow the marker on the same line ("--- {a: 1}").
+      std::string_view rest = line.substr(3);
+      if (hasYamlContent(rest)) {
+        document.append(rest).push_back('\n');
+        sawContent = true;
+        firstContentLine = thisLine;
+        docOffset = bufferBase_ + pos_;
+      }
+      continue;
+    }
+    if (end) continue;
+    if (!sawContent && hasYamlContent(line)) {
+      sawContent = true;
+      firstContentLine = thisLine;
+    }
+    if (sawContent || !document.empty()) document.append(line).push_back('\n');
+    if (!sawContent) document.clear();
+    if (document.size() > maxValueBytes_) {
+      out->error = "document larger than " + std::to_string(maxValueBytes_) + " bytes";
+      out->line = firstContentLine;
+      out->offset = docOffset;
+      // Skip to the next separator.
+      document.clear();
+      sawContent = false;
+      out->endOffset = bufferBase_ + pos_;
+      return true;
+    }
+    if (lastLine) break;
+    if (!sawContent) docOffset = bufferBase_ + pos_;
+  }
+  if (!sawContent) return false;
+  out->line = firstContentLine;
+  out->offset = docOffset;
+  out->endOffset = bufferBase_ + pos_;
+  try {
+    out->value = parseYamlDocument(document);
+  } catch (const YAML::Exception& e) {
+    out->error =
+        "invalid YAML at line " +
+        std::to_string(firstContentLine + static_cast<std::uint64_t>(std::max(0, e.mark.line))) +
+        ": " + e.msg;
+  } catch (const std::exception& e) {
+    out->error = std::string("invalid YAML: ") + e.what();
+  }
+  return true;
+}
+
+}  // namespace ledger::ingest

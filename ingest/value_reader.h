@@ -1,0 +1,63 @@
+// Splits an input stream into JSON values or YAML documents, streaming.
+//
+// Accepts what `ledger-ingest --from` promises (CONTRACT.md): JSON values one
+// per line or pretty-printed and concatenated (kubectl get -w -o json), or
+// YAML documents separated by `---`. The first non-blank byte decides: '{' or
+// '[' means JSON, anything else YAML. JSON values are framed by bracket depth
+// (outside strings) and then parsed by nlohmann/json; YAML documents are
+// parsed by yaml-cpp and converted to JSON. Memory is bounded by the largest
+// single value, never by the file.
+//
+// Recovery: a value that does not parse is returned with `error` set and its
+// position; reading continues with the next value. A JSON value cut short (a
+// newline inside a string, or a new '{' at column 0 while a value is open)
+// ends there, so one truncated line does not swallow the lines after it.
+//
+// Ownership: borrows the istream, which must outlive the reader.
+// Thread safety: none (one reader per stream). Errors: never throws for bad
+// input; std::istream failures surface as end of input.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace ledger::ingest {
+
+struct DecodedValue {
+  nlohmann::json value;         // valid when error is empty
+  std::string error;            // why this value was rejected
+  std::uint64_t line = 0;       // 1-based line where the value starts
+  std::uint64_t offset = 0;     // byte offset where the value starts
+  std::uint64_t endOffset = 0;  // byte offset just past the value
+};
+
+class ValueReader {
+ public:
+  explicit ValueReader(std::istream& in, std::uint64_t maxValueBytes = 64ULL << 20);
+
+  // Fills `out` with the next value (or the next rejected one); false at end.
+  bool next(DecodedValue* out);
+  std::uint64_t bytesConsumed() const { return consumed_; }
+
+ private:
+  enum class Mode { kUnknown, kJson, kYaml };
+
+  bool fill();  // reads more input into buffer_; false at end of input
+  bool nextJson(DecodedValue* out);
+  bool nextYaml(DecodedValue* out);
+  void compact();
+
+  std::istream& in_;
+  std::uint64_t maxValueBytes_;
+  Mode mode_ = Mode::kUnknown;
+  std::string buffer_;
+  std::size_t pos_ = 0;           // scan position in buffer_
+  std::uint64_t bufferBase_ = 0;  // stream offset of buffer_[0]
+  std::uint64_t line_ = 1;        // line at pos_
+  std::uint64_t consumed_ = 0;
+  bool eof_ = false;
+};
+
+}  // namespace ledger::ingest

@@ -1,0 +1,116 @@
+#include "watch_event.h"
+
+#include "rfc3339.h"
+
+namespace ledger::ingest {
+
+namespace {
+
+bool endsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+const std::string* stringField(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return nullptr;
+  return it->get_ptr<const std::string*>();
+}
+
+}  // namespace
+
+std::string objectProblem(const nlohmann::json& object) {
+  if (!object.is_object()) return "object is not a JSON object";
+  const std::string* kind = stringField(object, "kind");
+  if (kind == nullptr || kind->empty()) return "object has no kind";
+  const std::string* apiVersion = stringField(object, "apiVersion");
+  if (apiVersion == nullptr || apiVersion->empty()) return "object has no apiVersion";
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return "object has no metadata";
+  const std::string* name = stringField(*meta, "name");
+  if (name == nullptr || name->empty()) return "object has no metadata.name";
+  return {};
+}
+
+NormalizeResult normalizeValue(nlohmann::json value) {
+  NormalizeResult result;
+  if (!value.is_object()) {
+    result.errors.push_back("value is not a JSON object");
+    return result;
+  }
+  auto typeIt = value.find("type");
+  auto objectIt = value.find("object");
+  if (typeIt != value.end() && objectIt != value.end() && typeIt->is_string()) {
+    WatchEvent ev;
+    const std::string& type = typeIt->get_ref<const std::string&>();
+    if (type == "ADDED") {
+      ev.type = WatchEventType::kAdded;
+    } else if (type == "MODIFIED") {
+      ev.type = WatchEventType::kModified;
+    } else if (type == "DELETED") {
+      ev.type = WatchEventType::kDeleted;
+    } else if (type == "BOOKMARK") {
+      ev.type = WatchEventType::kBookmark;
+    } else if (type == "ERROR") {
+      ev.type = WatchEventType::kError;
+    } else {
+      result.errors.push_back("unknown watch event type '" + type + "'");
+      return result;
+    }
+    if (auto timeIt = value.find("time"); timeIt != value.end() && !timeIt->is_null()) {
+      if (!timeIt->is_string()) {
+        result.errors.push_back("event time is not a string");
+        return result;
+      }
+      ev.timeNs = tryParseRfc3339(timeIt->get_ref<const std::string&>());
+      if (!ev.timeNs) {
+        result.errors.push_back("event time '" + timeIt->get<std::string>() + "' is not RFC 3339");
+        return result;
+      }
+    }
+    ev.object = std::move(*objectIt);
+    if (ev.type == WatchEventType::kAdded || ev.type == WatchEventType::kModified ||
+        ev.type == WatchEventType::kDeleted) {
+      if (std::string problem = objectProblem(ev.object); !problem.empty()) {
+        result.errors.push_back(problem);
+        return result;
+      }
+    } else if (!ev.object.is_object()) {
+      result.errors.push_back(type + " event has no object");
+      return result;
+    }
+    result.events.push_back(std::move(ev));
+    return result;
+  }
+  const std::string* kind = stringField(value, "kind");
+  auto itemsIt = value.find("items");
+  if (kind != nullptr && endsWith(*kind, "List") && itemsIt != value.end() && itemsIt->is_array()) {
+    const std::string itemKind = kind->substr(0, kind->size() - 4);
+    const std::string* listApiVersion = stringField(value, "apiVersion");
+    std::size_t index = 0;
+    for (auto& item : *itemsIt) {
+      if (item.is_object()) {
+        if (!item.contains("kind") && !itemKind.empty()) item["kind"] = itemKind;
+        if (!item.contains("apiVersion") && listApiVersion != nullptr) {
+          item["apiVersion"] = *listApiVersion;
+        }
+      }
+      if (std::string problem = objectProblem(item); !problem.empty()) {
+        result.errors.push_back("items[" + std::to_string(index) + "]: " + problem);
+      } else {
+        result.events.push_back(WatchEvent{WatchEventType::kUpsert, std::move(item), std::nullopt});
+      }
+      ++index;
+    }
+    return result;
+  }
+  if (std::string problem = objectProblem(value); !problem.empty()) {
+    result.errors.push_back(problem);
+    return result;
+  }
+  result.events.push_back(WatchEvent{WatchEventType::kUpsert, std::move(value), std::nullopt});
+  return result;
+}
+
+}  // namespace ledger::ingest

@@ -1,0 +1,36 @@
+// Turns one decoded input value into watch events (CONTRACT.md, "Input"):
+// a watch event {type, object[, time]}, a bare object (an upsert), or a List
+// whose items are upserts (items without apiVersion/kind take them from the
+// list: WorkloadList -> Workload).
+//
+// Pure functions; thread-safe. Errors are returned, one per rejected value or
+// item, never thrown: bad input must not stop a stream.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ledger::ingest {
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError, kUpsert };
+
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kUpsert;
+  nlohmann::json object;
+  std::optional<std::int64_t> timeNs;  // from the "time" extension field
+};
+
+struct NormalizeResult {
+  std::vector<WatchEvent> events;
+  std::vector<std::string> errors;  // each a rejected value or list item
+};
+
+NormalizeResult normalizeValue(nlohmann::json value);
+
+// Why an object cannot be recorded (no kind, no metadata.name, ...), or empty.
+std::string objectProblem(const nlohmann::json& object);
+
+}  // namespace ledger::ingest

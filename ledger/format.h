@@ -1,0 +1,77 @@
+// The ledger's on-disk format, in one place.
+//
+// A ledger is one RocksDB database with these column families:
+//   log          seq (8 bytes big-endian) -> chain hash (32 bytes) ++ LogRecord
+//                (Cap'n Proto flat message, schema/log.capnp). Source of truth.
+//   projection   seq -> ProjectedRecord (schema/projection.capnp). Derived;
+//                rebuilt from `log` by `ledger-replay rebuild-projection`.
+//   time_index   event time ns (8 bytes BE, offset so negative times sort) ++ seq
+//                -> empty. "Last record at or before T" is one SeekForPrev.
+//   events       dedupe key -> seq. One key per recorded event, for idempotent
+//                ingest (see ingest/event_key.h for how keys are formed).
+//   live         object key (group/kind/namespace/name) -> uid '\0' resourceVersion
+//                of objects whose last event was not DELETED.
+//   checkpoints  seq -> serialised folded state (derived, may be dropped).
+//   meta         "format" -> decimal format version; "head" -> last seq, hash,
+//                time; "cursor/<source>" -> per-source ingest cursor.
+//
+// Chain: hash(seq) = SHA-256(hash(seq-1) ++ LogRecord bytes), hash(0) = 32 zero
+// bytes. Sequence numbers start at 1 and are dense.
+//
+// Versions: a ledger records the format it was written with; this build reads
+// kOldestFormat..kCurrentFormat and refuses anything else with a clear error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ledger::format {
+
+inline constexpr int kOldestFormat = 1;
+inline constexpr int kCurrentFormat = 1;
+
+inline constexpr const char* kLogFamily = "log";
+inline constexpr const char* kProjectionFamily = "projection";
+inline constexpr const char* kTimeIndexFamily = "time_index";
+inline constexpr const char* kEventsFamily = "events";
+inline constexpr const char* kLiveFamily = "live";
+inline constexpr const char* kCheckpointsFamily = "checkpoints";
+inline constexpr const char* kMetaFamily = "meta";
+
+inline constexpr std::string_view kFormatKey = "format";
+inline constexpr std::string_view kHeadKey = "head";
+inline constexpr std::string_view kCursorPrefix = "cursor/";
+
+inline constexpr std::size_t kHashSize = 32;
+
+// Big-endian so RocksDB's bytewise order is numeric order.
+inline std::string encodeU64(std::uint64_t v) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xFF);
+    v >>= 8;
+  }
+  return out;
+}
+
+inline std::uint64_t decodeU64(std::string_view b) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8 && i < b.size(); ++i) {
+    v = (v << 8) | static_cast<std::uint8_t>(b[i]);
+  }
+  return v;
+}
+
+inline std::string seqKey(std::uint64_t seq) { return encodeU64(seq); }
+
+// Times are signed; flipping the sign bit makes them sort as unsigned.
+inline std::string timeKey(std::int64_t timeNs, std::uint64_t seq) {
+  return encodeU64(static_cast<std::uint64_t>(timeNs) ^ (1ULL << 63)) + encodeU64(seq);
+}
+inline std::int64_t timeFromKey(std::string_view key) {
+  return static_cast<std::int64_t>(decodeU64(key.substr(0, 8)) ^ (1ULL << 63));
+}
+inline std::uint64_t seqFromTimeKey(std::string_view key) { return decodeU64(key.substr(8, 8)); }
+
+}  // namespace ledger::format

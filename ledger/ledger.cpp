@@ -1,0 +1,520 @@
+#include "ledger.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/exception.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "format.h"
+
+namespace ledger {
+
+namespace {
+
+const char* const kFamilyNames[] = {
+    "default",
+    format::kLogFamily,
+    format::kProjectionFamily,
+    format::kTimeIndexFamily,
+    format::kEventsFamily,
+    format::kLiveFamily,
+    format::kCheckpointsFamily,
+    format::kMetaFamily,
+};
+
+Status fromRocks(const rocksdb::Status& s, const std::string& what) {
+  if (s.ok()) return Status::ok();
+  if (s.IsNotFound()) return Status::notFound(what + ": " + s.ToString());
+  if (s.IsCorruption()) return Status::corruption(what + ": " + s.ToString());
+  if (s.IsIOError() && s.ToString().find("lock") != std::string::npos) {
+    return Status::busy(what + ": another process holds the ledger (" + s.ToString() + ")");
+  }
+  return Status::ioError(what + ": " + s.ToString());
+}
+
+rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
+  rocksdb::ColumnFamilyOptions cf;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_size = 32 * 1024;
+  if (name == format::kLogFamily) {
+    // Raw JSON compresses well; it is read rarely (verify, export).
+    cf.compression = rocksdb::kZSTD;
+    cf.bottommost_compression = rocksdb::kZSTD;
+    table.block_size = 64 * 1024;
+  } else if (name == format::kProjectionFamily || name == format::kCheckpointsFamily) {
+    cf.compression = rocksdb::kLZ4Compression;
+    cf.bottommost_compression = rocksdb::kZSTD;
+  } else {
+    cf.compression = rocksdb::kLZ4Compression;
+  }
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return cf;
+}
+
+std::string encodeHead(std::uint64_t seq, const Digest& hash, std::int64_t timeNs) {
+  std::string out = format::encodeU64(seq);
+  out.append(reinterpret_cast<const char*>(hash.data()), hash.size());
+  out += format::encodeU64(static_cast<std::uint64_t>(timeNs));
+  return out;
+}
+
+std::string encodeCursor(const Cursor& c) {
+  return format::encodeU64(c.position) + c.resourceVersion;
+}
+
+// Cap'n Proto wants word-aligned input; RocksDB slices have no alignment.
+class AlignedBuffer {
+ public:
+  kj::ArrayPtr<const capnp::word> load(std::string_view bytes) {
+    words_.resize((bytes.size() + sizeof(capnp::word) - 1) / sizeof(capnp::word));
+    if (!bytes.empty()) std::memcpy(words_.data(), bytes.data(), bytes.size());
+    return kj::arrayPtr(words_.data(), bytes.size() / sizeof(capnp::word));
+  }
+
+ private:
+  std::vector<capnp::word> words_;
+};
+
+kj::StringPtr text(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }
+
+}  // namespace
+
+struct Ledger::Families {
+  std::map<std::string, rocksdb::ColumnFamilyHandle*, std::less<>> byName;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+};
+
+rocksdb::ColumnFamilyHandle* Ledger::family(const char* name) const {
+  return families_->byName.find(std::string_view(name))->second;
+}
+
+Status Ledger::open(const std::string& dir, const Options& options, std::unique_ptr<Ledger>* out) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
+  if (!exists && (!options.createIfMissing || options.readOnly)) {
+    return Status::notFound("no ledger at " + dir);
+  }
+  rocksdb::DBOptions dbo;
+  dbo.create_if_missing = options.createIfMissing;
+  dbo.create_missing_column_families = !options.readOnly;
+  dbo.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  dbo.keep_log_file_num = 2;
+  dbo.max_background_jobs = 2;
+  dbo.paranoid_checks = true;
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const char* name : kFamilyNames) descriptors.emplace_back(name, familyOptions(name));
+
+  std::unique_ptr<Ledger> ledger(new Ledger());
+  ledger->dir_ = dir;
+  ledger->options_ = options;
+  ledger->families_ = std::make_unique<Families>();
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s;
+  if (options.readOnly) {
+    s = rocksdb::DB::OpenForReadOnly(dbo, dir, descriptors, &ledger->families_->handles, &raw);
+  } else {
+    s = rocksdb::DB::Open(dbo, dir, descriptors, &ledger->families_->handles, &raw);
+  }
+  if (!s.ok()) return fromRocks(s, "opening ledger " + dir);
+  ledger->db_.reset(raw);
+  for (std::size_t i = 0; i < descriptors.size(); ++i) {
+    ledger->families_->byName[descriptors[i].name] = ledger->families_->handles[i];
+  }
+
+  // Format version: written once at creation, checked on every open.
+  std::string value;
+  s = raw->Get(rocksdb::ReadOptions(), ledger->family(format::kMetaFamily),
+               rocksdb::Slice(format::kFormatKey.data(), format::kFormatKey.size()), &value);
+  if (s.IsNotFound()) {
+    std::string anyLog;
+    std::unique_ptr<rocksdb::Iterator> it(
+        raw->NewIterator(rocksdb::ReadOptions(), ledger->family(format::kLogFamily)));
+    it->SeekToFirst();
+    if (it->Valid())
+      return Status::corruption("ledger " + dir + " has records but no format version");
+    if (options.readOnly) return Status::notFound("ledger " + dir + " is empty and uninitialised");
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    s = raw->Put(wo, ledger->family(format::kMetaFamily),
+                 rocksdb::Slice(format::kFormatKey.data(), format::kFormatKey.size()),
+                 std::to_string(format::kCurrentFormat));
+    if (!s.ok()) return fromRocks(s, "initialising ledger");
+    ledger->formatVersion_ = format::kCurrentFormat;
+  } else if (!s.ok()) {
+    return fromRocks(s, "reading ledger format");
+  } else {
+    int version = 0;
+    try {
+      version = std::stoi(value);
+    } catch (...) {
+      return Status::incompatible("ledger " + dir + " has an unreadable format version '" + value +
+                                  "'");
+    }
+    if (version < format::kOldestFormat || version > format::kCurrentFormat) {
+      return Status::incompatible("ledger " + dir + " has format version " +
+                                  std::to_string(version) + "; this build reads versions " +
+                                  std::to_string(format::kOldestFormat) + " to " +
+                                  std::to_string(format::kCurrentFormat) +
+                                  (version > format::kCurrentFormat
+                                       ? " (it was written by a newer ledger; upgrade)"
+                                       : " (too old; export it with the release that wrote it)"));
+    }
+    ledger->formatVersion_ = version;
+  }
+
+  s = raw->Get(rocksdb::ReadOptions(), ledger->family(format::kMetaFamily),
+               rocksdb::Slice(format::kHeadKey.data(), format::kHeadKey.size()), &value);
+  if (s.ok()) {
+    if (value.size() != 8 + format::kHashSize + 8)
+      return Status::corruption("ledger head is malformed");
+    ledger->head_.seq = format::decodeU64(value);
+    std::memcpy(ledger->head_.hash.data(), value.data() + 8, format::kHashSize);
+    ledger->head_.timeNs = static_cast<std::int64_t>(
+        format::decodeU64(std::string_view(value).substr(8 + format::kHashSize)));
+  } else if (!s.IsNotFound()) {
+    return fromRocks(s, "reading ledger head");
+  }
+  *out = std::move(ledger);
+  return Status::ok();
+}
+
+Ledger::~Ledger() {
+  if (db_ && families_) {
+    for (auto* h : families_->handles) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  }
+  if (db_) db_->Close().PermitUncheckedError();
+}
+
+std::string buildProjectedRecord(const Record& header, std::string_view projectionBytes) {
+  capnp::MallocMessageBuilder message(512);
+  auto root = message.initRoot<schema::ProjectedRecord>();
+  root.setType(static_cast<schema::EventType>(header.type));
+  root.setTimeNs(header.timeNs);
+  auto id = root.initIdentity();
+  id.setGroup(text(header.identity.group));
+  id.setVersion(text(header.identity.version));
+  id.setKind(text(header.identity.kind));
+  id.setNamespace(text(header.identity.namespace_));
+  id.setName(text(header.identity.name));
+  id.setUid(text(header.identity.uid));
+  id.setResourceVersion(text(header.identity.resourceVersion));
+  if (!projectionBytes.empty()) {
+    AlignedBuffer buffer;
+    capnp::FlatArrayMessageReader reader(buffer.load(projectionBytes));
+    root.setObject(reader.getRoot<schema::Projection>());
+  } else {
+    root.initObject().getBody().setOther();
+  }
+  auto words = capnp::messageToFlatArray(message);
+  auto bytes = words.asBytes();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+}
+
+Status Ledger::append(const std::vector<PendingRecord>& batch,
+                      const std::map<std::string, Cursor>& cursors, AppendResult* result) {
+  if (options_.readOnly) return Status::invalidArgument("ledger opened read-only");
+  *result = AppendResult{};
+  if (batch.empty() && cursors.empty()) return Status::ok();
+  Head head = head_;
+  rocksdb::WriteBatch wb;
+  auto* logCf = family(format::kLogFamily);
+  auto* projCf = family(format::kProjectionFamily);
+  auto* timeCf = family(format::kTimeIndexFamily);
+  auto* eventsCf = family(format::kEventsFamily);
+  auto* liveCf = family(format::kLiveFamily);
+  auto* metaCf = family(format::kMetaFamily);
+  Record record;
+  try {
+    for (const PendingRecord& p : batch) {
+      record.seq = ++head.seq;
+      record.type = p.type;
+      record.timeNs = p.timeNs;
+      if (record.seq > 1 && record.timeNs < head.timeNs) {
+        record.timeNs = head.timeNs;  // the contract: times never go backwards
+        ++result->timesRaised;
+      }
+      head.timeNs = record.timeNs;
+      record.identity = p.identity;
+      record.objectJson = p.objectJson;
+      const std::string encoded = encodeRecord(record);
+      head.hash = chainHash(head.hash, encoded);
+      std::string value(reinterpret_cast<const char*>(head.hash.data()), head.hash.size());
+      value += encoded;
+      const std::string key = format::seqKey(record.seq);
+      wb.Put(logCf, key, value);
+      wb.Put(projCf, key, buildProjectedRecord(record, p.projection));
+      wb.Put(timeCf, format::timeKey(record.timeNs, record.seq), rocksdb::Slice());
+      if (!p.dedupeKey.empty()) wb.Put(eventsCf, p.dedupeKey, key);
+      const std::string objectKey = p.identity.objectKey();
+      if (p.type == EventType::kDeleted) {
+        wb.Delete(liveCf, objectKey);
+      } else {
+        wb.Put(liveCf, objectKey, p.identity.uid + '\0' + p.identity.resourceVersion);
+      }
+      if (result->firstSeq == 0) result->firstSeq = record.seq;
+      result->lastSeq = record.seq;
+    }
+  } catch (const kj::Exception& e) {
+    return Status::invalidArgument(std::string("projection bytes do not decode: ") +
+                                   e.getDescription().cStr());
+  }
+  for (const auto& [source, c] : cursors) {
+    wb.Put(metaCf, std::string(format::kCursorPrefix) + source, encodeCursor(c));
+  }
+  wb.Put(metaCf, rocksdb::Slice(format::kHeadKey.data(), format::kHeadKey.size()),
+         encodeHead(head.seq, head.hash, head.timeNs));
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  auto s = db_->Write(wo, &wb);
+  if (!s.ok()) return fromRocks(s, "appending to ledger");
+  head_ = head;
+  return Status::ok();
+}
+
+Status Ledger::read(std::uint64_t seq, Record* out) const {
+  std::string value;
+  auto s =
+      db_->Get(rocksdb::ReadOptions(), family(format::kLogFamily), format::seqKey(seq), &value);
+  if (!s.ok()) return fromRocks(s, "reading seq " + std::to_string(seq));
+  if (value.size() < format::kHashSize)
+    return Status::corruption("seq " + std::to_string(seq) + " is truncated");
+  return decodeRecord(std::string_view(value).substr(format::kHashSize), out);
+}
+
+Status Ledger::scanRecords(std::uint64_t from, std::uint64_t to,
+                           const std::function<bool(const Record&, const Digest&)>& fn) const {
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = true;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kLogFamily)));
+  Record record;
+  Digest stored{};
+  for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
+    const std::uint64_t seq = format::decodeU64(it->key().ToStringView());
+    if (to != 0 && seq > to) break;
+    auto value = it->value().ToStringView();
+    if (value.size() < format::kHashSize) {
+      return Status::corruption("seq " + std::to_string(seq) + ": record is truncated");
+    }
+    std::memcpy(stored.data(), value.data(), format::kHashSize);
+    Status st = decodeRecord(value.substr(format::kHashSize), &record);
+    if (!st.isOk()) return Status::corruption("seq " + std::to_string(seq) + ": " + st.message());
+    if (!fn(record, stored)) return Status::ok();
+  }
+  return fromRocks(it->status(), "scanning log");
+}
+
+Status Ledger::scanProjections(
+    std::uint64_t from, std::uint64_t to,
+    const std::function<bool(std::uint64_t, schema::ProjectedRecord::Reader)>& fn) const {
+  rocksdb::ReadOptions ro;
+  std::string upper;
+  rocksdb::Slice upperSlice;
+  if (to != 0) {
+    upper = format::seqKey(to + 1);
+    upperSlice = rocksdb::Slice(upper);
+    ro.iterate_upper_bound = &upperSlice;
+  }
+  ro.readahead_size = 2 << 20;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kProjectionFamily)));
+  AlignedBuffer buffer;
+  capnp::ReaderOptions limits;
+  limits.traversalLimitInWords = 1ULL << 30;
+  for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
+    const std::uint64_t seq = format::decodeU64(it->key().ToStringView());
+    try {
+      capnp::FlatArrayMessageReader reader(buffer.load(it->value().ToStringView()), limits);
+      if (!fn(seq, reader.getRoot<schema::ProjectedRecord>())) return Status::ok();
+    } catch (const kj::Exception& e) {
+      return Status::corruption("seq " + std::to_string(seq) +
+                                ": projection does not decode: " + e.getDescription().cStr());
+    }
+  }
+  return fromRocks(it->status(), "scanning projection");
+}
+
+Status Ledger::scanRaw(const char* familyName,
+                       const std::function<void(std::string_view, std::string_view)>& fn) const {
+  if (families_->byName.find(std::string_view(familyName)) == families_->byName.end()) {
+    return Status::invalidArgument(std::string("no column family ") + familyName);
+  }
+  rocksdb::ReadOptions ro;
+  ro.readahead_size = 2 << 20;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(familyName)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    fn(it->key().ToStringView(), it->value().ToStringView());
+  }
+  return fromRocks(it->status(), "scanning");
+}
+
+Status Ledger::seqAtOrBefore(std::int64_t timeNs, std::uint64_t* seq) const {
+  *seq = 0;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), family(format::kTimeIndexFamily)));
+  it->SeekForPrev(format::timeKey(timeNs, UINT64_MAX));
+  if (it->Valid()) *seq = format::seqFromTimeKey(it->key().ToStringView());
+  return fromRocks(it->status(), "seeking time index");
+}
+
+Status Ledger::timeOf(std::uint64_t seq, std::int64_t* timeNs) const {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kProjectionFamily), format::seqKey(seq),
+                    &value);
+  if (!s.ok()) return fromRocks(s, "reading seq " + std::to_string(seq));
+  try {
+    AlignedBuffer buffer;
+    capnp::FlatArrayMessageReader reader(buffer.load(value));
+    *timeNs = reader.getRoot<schema::ProjectedRecord>().getTimeNs();
+  } catch (const kj::Exception& e) {
+    return Status::corruption("seq " + std::to_string(seq) + ": projection does not decode");
+  }
+  return Status::ok();
+}
+
+Status Ledger::hasEvent(std::string_view dedupeKey, bool* found) const {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kEventsFamily),
+                    rocksdb::Slice(dedupeKey.data(), dedupeKey.size()), &value);
+  *found = s.ok();
+  if (s.ok() || s.IsNotFound()) return Status::ok();
+  return fromRocks(s, "looking up event");
+}
+
+Status Ledger::liveObject(std::string_view objectKey, LiveObject* out) const {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kLiveFamily),
+                    rocksdb::Slice(objectKey.data(), objectKey.size()), &value);
+  if (!s.ok()) return fromRocks(s, "looking up object");
+  auto nul = value.find('\0');
+  out->uid = value.substr(0, nul);
+  out->resourceVersion = nul == std::string::npos ? "" : value.substr(nul + 1);
+  return Status::ok();
+}
+
+Status Ledger::scanLive(std::string_view prefix,
+                        const std::function<void(std::string_view, const LiveObject&)>& fn) const {
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), family(format::kLiveFamily)));
+  LiveObject obj;
+  for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid(); it->Next()) {
+    auto key = it->key().ToStringView();
+    if (key.substr(0, prefix.size()) != prefix) break;
+    auto value = it->value().ToStringView();
+    auto nul = value.find('\0');
+    obj.uid = std::string(value.substr(0, nul));
+    obj.resourceVersion = nul == std::string_view::npos ? "" : std::string(value.substr(nul + 1));
+    fn(key, obj);
+  }
+  return fromRocks(it->status(), "scanning live objects");
+}
+
+Status Ledger::cursor(std::string_view source, Cursor* out) const {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kMetaFamily),
+                    std::string(format::kCursorPrefix) + std::string(source), &value);
+  if (!s.ok()) return fromRocks(s, "reading cursor");
+  if (value.size() < 8)
+    return Status::corruption("cursor for " + std::string(source) + " is malformed");
+  out->position = format::decodeU64(value);
+  out->resourceVersion = value.substr(8);
+  return Status::ok();
+}
+
+Status Ledger::putCheckpoint(std::uint64_t seq, std::string_view bytes) {
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  return fromRocks(db_->Put(wo, family(format::kCheckpointsFamily), format::seqKey(seq),
+                            rocksdb::Slice(bytes.data(), bytes.size())),
+                   "writing checkpoint");
+}
+
+Status Ledger::checkpointAtOrBefore(std::uint64_t seq, std::uint64_t* foundSeq,
+                                    std::string* bytes) const {
+  *foundSeq = 0;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), family(format::kCheckpointsFamily)));
+  it->SeekForPrev(format::seqKey(seq));
+  if (it->Valid()) {
+    *foundSeq = format::decodeU64(it->key().ToStringView());
+    bytes->assign(it->value().data(), it->value().size());
+  }
+  return fromRocks(it->status(), "seeking checkpoint");
+}
+
+Status Ledger::scanCheckpoints(
+    const std::function<bool(std::uint64_t, std::string_view)>& fn) const {
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), family(format::kCheckpointsFamily)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (!fn(format::decodeU64(it->key().ToStringView()), it->value().ToStringView())) break;
+  }
+  return fromRocks(it->status(), "scanning checkpoints");
+}
+
+Status Ledger::dropCheckpoints() {
+  rocksdb::WriteBatch wb;
+  wb.DeleteRange(family(format::kCheckpointsFamily), format::seqKey(0), format::seqKey(UINT64_MAX));
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  return fromRocks(db_->Write(wo, &wb), "dropping checkpoints");
+}
+
+Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>& project,
+                                 std::uint64_t* rewritten) {
+  *rewritten = 0;
+  rocksdb::WriteBatch wb;
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  auto* projCf = family(format::kProjectionFamily);
+  Status inner = Status::ok();
+  Status st = scanRecords(1, 0, [&](const Record& r, const Digest&) {
+    wb.Put(projCf, format::seqKey(r.seq), buildProjectedRecord(r, project(r)));
+    ++*rewritten;
+    if (wb.Count() >= 1024) {
+      inner = fromRocks(db_->Write(wo, &wb), "rewriting projection");
+      wb.Clear();
+      if (!inner.isOk()) return false;
+    }
+    return true;
+  });
+  if (!st.isOk()) return st;
+  if (!inner.isOk()) return inner;
+  return fromRocks(db_->Write(wo, &wb), "rewriting projection");
+}
+
+Status Ledger::putRawForTesting(const char* familyName, std::string_view key,
+                                std::string_view value) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return fromRocks(db_->Put(wo, family(familyName), rocksdb::Slice(key.data(), key.size()),
+                            rocksdb::Slice(value.data(), value.size())),
+                   "raw put");
+}
+
+Status Ledger::getRaw(const char* familyName, std::string_view key, std::string* value) const {
+  return fromRocks(db_->Get(rocksdb::ReadOptions(), family(familyName),
+                            rocksdb::Slice(key.data(), key.size()), value),
+                   "raw get");
+}
+
+std::map<std::string, std::uint64_t> Ledger::diskUsage() const {
+  std::map<std::string, std::uint64_t> usage;
+  std::uint64_t total = 0;
+  for (const auto& [name, handle] : families_->byName) {
+    std::string v;
+    std::uint64_t bytes = 0;
+    if (db_->GetProperty(handle, "rocksdb.total-sst-files-size", &v)) bytes = std::stoull(v);
+    usage[name] = bytes;
+    total += bytes;
+  }
+  usage["total"] = total;
+  return usage;
+}
+
+}  // namespace ledger

@@ -1,0 +1,163 @@
+// The append-only quota ledger: a RocksDB database holding the log of watch
+// events, its typed projection and the indexes (see format.h for the layout).
+//
+// Ownership: Ledger::open hands back the only owner of the database handle;
+// destroying the Ledger closes it. Records read out are copies.
+// Thread safety: reads (read, scan*, seqAtOrBefore, hasEvent, cursor, ...) may
+// run concurrently with each other and with one appender; append() and the
+// other writers must be called from one thread at a time. One process may
+// hold a ledger writable at a time (RocksDB's lock); others get kBusy.
+// Errors: every operation returns a Status; nothing here throws except
+// std::bad_alloc.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "projection.capnp.h"
+#include "record.h"
+#include "sha256.h"
+#include "status.h"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
+namespace ledger {
+
+// An event ready to be appended. `projection` is a Cap'n Proto flat message
+// of schema::Projection (ingest/projector builds it); `dedupeKey`, when not
+// empty, is remembered so the same event is never recorded twice.
+struct PendingRecord {
+  EventType type = EventType::kAdded;
+  std::int64_t timeNs = 0;
+  ObjectIdentity identity;
+  std::string objectJson;
+  std::string projection;
+  std::string dedupeKey;
+};
+
+// Where a source (a file, stdin, a watched resource) stands: committed in the
+// same atomic batch as the records it produced.
+struct Cursor {
+  std::string resourceVersion;
+  std::uint64_t position = 0;  // bytes consumed of a file, or events seen
+  bool operator==(const Cursor&) const = default;
+};
+
+struct AppendResult {
+  std::uint64_t firstSeq = 0;  // 0 when the batch was empty
+  std::uint64_t lastSeq = 0;
+  std::uint64_t timesRaised = 0;  // events stamped earlier than their predecessor
+};
+
+// What `live` remembers of an object whose last event was not DELETED.
+struct LiveObject {
+  std::string uid;
+  std::string resourceVersion;
+};
+
+class Ledger {
+ public:
+  struct Options {
+    bool createIfMissing = true;
+    bool readOnly = false;
+    bool sync = true;  // fsync the WAL on every append (the durability promise)
+  };
+
+  [[nodiscard]] static Status open(const std::string& dir, const Options& options,
+                                   std::unique_ptr<Ledger>* out);
+  ~Ledger();
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+
+  const std::string& directory() const { return dir_; }
+  int formatVersion() const { return formatVersion_; }
+
+  // Appends `batch` in order with the next sequence numbers and commits the
+  // cursors with it, atomically. Event times are raised to the previous
+  // record's time where they would go backwards (counted in the result).
+  [[nodiscard]] Status append(const std::vector<PendingRecord>& batch,
+                              const std::map<std::string, Cursor>& cursors, AppendResult* result);
+
+  std::uint64_t lastSeq() const { return head_.seq; }
+  const Digest& lastHash() const { return head_.hash; }
+  std::int64_t lastTimeNs() const { return head_.timeNs; }
+
+  [[nodiscard]] Status read(std::uint64_t seq, Record* out) const;
+  // Calls `fn` for each record in [from, to] (inclusive, to=0: to the end) with
+  // the stored chain hash; stops early when fn returns false.
+  [[nodiscard]] Status scanRecords(
+      std::uint64_t from, std::uint64_t to,
+      const std::function<bool(const Record&, const Digest& storedHash)>& fn) const;
+  // The same over the projection, which a replay reads instead of the JSON.
+  // The reader is valid only during the call.
+  [[nodiscard]] Status scanProjections(
+      std::uint64_t from, std::uint64_t to,
+      const std::function<bool(std::uint64_t seq, schema::ProjectedRecord::Reader)>& fn) const;
+  // Raw bytes of a column family in key order (benchmarks: the raw-scan baseline).
+  [[nodiscard]] Status scanRaw(
+      const char* family,
+      const std::function<void(std::string_view key, std::string_view value)>& fn) const;
+
+  // The last seq whose time is <= timeNs; 0 when every record is later.
+  [[nodiscard]] Status seqAtOrBefore(std::int64_t timeNs, std::uint64_t* seq) const;
+  [[nodiscard]] Status timeOf(std::uint64_t seq, std::int64_t* timeNs) const;
+
+  [[nodiscard]] Status hasEvent(std::string_view dedupeKey, bool* found) const;
+  [[nodiscard]] Status liveObject(std::string_view objectKey, LiveObject* out) const;  // kNotFound
+  [[nodiscard]] Status scanLive(
+      std::string_view prefix,
+      const std::function<void(std::string_view objectKey, const LiveObject&)>& fn) const;
+  [[nodiscard]] Status cursor(std::string_view source, Cursor* out) const;  // kNotFound
+
+  // Derived data: checkpoints of the folded state (replay/checkpoint.h).
+  [[nodiscard]] Status putCheckpoint(std::uint64_t seq, std::string_view bytes);
+  // The newest checkpoint at or before `seq`: *foundSeq = 0 when there is none.
+  [[nodiscard]] Status checkpointAtOrBefore(std::uint64_t seq, std::uint64_t* foundSeq,
+                                            std::string* bytes) const;
+  [[nodiscard]] Status scanCheckpoints(
+      const std::function<bool(std::uint64_t seq, std::string_view bytes)>& fn) const;
+  [[nodiscard]] Status dropCheckpoints();
+
+  // Rewrites the projection of every record from its raw JSON.
+  [[nodiscard]] Status rebuildProjection(const std::function<std::string(const Record&)>& project,
+                                         std::uint64_t* rewritten);
+
+  // Test and repair hook: overwrite the stored bytes of one family's key.
+  [[nodiscard]] Status putRawForTesting(const char* family, std::string_view key,
+                                        std::string_view value);
+  [[nodiscard]] Status getRaw(const char* family, std::string_view key, std::string* value) const;
+
+  // Bytes the ledger occupies on disk (SST + WAL), per family and in total.
+  std::map<std::string, std::uint64_t> diskUsage() const;
+
+ private:
+  struct Head {
+    std::uint64_t seq = 0;
+    Digest hash{};
+    std::int64_t timeNs = 0;
+  };
+  struct Families;
+
+  Ledger() = default;
+  rocksdb::ColumnFamilyHandle* family(const char* name) const;
+
+  std::string dir_;
+  Options options_;
+  int formatVersion_ = 0;
+  Head head_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<Families> families_;
+};
+
+// Builds ProjectedRecord bytes from a record header and Projection bytes.
+std::string buildProjectedRecord(const Record& header, std::string_view projectionBytes);
+
+}  // namespace ledger

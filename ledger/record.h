@@ -1,0 +1,55 @@
+// Log records as the rest of the program sees them, and their stored bytes.
+//
+// A Record is what one recorded watch event became: its seq, type, time, the
+// object's identity and the object JSON (managedFields removed). encodeRecord
+// produces the exact bytes that are hashed and stored; decodeRecord reverses it.
+//
+// Value types. Errors: decodeRecord returns a Status (corruption) for bytes
+// that are not a valid LogRecord; it never throws on untrusted bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sha256.h"
+#include "status.h"
+
+namespace ledger {
+
+enum class EventType : std::uint8_t { kAdded = 0, kModified = 1, kDeleted = 2 };
+
+const char* eventTypeName(EventType type);  // "ADDED", "MODIFIED", "DELETED"
+
+struct ObjectIdentity {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string kind;
+  std::string namespace_;  // "" for cluster-scoped objects
+  std::string name;
+  std::string uid;
+  std::string resourceVersion;
+
+  // "group/kind/namespace/name": one live object, whatever its version.
+  std::string objectKey() const;
+  std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
+  bool operator==(const ObjectIdentity&) const = default;
+};
+
+struct Record {
+  std::uint64_t seq = 0;
+  EventType type = EventType::kAdded;
+  std::int64_t timeNs = 0;
+  ObjectIdentity identity;
+  std::string objectJson;
+  bool operator==(const Record&) const = default;
+};
+
+// The LogRecord bytes (Cap'n Proto flat message) for `record`.
+std::string encodeRecord(const Record& record);
+[[nodiscard]] Status decodeRecord(std::string_view bytes, Record* out);
+
+// hash(seq) = SHA-256(previous ++ encoded record bytes).
+Digest chainHash(const Digest& previous, std::string_view encodedRecord);
+
+}  // namespace ledger

@@ -1,0 +1,60 @@
+#include "sha256.h"
+
+#include <openssl/evp.h>
+
+#include <stdexcept>
+
+namespace ledger {
+
+struct Sha256::Context {
+  EVP_MD_CTX* md = nullptr;
+  Context() : md(EVP_MD_CTX_new()) {
+    if (md == nullptr || EVP_DigestInit_ex(md, EVP_sha256(), nullptr) != 1) {
+      EVP_MD_CTX_free(md);
+      throw std::runtime_error("libcrypto: cannot initialise SHA-256");
+    }
+  }
+  ~Context() { EVP_MD_CTX_free(md); }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+};
+
+Sha256::Sha256() : ctx_(std::make_unique<Context>()) {}
+Sha256::~Sha256() = default;
+Sha256::Sha256(Sha256&&) noexcept = default;
+Sha256& Sha256::operator=(Sha256&&) noexcept = default;
+
+void Sha256::update(const void* data, std::size_t size) {
+  if (EVP_DigestUpdate(ctx_->md, data, size) != 1) {
+    throw std::runtime_error("libcrypto: SHA-256 update failed");
+  }
+}
+
+Digest Sha256::finish() {
+  Digest out{};
+  unsigned int len = 0;
+  if (EVP_DigestFinal_ex(ctx_->md, out.data(), &len) != 1 || len != out.size() ||
+      EVP_DigestInit_ex(ctx_->md, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("libcrypto: SHA-256 final failed");
+  }
+  return out;
+}
+
+Digest Sha256::of(std::string_view bytes) {
+  Sha256 h;
+  h.update(bytes);
+  return h.finish();
+}
+
+std::string toHex(const Digest& digest) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(digest.size() * 2);
+  for (std::uint8_t b : digest) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xF]);
+  }
+  return out;
+}
+
+}  // namespace ledger

@@ -1,0 +1,51 @@
+// The storage layer's error model: every fallible ledger operation returns a
+// Status (or fills an out-parameter and returns one). Statuses are
+// [[nodiscard]]: a storage error is never silently dropped.
+//
+// Value type; thread-compatible.
+#pragma once
+
+#include <string>
+#include <utility>
+
+namespace ledger {
+
+class [[nodiscard]] Status {
+ public:
+  enum class Code {
+    kOk,
+    kNotFound,
+    kCorruption,       // stored bytes fail their checks (hash, decoding, gaps)
+    kIoError,          // the storage engine failed
+    kInvalidArgument,  // the caller asked for something impossible
+    kIncompatible,     // the ledger's format is not one this build reads
+    kBusy,             // another process holds the ledger
+  };
+
+  Status() = default;
+  static Status ok() { return Status(); }
+  static Status notFound(std::string msg) { return Status(Code::kNotFound, std::move(msg)); }
+  static Status corruption(std::string msg) { return Status(Code::kCorruption, std::move(msg)); }
+  static Status ioError(std::string msg) { return Status(Code::kIoError, std::move(msg)); }
+  static Status invalidArgument(std::string msg) {
+    return Status(Code::kInvalidArgument, std::move(msg));
+  }
+  static Status incompatible(std::string msg) {
+    return Status(Code::kIncompatible, std::move(msg));
+  }
+  static Status busy(std::string msg) { return Status(Code::kBusy, std::move(msg)); }
+
+  bool isOk() const { return code_ == Code::kOk; }
+  bool isNotFound() const { return code_ == Code::kNotFound; }
+  bool isCorruption() const { return code_ == Code::kCorruption; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  std::string toString() const;
+
+ private:
+  Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+}  // namespace ledger

@@ -1,0 +1,62 @@
+#include "cli.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "format.h"
+#include "rfc3339.h"
+
+namespace ledger::cli {
+
+std::string resolveLedgerDir(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("LEDGER_DIR"); env != nullptr && *env != '\0') return env;
+  return "./ledger-data";
+}
+
+OutputFormat resolveOutput(const std::string& flag, bool allowCsv) {
+  if (flag.empty()) return isatty(STDOUT_FILENO) ? OutputFormat::kTable : OutputFormat::kJson;
+  if (flag == "json") return OutputFormat::kJson;
+  if (flag == "table") return OutputFormat::kTable;
+  if (flag == "csv" && allowCsv) return OutputFormat::kCsv;
+  throw UsageError("-o must be json" + std::string(allowCsv ? ", csv" : "") + " or table, not '" +
+                   flag + "'");
+}
+
+std::int64_t parseTimeArg(const std::string& value, const char* flag) {
+  if (value == "now") {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  auto t = tryParseRfc3339(value);
+  if (!t) {
+    throw UsageError(std::string(flag) + " '" + value +
+                     "' is not an RFC 3339 time (e.g. 2026-11-29T10:00:00Z) or 'now'");
+  }
+  return *t;
+}
+
+std::string versionText(const char* program) {
+  return std::string(program) + " " + LEDGER_VERSION + " (ledger format " +
+         std::to_string(format::kOldestFormat) + ".." + std::to_string(format::kCurrentFormat) +
+         ")";
+}
+
+void setUpLogging(const std::string& format, const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("ledger");
+  spdlog::set_default_logger(logger);
+  if (format == "json") {
+    spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})",
+                        spdlog::pattern_time_type::utc);
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+  }
+  spdlog::set_level(spdlog::level::from_str(level.empty() ? "info" : level));
+}
+
+}  // namespace ledger::cli
