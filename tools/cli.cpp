@@ -59,4 +59,17 @@ void setUpLogging(const std::string& format, const std::string& level) {
   spdlog::set_level(spdlog::level::from_str(level.empty() ? "info" : level));
 }
 
+std::unique_ptr<Ledger> openForReading(const std::string& dir) {
+  std::unique_ptr<Ledger> ledger;
+  Ledger::Options options;
+  options.createIfMissing = false;
+  options.readOnly = true;
+  Status st = Ledger::open(dir, options, &ledger);
+  if (st.isOk()) return ledger;
+  const int code = st.isNotFound() ? kExitUsage
+                   : (st.isCorruption() || st.code() == Status::Code::kIncompatible) ? kExitCorrupt
+                                                                                      : kExitUsage;
+  throw LedgerOpenError(st.toString(), code);
+}
+
 }  // namespace ledger::cli

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "ledger.h"
 
 namespace ledger::cli {
 
@@ -24,6 +27,17 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The ledger cannot be used: exit with `code` (kExitUsage when missing,
+// kExitCorrupt when damaged or of an unknown format).
+class LedgerOpenError : public std::runtime_error {
+ public:
+  LedgerOpenError(const std::string& what, int code) : std::runtime_error(what), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
+};
+
 enum class OutputFormat { kJson, kTable, kCsv };
 
 // --ledger, else $LEDGER_DIR, else ./ledger-data.
@@ -35,5 +49,8 @@ std::int64_t parseTimeArg(const std::string& value, const char* flag);
 std::string versionText(const char* program);
 // spdlog to stderr; "json" gives one JSON object per line.
 void setUpLogging(const std::string& format, const std::string& level);
+
+// Opens an existing ledger read-only. Throws LedgerOpenError.
+std::unique_ptr<Ledger> openForReading(const std::string& dir);
 
 }  // namespace ledger::cli

@@ -1,0 +1,56 @@
+// Internal to replay/: the steps buildReport takes, one file each.
+//   workload_audit.cpp  per-workload state, recorded and computed charges
+//   queue_audit.cpp     ClusterQueue usage rows, cohorts, quota findings
+//   pool_audit.cpp      DRA pools, allocations, attribution, DRA findings
+// Not thread-safe (shares a CEL selector cache); never throws.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "device_catalog.h"
+#include "dra_context.h"
+#include "report.h"
+#include "resource_mapper.h"
+#include "workload_charge.h"
+
+namespace ledger::replay {
+
+bool conditionTrue(capnp::List<schema::Condition>::Reader conditions, const char* type);
+
+struct AuditContext {
+  const ClusterState& state;
+  dra::ResourceMapper mapper;
+  dra::DeviceCatalog catalog;
+  cel::SelectorCache selectors;
+  dra::DraContext dra;
+  std::vector<Finding> findings;
+
+  explicit AuditContext(const ClusterState& s);
+  void finding(std::string type, std::string object, std::string message) {
+    findings.push_back(Finding{std::move(type), std::move(object), std::move(message)});
+  }
+};
+
+// What one workload is charged: `usage[flavor][resource]` from its admission.
+struct WorkloadUsage {
+  std::map<std::string, ResourceList> byFlavor;
+};
+
+struct WorkloadAudit {
+  WorkloadReport report;
+  const StoredObject* object = nullptr;
+  WorkloadUsage usage;
+  std::vector<std::string> uids;  // ownerReference uids (the Job etc.)
+};
+
+std::vector<WorkloadAudit> auditWorkloads(AuditContext& ctx);
+std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx, const std::vector<WorkloadAudit>& wls);
+std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>& wls,
+                                   std::vector<ClusterQueueReport>& queues);
+
+std::string objectRef(const char* kind, const std::string& ns, const std::string& name);
+
+}  // namespace ledger::replay

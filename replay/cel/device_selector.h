@@ -1,0 +1,97 @@
+// CEL device selectors, as Kubernetes DRA evaluates them
+// (k8s.io/dynamic-resource-allocation/cel).
+//
+// No C++ CEL library is packaged for Debian 12, so this is the project's own
+// parser and type-checked evaluator for the subset DRA selectors use:
+// `device.driver`, `device.attributes[domain][id]`, `device.capacity[domain][id]`
+// (also `.id` field selection), string/int/bool/double/semver/quantity values,
+// == != < <= > >= && || ! in ?:, has(), quantity(), semver(), isQuantity(),
+// isSemver(), compareTo, isGreaterThan, isLessThan, add/sub on quantities,
+// string startsWith/endsWith/contains/matches/size, list literals and `in`.
+// Kubernetes' semantics: a missing map key is an evaluation error ("no such
+// key"), not false; a selector must produce a bool.
+//
+// Thread safety: a compiled DeviceSelector is immutable and may be evaluated
+// from several threads; SelectorCache is not thread-safe (one per replay).
+// Errors: compile problems are returned (tryCompile), evaluation problems
+// are returned in EvalResult; nothing here throws for bad expressions.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+
+#include "quantity.h"
+
+namespace ledger::cel {
+
+// A semantic version attribute (resource.k8s.io DeviceAttribute.version).
+struct Semver {
+  std::int64_t major = 0;
+  std::int64_t minor = 0;
+  std::int64_t patch = 0;
+  std::string prerelease;  // without '-'; empty when none
+  std::string build;       // without '+'; ignored for ordering
+};
+
+// Orders by semver precedence (build metadata ignored).
+int compareSemver(const Semver& a, const Semver& b);
+std::optional<Semver> parseSemver(std::string_view text);
+
+using AttributeValue = std::variant<bool, std::int64_t, std::string, Semver>;
+
+// The device as a selector sees it. Names are already split into domain and
+// id: a slice's unqualified attribute "model" of driver "gpu.example.com" is
+// attributes["gpu.example.com"]["model"].
+struct Device {
+  std::string driver;
+  std::map<std::string, std::map<std::string, AttributeValue, std::less<>>, std::less<>> attributes;
+  std::map<std::string, std::map<std::string, Quantity, std::less<>>, std::less<>> capacity;
+  // resource.k8s.io Device.allowMultipleAllocations (DRAConsumableCapacity);
+  // unset in the API reads as false, as k8s' DeviceMatches does.
+  bool allowMultipleAllocations = false;
+};
+
+struct EvalResult {
+  bool matched = false;
+  std::string error;  // non-empty: evaluation failed; `matched` is then false
+  bool ok() const { return error.empty(); }
+};
+
+class DeviceSelector {
+ public:
+  // Parses and type-checks `expression`. On failure returns nullopt and, when
+  // `error` is given, a message with the column of the problem.
+  static std::optional<DeviceSelector> tryCompile(std::string_view expression,
+                                                  std::string* error = nullptr);
+
+  EvalResult evaluate(const Device& device) const;
+  const std::string& expression() const;
+
+  struct Node;  // the compiled expression tree (private to the implementation)
+
+ private:
+  DeviceSelector(std::string expression, std::shared_ptr<const Node> root);
+  std::string expression_;
+  std::shared_ptr<const Node> root_;
+};
+
+// Compiles each distinct expression once. Returned pointers stay valid for
+// the cache's lifetime; a compile error is cached too and returned each time.
+class SelectorCache {
+ public:
+  struct Entry {
+    std::optional<DeviceSelector> selector;
+    std::string error;  // set when selector is empty
+  };
+  const Entry& get(std::string_view expression);
+
+ private:
+  std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
+};
+
+}  // namespace ledger::cel

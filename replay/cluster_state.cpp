@@ -1,0 +1,225 @@
+#include "cluster_state.h"
+
+#include <capnp/message.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "checkpoint.capnp.h"
+
+namespace ledger::replay {
+
+namespace {
+
+kj::Array<capnp::word> copyMessage(schema::Projection::Reader projection) {
+  capnp::MallocMessageBuilder builder(projection.totalSize().wordCount + 8);
+  builder.setRoot(projection);
+  return capnp::messageToFlatArray(builder);
+}
+
+// Which map an object belongs in, from its projected body.
+bool kindOf(schema::Projection::Body::Reader body, ObjectKind* kind) {
+  using B = schema::Projection::Body;
+  switch (body.which()) {
+    case B::WORKLOAD: *kind = ObjectKind::kWorkload; return true;
+    case B::CLUSTER_QUEUE: *kind = ObjectKind::kClusterQueue; return true;
+    case B::COHORT: *kind = ObjectKind::kCohort; return true;
+    case B::LOCAL_QUEUE: *kind = ObjectKind::kLocalQueue; return true;
+    case B::RESOURCE_FLAVOR: *kind = ObjectKind::kResourceFlavor; return true;
+    case B::NAMESPACE: *kind = ObjectKind::kNamespace; return true;
+    case B::POD: *kind = ObjectKind::kPod; return true;
+    case B::DEVICE_CLASS: *kind = ObjectKind::kDeviceClass; return true;
+    case B::RESOURCE_CLAIM_TEMPLATE: *kind = ObjectKind::kResourceClaimTemplate; return true;
+    case B::RESOURCE_CLAIM: *kind = ObjectKind::kResourceClaim; return true;
+    case B::RESOURCE_SLICE: *kind = ObjectKind::kResourceSlice; return true;
+    case B::DRA_CONFIG: *kind = ObjectKind::kDraConfig; return true;
+    case B::OTHER: return false;
+  }
+  return false;
+}
+
+std::string identityKey(schema::ObjectIdentity::Reader id) {
+  std::string key = id.getGroup().cStr();
+  key += '/';
+  key += id.getKind().cStr();
+  key += '/';
+  key += id.getNamespace().cStr();
+  key += '/';
+  key += id.getName().cStr();
+  return key;
+}
+
+}  // namespace
+
+const char* kindName(ObjectKind kind) {
+  static constexpr const char* kNames[] = {
+      "Workload",      "ClusterQueue",          "Cohort",        "LocalQueue",
+      "ResourceFlavor", "Namespace",            "Pod",           "DeviceClass",
+      "ResourceClaimTemplate", "ResourceClaim", "ResourceSlice", "DraConfig",
+  };
+  return kNames[static_cast<std::size_t>(kind)];
+}
+
+StoredObject::StoredObject(std::uint64_t seq, std::int64_t timeNs,
+                           schema::ObjectIdentity::Reader identity,
+                           schema::Projection::Reader projection)
+    : seq_(seq),
+      timeNs_(timeNs),
+      ns_(identity.getNamespace().cStr()),
+      name_(identity.getName().cStr()),
+      uid_(identity.getUid().cStr()),
+      objectKey_(identityKey(identity)),
+      words_(copyMessage(projection)) {
+  open();
+}
+
+StoredObject::StoredObject(std::uint64_t seq, std::int64_t timeNs, std::string ns, std::string name,
+                           std::string uid, std::string objectKey, kj::Array<capnp::word> words)
+    : seq_(seq),
+      timeNs_(timeNs),
+      ns_(std::move(ns)),
+      name_(std::move(name)),
+      uid_(std::move(uid)),
+      objectKey_(std::move(objectKey)),
+      words_(std::move(words)) {
+  open();
+}
+
+void StoredObject::open() {
+  reader_ = std::make_unique<capnp::FlatArrayMessageReader>(words_.asPtr());
+  root_ = reader_->getRoot<schema::Projection>();
+}
+
+std::string ClusterState::key(std::string_view ns, std::string_view name) {
+  if (ns.empty()) return std::string(name);
+  std::string k;
+  k.reserve(ns.size() + name.size() + 1);
+  k.append(ns).push_back('/');
+  k.append(name);
+  return k;
+}
+
+void ClusterState::apply(std::uint64_t seq, schema::ProjectedRecord::Reader record) {
+  seq_ = seq;
+  timeNs_ = record.getTimeNs();
+  auto projection = record.getObject();
+  ObjectKind kind;
+  if (!kindOf(projection.getBody(), &kind)) return;
+  auto id = record.getIdentity();
+  // Several objects can carry the DRA configuration; keep each by its identity.
+  std::string k = kind == ObjectKind::kDraConfig ? identityKey(id)
+                                                 : key(id.getNamespace().cStr(), id.getName().cStr());
+  auto& map = maps_[static_cast<std::size_t>(kind)];
+  if (record.getType() == schema::EventType::DELETED) {
+    map.erase(k);
+    return;
+  }
+  auto obj = std::make_unique<StoredObject>(seq, timeNs_, id, projection);
+  map.insert_or_assign(std::move(k), std::move(obj));
+}
+
+const StoredObject* ClusterState::find(ObjectKind kind, std::string_view key) const {
+  const auto& map = objects(kind);
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : it->second.get();
+}
+
+const StoredObject* ClusterState::find(ObjectKind kind, std::string_view ns,
+                                       std::string_view name) const {
+  return find(kind, key(ns, name));
+}
+
+const StoredObject* ClusterState::draConfig() const {
+  const StoredObject* newest = nullptr;
+  for (const auto& [k, obj] : objects(ObjectKind::kDraConfig)) {
+    if (newest == nullptr || obj->seq() > newest->seq()) newest = obj.get();
+  }
+  return newest;
+}
+
+std::size_t ClusterState::liveObjects() const {
+  std::size_t n = 0;
+  for (const auto& m : maps_) n += m.size();
+  return n;
+}
+
+Digest ClusterState::digest() const {
+  Sha256 h;
+  for (std::size_t kind = 0; kind < maps_.size(); ++kind) {
+    for (const auto& [k, obj] : maps_[kind]) {
+      const std::uint8_t tag = static_cast<std::uint8_t>(kind);
+      h.update(&tag, 1);
+      h.update(k);
+      h.update("\0", 1);
+      auto bytes = obj->words().asBytes();
+      h.update(bytes.begin(), bytes.size());
+    }
+  }
+  return h.finish();
+}
+
+std::string ClusterState::serialize() const {
+  capnp::MallocMessageBuilder message(1 << 16);
+  auto root = message.initRoot<schema::Checkpoint>();
+  root.setFormatVersion(1);
+  root.setSeq(seq_);
+  root.setTimeNs(timeNs_);
+  const Digest d = digest();
+  root.setDigest(kj::arrayPtr(d.data(), d.size()));
+  auto list = root.initObjects(static_cast<unsigned>(liveObjects()));
+  unsigned i = 0;
+  for (std::size_t kind = 0; kind < maps_.size(); ++kind) {
+    for (const auto& [k, obj] : maps_[kind]) {
+      auto o = list[i++];
+      o.setKind(static_cast<std::uint8_t>(kind));
+      o.setKey(k);
+      o.setSeq(obj->seq());
+      o.setTimeNs(obj->timeNs());
+      o.setNamespace(obj->ns());
+      o.setName(obj->name());
+      o.setUid(obj->uid());
+      o.setObjectKey(obj->objectKey());
+      o.setProjection(obj->projection());
+    }
+  }
+  auto words = capnp::messageToFlatArray(message);
+  auto bytes = words.asBytes();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+}
+
+ClusterState ClusterState::restore(std::string_view bytes) {
+  if (bytes.size() % sizeof(capnp::word) != 0) {
+    throw std::runtime_error("checkpoint is not a whole number of words");
+  }
+  auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), bytes.data(), bytes.size());
+  ClusterState state;
+  try {
+    capnp::ReaderOptions options;
+    options.traversalLimitInWords = 1ULL << 40;
+    capnp::FlatArrayMessageReader reader(words.asPtr(), options);
+    auto root = reader.getRoot<schema::Checkpoint>();
+    state.seq_ = root.getSeq();
+    state.timeNs_ = root.getTimeNs();
+    for (auto o : root.getObjects()) {
+      if (o.getKind() >= static_cast<std::uint8_t>(ObjectKind::kCount)) {
+        throw std::runtime_error("checkpoint holds an unknown object kind");
+      }
+      auto obj = std::make_unique<StoredObject>(
+          o.getSeq(), o.getTimeNs(), o.getNamespace().cStr(), o.getName().cStr(),
+          o.getUid().cStr(), o.getObjectKey().cStr(), copyMessage(o.getProjection()));
+      state.maps_[o.getKind()].insert_or_assign(std::string(o.getKey().cStr()), std::move(obj));
+    }
+    auto stored = root.getDigest();
+    const Digest d = state.digest();
+    if (stored.size() != d.size() || std::memcmp(stored.begin(), d.data(), d.size()) != 0) {
+      throw std::runtime_error("checkpoint digest does not match its contents");
+    }
+  } catch (const kj::Exception& e) {
+    throw std::runtime_error(std::string("checkpoint does not decode: ") +
+                             e.getDescription().cStr());
+  }
+  return state;
+}
+
+}  // namespace ledger::replay

@@ -1,0 +1,114 @@
+// The folded state of a Kueue installation: every live object replay needs,
+// kept as its Cap'n Proto projection (compact, no JSON), keyed by
+// "namespace/name" ("name" for cluster-scoped objects) in sorted maps so that
+// iteration order - and everything printed from it - is deterministic.
+//
+// Memory grows with the number of live objects, never with the log: DELETED
+// removes, MODIFIED replaces, kinds replay does not interpret are not kept.
+//
+// Ownership: a ClusterState owns its objects; readers handed out are valid
+// until the object is replaced or removed (the next apply()).
+// Thread safety: const methods may be called concurrently; apply() may not.
+// Errors: apply() never throws for well-formed projections; restore() throws
+// std::runtime_error on malformed checkpoint bytes.
+#pragma once
+
+#include <capnp/serialize.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "projection.capnp.h"
+#include "sha256.h"
+
+namespace ledger::replay {
+
+enum class ObjectKind : std::uint8_t {
+  kWorkload,
+  kClusterQueue,
+  kCohort,
+  kLocalQueue,
+  kResourceFlavor,
+  kNamespace,
+  kPod,
+  kDeviceClass,
+  kResourceClaimTemplate,
+  kResourceClaim,
+  kResourceSlice,
+  kDraConfig,
+  kCount,
+};
+
+const char* kindName(ObjectKind kind);  // "Workload", ... ("DraConfig" for configurations)
+
+class StoredObject {
+ public:
+  StoredObject(std::uint64_t seq, std::int64_t timeNs, schema::ObjectIdentity::Reader identity,
+               schema::Projection::Reader projection);
+  // From checkpoint bytes (see ClusterState::serialize).
+  StoredObject(std::uint64_t seq, std::int64_t timeNs, std::string ns, std::string name,
+               std::string uid, std::string objectKey, kj::Array<capnp::word> words);
+  StoredObject(const StoredObject&) = delete;
+  StoredObject& operator=(const StoredObject&) = delete;
+
+  schema::Projection::Reader projection() const { return root_; }
+  const std::string& ns() const { return ns_; }
+  const std::string& name() const { return name_; }
+  const std::string& uid() const { return uid_; }
+  // "group/kind/namespace/name" of the stored object (DraConfig sources differ).
+  const std::string& objectKey() const { return objectKey_; }
+  std::uint64_t seq() const { return seq_; }
+  std::int64_t timeNs() const { return timeNs_; }
+  kj::ArrayPtr<const capnp::word> words() const { return words_; }
+
+ private:
+  void open();
+  std::uint64_t seq_;
+  std::int64_t timeNs_;
+  std::string ns_, name_, uid_, objectKey_;
+  kj::Array<capnp::word> words_;
+  std::unique_ptr<capnp::FlatArrayMessageReader> reader_;
+  schema::Projection::Reader root_;
+};
+
+using ObjectMap = std::map<std::string, std::unique_ptr<StoredObject>, std::less<>>;
+
+class ClusterState {
+ public:
+  ClusterState() = default;
+  ClusterState(const ClusterState&) = delete;
+  ClusterState& operator=(const ClusterState&) = delete;
+  ClusterState(ClusterState&&) = default;
+  ClusterState& operator=(ClusterState&&) = default;
+
+  void apply(std::uint64_t seq, schema::ProjectedRecord::Reader record);
+
+  const ObjectMap& objects(ObjectKind kind) const { return maps_[static_cast<std::size_t>(kind)]; }
+  const StoredObject* find(ObjectKind kind, std::string_view key) const;
+  const StoredObject* find(ObjectKind kind, std::string_view ns, std::string_view name) const;
+  // The DRA quota configuration in force: the most recently changed source.
+  const StoredObject* draConfig() const;
+
+  std::uint64_t seq() const { return seq_; }
+  std::int64_t timeNs() const { return timeNs_; }
+  std::size_t liveObjects() const;
+
+  // SHA-256 over every live object in key order: equal states, equal digests.
+  Digest digest() const;
+
+  std::string serialize() const;
+  static ClusterState restore(std::string_view bytes);
+
+  static std::string key(std::string_view ns, std::string_view name);
+
+ private:
+  std::array<ObjectMap, static_cast<std::size_t>(ObjectKind::kCount)> maps_;
+  std::uint64_t seq_ = 0;
+  std::int64_t timeNs_ = 0;
+};
+
+}  // namespace ledger::replay

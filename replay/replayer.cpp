@@ -1,0 +1,52 @@
+#include "replayer.h"
+
+namespace ledger::replay {
+
+void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOptions& options) const {
+  const std::uint64_t from = state.seq() + 1;
+  if (seq < from) return;
+  const std::uint64_t total = seq - state.seq();
+  std::uint64_t done = 0;
+  Status st = ledger_.scanProjections(from, seq, [&](std::uint64_t s, schema::ProjectedRecord::Reader r) {
+    state.apply(s, r);
+    if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
+    return true;
+  });
+  if (!st.isOk()) throw ReplayError(st);
+  if (options.progress) options.progress(total, total);
+}
+
+ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) const {
+  const std::uint64_t last = ledger_.lastSeq();
+  if (seq == 0 || seq > last) seq = last;
+  ClusterState state;
+  if (options.useCheckpoints) {
+    std::uint64_t at = seq;
+    while (at > 0) {
+      std::uint64_t found = 0;
+      std::string bytes;
+      Status st = ledger_.checkpointAtOrBefore(at, &found, &bytes);
+      if (!st.isOk() || found == 0) break;
+      try {
+        state = ClusterState::restore(bytes);
+        if (state.seq() != found) throw std::runtime_error("checkpoint records seq " + std::to_string(state.seq()));
+        break;
+      } catch (const std::exception& e) {
+        if (options.onBadCheckpoint) options.onBadCheckpoint(found, e.what());
+        state = ClusterState();
+        at = found - 1;
+      }
+    }
+  }
+  foldInto(state, seq, options);
+  return state;
+}
+
+std::uint64_t Replayer::seqAt(std::int64_t timeNs) const {
+  std::uint64_t seq = 0;
+  Status st = ledger_.seqAtOrBefore(timeNs, &seq);
+  if (!st.isOk()) throw ReplayError(st);
+  return seq;
+}
+
+}  // namespace ledger::replay

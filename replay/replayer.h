@@ -1,0 +1,55 @@
+// Folds a ledger's projection into a ClusterState, from the start or from
+// the newest checkpoint at or before the target (checkpoints are derived
+// data: a checkpoint that does not decode, or whose digest disagrees with its
+// contents, is skipped with a warning and the fold starts further back).
+//
+// Ownership: borrows the Ledger. Thread-compatible (one fold at a time per
+// Replayer). Throws ReplayError when the ledger cannot be read or its
+// projection is corrupt.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "cluster_state.h"
+#include "ledger.h"
+
+namespace ledger::replay {
+
+class ReplayError : public std::runtime_error {
+ public:
+  ReplayError(const Status& status) : std::runtime_error(status.toString()), corrupt_(status.isCorruption()) {}
+  explicit ReplayError(const std::string& what, bool corrupt = false)
+      : std::runtime_error(what), corrupt_(corrupt) {}
+  bool corrupt() const { return corrupt_; }
+
+ private:
+  bool corrupt_;
+};
+
+struct FoldOptions {
+  bool useCheckpoints = true;
+  // Called now and then with (records folded, records to fold).
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // Called for each checkpoint skipped as unusable, with the reason.
+  std::function<void(std::uint64_t seq, const std::string& why)> onBadCheckpoint;
+};
+
+class Replayer {
+ public:
+  explicit Replayer(const Ledger& ledger) : ledger_(ledger) {}
+
+  // The state after record `seq` (0 or past the end: after the last record).
+  ClusterState foldTo(std::uint64_t seq, const FoldOptions& options = {}) const;
+  // Continues folding `state` up to `seq`.
+  void foldInto(ClusterState& state, std::uint64_t seq, const FoldOptions& options = {}) const;
+  // The last seq at or before a time (0 when the log starts later).
+  std::uint64_t seqAt(std::int64_t timeNs) const;
+
+ private:
+  const Ledger& ledger_;
+};
+
+}  // namespace ledger::replay

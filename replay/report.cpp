@@ -1,0 +1,34 @@
+#include "report.h"
+
+#include <algorithm>
+
+#include "audit.h"
+
+namespace ledger::replay {
+
+StateReport buildReport(const ClusterState& state) {
+  AuditContext ctx(state);
+  StateReport report;
+  report.seq = state.seq();
+  report.timeNs = state.timeNs();
+  report.digest = toHex(state.digest());
+  std::vector<WorkloadAudit> workloads = auditWorkloads(ctx);
+  report.clusterQueues = auditQueues(ctx, workloads);
+  report.pools = auditPools(ctx, workloads, report.clusterQueues);
+  for (auto& w : workloads) report.workloads.push_back(std::move(w.report));
+  for (const auto& [key, obj] : state.objects(ObjectKind::kClusterQueue)) {
+    for (auto p : obj->projection().getProblems()) {
+      ctx.finding("MalformedObject", objectRef("ClusterQueue", "", obj->name()), p.cStr());
+    }
+  }
+  report.findings = std::move(ctx.findings);
+  // Findings in a stable order: type, object, message.
+  std::sort(report.findings.begin(), report.findings.end(), [](const Finding& a, const Finding& b) {
+    return std::tie(a.type, a.object, a.message) < std::tie(b.type, b.object, b.message);
+  });
+  report.findings.erase(std::unique(report.findings.begin(), report.findings.end()),
+                        report.findings.end());
+  return report;
+}
+
+}  // namespace ledger::replay

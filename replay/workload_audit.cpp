@@ -1,0 +1,159 @@
+// Per-workload audit: state as Kueue defines it (Finished > Admitted >
+// QuotaReserved > Pending), `recorded` from status.admission, `computed` as
+// Kueue would charge it now (pkg/workload totalRequestsFromPodSets with the
+// DRA charge of pkg/dra), and ChargeMismatch / UnmappedDeviceClass findings.
+#include "audit.h"
+
+namespace ledger::replay {
+
+bool conditionTrue(capnp::List<schema::Condition>::Reader conditions, const char* type) {
+  for (auto c : conditions) {
+    if (c.getType() == type) return c.getStatus() == "True";
+  }
+  return false;
+}
+
+std::string objectRef(const char* kind, const std::string& ns, const std::string& name) {
+  return std::string(kind) + " " + (ns.empty() ? name : ns + "/" + name);
+}
+
+AuditContext::AuditContext(const ClusterState& s)
+    : state(s),
+      mapper(s.draConfig() != nullptr
+                 ? dra::ResourceMapper(s.draConfig()->projection().getBody().getDraConfig())
+                 : dra::ResourceMapper()),
+      catalog(s),
+      dra{s, mapper, catalog, selectors} {}
+
+namespace {
+
+bool coversResource(const StoredObject* cq, const std::string& resource) {
+  if (cq == nullptr) return false;
+  for (auto rg : cq->projection().getBody().getClusterQueue().getResourceGroups()) {
+    for (auto r : rg.getCoveredResources()) {
+      if (r == resource) return true;
+    }
+  }
+  return false;
+}
+
+// Extended resources some DeviceClass backs: DRA resources, absent from
+// `computed` when the DRA charge cannot be computed.
+bool draBacked(const ClusterState& state, const std::string& name) {
+  return isExtendedResourceName(name) && dra::deviceClassForExtendedResource(state, name) != nullptr;
+}
+
+void computeCharges(AuditContext& ctx, WorkloadAudit& a, schema::Workload::Reader wl,
+                    const StoredObject* cq) {
+  std::vector<std::string> problems;
+  dra::WorkloadCharge charge = dra::computeWorkloadCharge(ctx.dra, a.report.ns, wl);
+  for (const auto& e : charge.errors) {
+    a.report.errors.push_back(e.render());
+    if (!e.unmappedDeviceClass.empty()) {
+      ctx.finding("UnmappedDeviceClass", objectRef("Workload", a.report.ns, a.report.name),
+                  "DeviceClass " + e.unmappedDeviceClass +
+                      " is not mapped in the DRA configuration (deviceClassMappings)");
+    }
+  }
+  std::map<std::string, std::int32_t> admittedCounts;
+  for (auto psa : wl.getPodSetAssignments()) {
+    if (psa.getCount() > 0) admittedCounts[psa.getName().cStr()] = psa.getCount();
+  }
+  const bool countsPods = coversResource(cq, "pods");
+  for (auto ps : wl.getPodSets()) {
+    const std::string psName = ps.getName().cStr();
+    ResourceList perPod = podRequests(ps.getTemplate(), &problems);
+    if (charge.ok()) {
+      auto it = charge.podSets.find(psName);
+      if (it != charge.podSets.end()) {
+        for (const auto& name : it->second.replacedNames) perPod.erase(name);
+        addInto(perPod, it->second.perPod);
+      }
+    } else {
+      for (auto it = perPod.begin(); it != perPod.end();) {
+        it = draBacked(ctx.state, it->first) ? perPod.erase(it) : std::next(it);
+      }
+    }
+    if (countsPods) perPod["pods"] = Quantity::fromInt(1);
+    // A partially admitted pod set is charged for the pods admitted.
+    std::int64_t count = ps.getCount();
+    if (auto it = admittedCounts.find(psName); it != admittedCounts.end()) count = it->second;
+    addInto(a.report.computed, scaled(perPod, count));
+  }
+  for (const auto& p : problems) {
+    ctx.finding("MalformedQuantity", objectRef("Workload", a.report.ns, a.report.name), p);
+  }
+}
+
+void checkChargeMismatch(AuditContext& ctx, const WorkloadAudit& a, const StoredObject* cq) {
+  if (a.report.recorded.empty()) return;
+  std::set<std::string> names;
+  for (const auto& [n, q] : a.report.recorded) names.insert(n);
+  for (const auto& [n, q] : a.report.computed) {
+    // Kueue only records resources the ClusterQueue covers; with a DRA error
+    // the DRA resources are absent from `computed`, and the error says why.
+    if (coversResource(cq, n)) names.insert(n);
+  }
+  for (const auto& n : names) {
+    auto r = a.report.recorded.find(n);
+    auto c = a.report.computed.find(n);
+    if (c == a.report.computed.end() && !a.report.errors.empty()) continue;
+    const Quantity recorded = r == a.report.recorded.end() ? Quantity() : r->second;
+    const Quantity computed = c == a.report.computed.end() ? Quantity() : c->second;
+    if (kueueValue(n, recorded) != kueueValue(n, computed)) {
+      ctx.finding("ChargeMismatch", objectRef("Workload", a.report.ns, a.report.name),
+                  n + ": recorded " + recorded.toString() + ", computed " + computed.toString());
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<WorkloadAudit> auditWorkloads(AuditContext& ctx) {
+  std::vector<WorkloadAudit> out;
+  for (const auto& [key, obj] : ctx.state.objects(ObjectKind::kWorkload)) {
+    auto wl = obj->projection().getBody().getWorkload();
+    WorkloadAudit a;
+    a.object = obj.get();
+    WorkloadReport& r = a.report;
+    r.ns = obj->ns();
+    r.name = obj->name();
+    r.uid = obj->uid();
+    r.localQueue = wl.getQueueName().cStr();
+    r.priority = wl.getPriority();
+    auto conds = wl.getConditions();
+    r.finished = conditionTrue(conds, "Finished");
+    r.admitted = conditionTrue(conds, "Admitted");
+    r.quotaReserved = conditionTrue(conds, "QuotaReserved");
+    r.state = r.finished ? "Finished" : r.admitted ? "Admitted" : r.quotaReserved ? "QuotaReserved" : "Pending";
+    if (wl.getHasAdmission()) {
+      r.clusterQueue = wl.getAdmissionClusterQueue().cStr();
+      std::vector<std::string> problems;
+      for (auto psa : wl.getPodSetAssignments()) {
+        ResourceList usage = toResourceList(psa.getResourceUsage(), &problems, "resourceUsage");
+        addInto(r.recorded, usage);
+        for (const auto& [res, q] : usage) {
+          std::string flavor;
+          for (auto f : psa.getFlavors()) {
+            if (f.getResource() == res) flavor = f.getFlavor().cStr();
+          }
+          if (!flavor.empty()) addInto(a.usage.byFlavor[flavor], ResourceList{{res, q}});
+        }
+      }
+      for (const auto& p : problems) ctx.finding("MalformedQuantity", objectRef("Workload", r.ns, r.name), p);
+    } else if (const StoredObject* lq = ctx.state.find(ObjectKind::kLocalQueue, r.ns, r.localQueue)) {
+      r.clusterQueue = lq->projection().getBody().getLocalQueue().getClusterQueue().cStr();
+    }
+    for (auto o : obj->projection().getOwnerReferences()) a.uids.emplace_back(o.getUid().cStr());
+    const StoredObject* cq = ctx.state.find(ObjectKind::kClusterQueue, r.clusterQueue);
+    computeCharges(ctx, a, wl, cq);
+    checkChargeMismatch(ctx, a, cq);
+    for (auto p : obj->projection().getProblems()) {
+      ctx.finding("MalformedObject", objectRef("Workload", r.ns, r.name), p.cStr());
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace ledger::replay

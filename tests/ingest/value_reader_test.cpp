@@ -1,0 +1,134 @@
+// Every input form ledger-ingest accepts, and recovery from bad values.
+#include "rfc3339.h"
+#include "test_support.h"
+#include "value_reader.h"
+#include "watch_event.h"
+
+using namespace ledger;
+using namespace ledger::ingest;
+
+namespace {
+
+std::vector<DecodedValue> readAll(const std::string& text) {
+  std::istringstream in(text);
+  ValueReader reader(in);
+  std::vector<DecodedValue> out;
+  DecodedValue v;
+  while (reader.next(&v)) out.push_back(v);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("JSON lines: one value per line with positions", "[ingest]") {
+  auto values = readAll("{\"a\":1}\n{\"b\":2}\n\n{\"c\":3}\n");
+  REQUIRE(values.size() == 3);
+  CHECK(values[0].line == 1);
+  CHECK(values[2].line == 4);
+  CHECK(values[2].value["c"] == 3);
+  CHECK(values[1].offset == 8);
+}
+
+TEST_CASE("pretty-printed concatenated JSON as kubectl get -w prints it", "[ingest]") {
+  const std::string text =
+      "{\n    \"type\": \"ADDED\",\n    \"object\": {\n        \"kind\": \"Namespace\"\n    }\n}\n"
+      "{\n    \"type\": \"MODIFIED\",\n    \"object\": {\"s\": \"a } brace { in a string\"}\n}\n";
+  auto values = readAll(text);
+  REQUIRE(values.size() == 2);
+  CHECK(values[0].error.empty());
+  CHECK(values[1].error.empty());
+  CHECK(values[1].line == 7);
+  CHECK(values[1].value["object"]["s"] == "a } brace { in a string");
+}
+
+TEST_CASE("a malformed value in the middle is reported with its line; the rest is read", "[ingest]") {
+  auto values = readAll("{\"a\":1}\n{\"b\": tru}\n{\"type\":\"ADDED\",\"obj\n{\"c\":3}\nnot json\n{\"d\":4}\n");
+  REQUIRE(values.size() == 6);
+  CHECK(values[0].error.empty());
+  CHECK_THAT(values[1].error, Catch::Contains("invalid JSON at line 2"));
+  CHECK_THAT(values[2].error, Catch::Contains("cut short"));
+  CHECK(values[2].line == 3);
+  CHECK(values[3].error.empty());
+  CHECK(values[3].value["c"] == 3);
+  CHECK_THAT(values[4].error, Catch::Contains("unexpected text"));
+  CHECK(values[4].line == 5);
+  CHECK(values[5].value["d"] == 4);
+}
+
+TEST_CASE("a value cut short by a new value at column 0 does not swallow it", "[ingest]") {
+  auto values = readAll("{\"a\": {\"b\": 1,\n{\"c\": 2}\n");
+  REQUIRE(values.size() == 2);
+  CHECK_FALSE(values[0].error.empty());
+  CHECK(values[1].value["c"] == 2);
+}
+
+TEST_CASE("input ending inside a value is an error, not a hang", "[ingest]") {
+  auto values = readAll("{\"a\": [1, 2");
+  REQUIRE(values.size() == 1);
+  CHECK_THAT(values[0].error, Catch::Contains("ends inside"));
+}
+
+TEST_CASE("YAML multi-document manifests, typed as Kubernetes types them", "[ingest]") {
+  const std::string text =
+      "# a comment\n"
+      "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {x: \"1\"}\n"
+      "---\n"
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: cq\n"
+      "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: f\n"
+      "      resources:\n      - name: cpu\n        nominalQuota: 40\n      - name: memory\n"
+      "        nominalQuota: 200Gi\n"
+      "---\n"
+      "---\n"
+      "metadata: {name: [broken\n"
+      "...\n"
+      "kind: X\n";
+  auto values = readAll(text);
+  REQUIRE(values.size() == 4);
+  CHECK(values[0].line == 2);
+  CHECK(values[0].value["metadata"]["labels"]["x"] == "1");
+  auto& res = values[1].value["spec"]["resourceGroups"][0]["flavors"][0]["resources"];
+  CHECK(res[0]["nominalQuota"] == 40);
+  CHECK(res[1]["nominalQuota"] == "200Gi");
+  CHECK_THAT(values[2].error, Catch::Contains("invalid YAML"));
+  CHECK(values[2].line == 22);
+  CHECK(values[3].value["kind"] == "X");
+}
+
+TEST_CASE("normalize: watch events, bare objects, Lists", "[ingest]") {
+  auto ev = normalizeValue(nlohmann::json::parse(
+      R"({"type":"MODIFIED","time":"2026-11-02T09:10:10.3Z","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}})"));
+  REQUIRE(ev.events.size() == 1);
+  CHECK(ev.events[0].type == WatchEventType::kModified);
+  CHECK(*ev.events[0].timeNs % 1000000000 == 300000000);
+
+  auto bare = normalizeValue(nlohmann::json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}})"));
+  REQUIRE(bare.events.size() == 1);
+  CHECK(bare.events[0].type == WatchEventType::kUpsert);
+
+  auto list = normalizeValue(nlohmann::json::parse(
+      R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"WorkloadList","items":[{"metadata":{"name":"a"}},{"metadata":{}}]})"));
+  REQUIRE(list.events.size() == 1);
+  CHECK(list.events[0].object["kind"] == "Workload");
+  CHECK(list.events[0].object["apiVersion"] == "kueue.x-k8s.io/v1beta2");
+  REQUIRE(list.errors.size() == 1);
+  CHECK_THAT(list.errors[0], Catch::Contains("items[1]") && Catch::Contains("metadata.name"));
+
+  CHECK_FALSE(normalizeValue(nlohmann::json::parse(R"({"type":"ADDED","object":{"kind":"Pod"}})")).errors.empty());
+  CHECK_FALSE(normalizeValue(nlohmann::json::parse(R"({"type":"ADDED","time":"yesterday","object":{}})")).errors.empty());
+  CHECK_FALSE(normalizeValue(nlohmann::json::parse(R"({"type":"WHAT","object":{}})")).errors.empty());
+  CHECK_FALSE(normalizeValue(nlohmann::json::parse(R"([1,2])")).errors.empty());
+  auto bookmark = normalizeValue(nlohmann::json::parse(
+      R"({"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"99"}}})"));
+  REQUIRE(bookmark.events.size() == 1);
+  CHECK(bookmark.events[0].type == WatchEventType::kBookmark);
+}
+
+TEST_CASE("RFC 3339 round trip", "[ingest]") {
+  auto t = tryParseRfc3339("2026-11-02T09:10:10.3Z");
+  REQUIRE(t);
+  CHECK(formatRfc3339(*t) == "2026-11-02T09:10:10.3Z");
+  CHECK(*tryParseRfc3339("2026-11-02T11:10:10+02:00") == *tryParseRfc3339("2026-11-02T09:10:10Z"));
+  CHECK_FALSE(tryParseRfc3339("2026-02-30T00:00:00Z"));
+  CHECK_FALSE(tryParseRfc3339("2026-11-02 09:10"));
+  CHECK(formatRfc3339(0) == "1970-01-01T00:00:00Z");
+}

@@ -1,0 +1,138 @@
+// Shared fakes and helpers for the tests: a temporary directory, builders
+// for the Kubernetes objects the ledger interprets, and a one-call path from
+// events to a ledger, a folded state and a report.
+//
+// Test-only; not thread-safe. Helpers throw (via Catch2 REQUIRE) on failure.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cluster_state.h"
+#include "ingester.h"
+#include "ledger.h"
+#include "replayer.h"
+#include "report.h"
+#include "value_reader.h"
+
+namespace ledger::testing {
+
+using Json = nlohmann::json;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("ledger-test-" + std::to_string(rd()) + "-" + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string path(const std::string& sub = "") const { return (path_ / sub).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::unique_ptr<Ledger> openLedger(const std::string& dir, bool sync = false) {
+  std::unique_ptr<Ledger> ledger;
+  Ledger::Options o;
+  o.sync = sync;
+  Status st = Ledger::open(dir, o, &ledger);
+  INFO(st.toString());
+  REQUIRE(st.isOk());
+  return ledger;
+}
+
+// Ingests a text stream (any accepted form) the way ledger-ingest does.
+struct IngestOutcome {
+  std::uint64_t values = 0;
+  std::uint64_t rejected = 0;
+  std::vector<std::string> errors;
+  ingest::IngestStats stats;
+};
+
+inline IngestOutcome ingestText(Ledger& ledger, const std::string& text,
+                                const std::string& source = "test") {
+  std::istringstream in(text);
+  ingest::ValueReader reader(in);
+  ingest::IngestOptions io;
+  io.batchRecords = 7;  // small, so batches split mid-stream
+  std::int64_t fakeClock = 1700000000LL * 1000000000LL;
+  io.clock = [&] { return fakeClock += 1000000; };
+  ingest::Ingester ingester(ledger, io);
+  IngestOutcome out;
+  ingest::DecodedValue v;
+  while (reader.next(&v)) {
+    ++out.values;
+    if (!v.error.empty()) {
+      ++out.rejected;
+      out.errors.push_back("line " + std::to_string(v.line) + ": " + v.error);
+      continue;
+    }
+    auto n = ingest::normalizeValue(std::move(v.value));
+    for (auto& e : n.errors) {
+      ++out.rejected;
+      out.errors.push_back("line " + std::to_string(v.line) + ": " + e);
+    }
+    for (auto& ev : n.events) ingester.add(source, std::move(ev), v.endOffset);
+  }
+  ingester.flush();
+  out.stats = ingester.stats();
+  return out;
+}
+
+inline std::string event(const std::string& type, const Json& object, const std::string& time = "") {
+  Json e = {{"type", type}, {"object", object}};
+  if (!time.empty()) e["time"] = time;
+  return e.dump() + "\n";
+}
+
+inline Json meta(const std::string& ns, const std::string& name, const std::string& uid,
+                 const std::string& rv) {
+  Json m = {{"name", name}, {"uid", uid}, {"resourceVersion", rv},
+            {"creationTimestamp", "2026-11-01T00:00:00Z"}};
+  if (!ns.empty()) m["namespace"] = ns;
+  return m;
+}
+
+inline replay::StateReport reportOf(const Ledger& ledger, std::uint64_t seq = 0) {
+  replay::Replayer r(ledger);
+  replay::ClusterState s = r.foldTo(seq);
+  return replay::buildReport(s);
+}
+
+inline const replay::WorkloadReport* findWorkload(const replay::StateReport& r, const std::string& ns,
+                                                  const std::string& name) {
+  for (const auto& w : r.workloads) {
+    if (w.ns == ns && w.name == name) return &w;
+  }
+  return nullptr;
+}
+
+inline bool hasFinding(const replay::StateReport& r, const std::string& type,
+                       const std::string& objectPart = "") {
+  for (const auto& f : r.findings) {
+    if (f.type == type && f.object.find(objectPart) != std::string::npos) return true;
+  }
+  return false;
+}
+
+inline std::string q(const replay::ResourceList& list, const std::string& name) {
+  auto it = list.find(name);
+  return it == list.end() ? "<absent>" : it->second.toString();
+}
+
+}  // namespace ledger::testing

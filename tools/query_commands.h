@@ -1,0 +1,30 @@
+// The ledger-query commands, separated from argument parsing so tests can
+// run them on a ledger and read what they print.
+//
+// Throws UsageError on bad arguments, ReplayError on an unreadable ledger.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "cli.h"
+#include "ledger.h"
+
+namespace ledger::cli {
+
+struct QueryArgs {
+  OutputFormat output = OutputFormat::kJson;
+  bool useCheckpoints = true;
+  std::string target;  // NS/NAME
+  std::optional<std::int64_t> at, from, to;
+  std::optional<std::uint64_t> seq;
+  std::optional<std::string> clusterQueue, svg, workloadFile;
+  std::string by = "cluster-queue";
+};
+
+int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& args,
+             std::ostream& out);
+
+}  // namespace ledger::cli
