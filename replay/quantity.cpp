@@ -23,7 +23,6 @@ constexpr Int128 kMaxNanos = std::numeric_limits<Int128>::max();
 constexpr std::string_view kErrFormatWrong =
     "quantities must match the regular expression "
     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-constexpr std::string_view kErrNumeric = "unable to parse numeric part of quantity";
 constexpr std::string_view kErrSuffix = "unable to parse quantity's suffix";
 constexpr std::string_view kErrRange = "quantity is outside the supported range (+-2^127 nanos)";
 
@@ -91,11 +90,21 @@ std::optional<Suffix> interpretSuffix(std::string_view s) {
     F format;
   };
   static constexpr std::array<Entry, 16> kTable = {{
-      {"", 10, 0, F::kDecimalSI},    {"n", 10, -9, F::kDecimalSI},  {"u", 10, -6, F::kDecimalSI},
-      {"m", 10, -3, F::kDecimalSI},  {"k", 10, 3, F::kDecimalSI},   {"M", 10, 6, F::kDecimalSI},
-      {"G", 10, 9, F::kDecimalSI},   {"T", 10, 12, F::kDecimalSI},  {"P", 10, 15, F::kDecimalSI},
-      {"E", 10, 18, F::kDecimalSI},  {"Ki", 2, 10, F::kBinarySI},   {"Mi", 2, 20, F::kBinarySI},
-      {"Gi", 2, 30, F::kBinarySI},   {"Ti", 2, 40, F::kBinarySI},   {"Pi", 2, 50, F::kBinarySI},
+      {"", 10, 0, F::kDecimalSI},
+      {"n", 10, -9, F::kDecimalSI},
+      {"u", 10, -6, F::kDecimalSI},
+      {"m", 10, -3, F::kDecimalSI},
+      {"k", 10, 3, F::kDecimalSI},
+      {"M", 10, 6, F::kDecimalSI},
+      {"G", 10, 9, F::kDecimalSI},
+      {"T", 10, 12, F::kDecimalSI},
+      {"P", 10, 15, F::kDecimalSI},
+      {"E", 10, 18, F::kDecimalSI},
+      {"Ki", 2, 10, F::kBinarySI},
+      {"Mi", 2, 20, F::kBinarySI},
+      {"Gi", 2, 30, F::kBinarySI},
+      {"Ti", 2, 40, F::kBinarySI},
+      {"Pi", 2, 50, F::kBinarySI},
       {"Ei", 2, 60, F::kBinarySI},
   }};
   for (const Entry& e : kTable) {
@@ -227,16 +236,26 @@ void appendUnsigned(std::string& out, UInt128 value) {
 
 std::string_view decimalSuffix(int exponent) {
   switch (exponent) {
-    case -9: return "n";
-    case -6: return "u";
-    case -3: return "m";
-    case 3: return "k";
-    case 6: return "M";
-    case 9: return "G";
-    case 12: return "T";
-    case 15: return "P";
-    case 18: return "E";
-    default: return "";
+    case -9:
+      return "n";
+    case -6:
+      return "u";
+    case -3:
+      return "m";
+    case 3:
+      return "k";
+    case 6:
+      return "M";
+    case 9:
+      return "G";
+    case 12:
+      return "T";
+    case 15:
+      return "P";
+    case 18:
+      return "E";
+    default:
+      return "";
   }
 }
 
@@ -283,7 +302,7 @@ std::string Quantity::toString() const {
   std::string out;
   if (negative) out.push_back('-');
   if (format == Format::kBinarySI) {
-    static constexpr std::array<std::string_view, 7> kBinary = {"", "Ki", "Mi", "Gi",
+    static constexpr std::array<std::string_view, 7> kBinary = {"",   "Ki", "Mi", "Gi",
                                                                 "Ti", "Pi", "Ei"};
     UInt128 units = magnitude / perUnit;
     size_t power = 0;

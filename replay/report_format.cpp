@@ -16,7 +16,9 @@ OJ resources(const ResourceList& list) {
   return j;
 }
 
-OJ optionalQuantity(const std::optional<Quantity>& q) { return q ? OJ(q->toString()) : OJ(nullptr); }
+OJ optionalQuantity(const std::optional<Quantity>& q) {
+  return q ? OJ(q->toString()) : OJ(nullptr);
+}
 
 std::string joinResources(const ResourceList& list) {
   std::string out;
@@ -43,13 +45,15 @@ OJ clusterQueueToJson(const ClusterQueueReport& q) {
   }
   OJ held = OJ::array();
   for (const auto& h : q.heldCounters) {
-    held.push_back(OJ{{"driver", h.driver}, {"counter", h.counter}, {"consumed", h.consumed.toString()}});
+    held.push_back(
+        OJ{{"driver", h.driver}, {"counter", h.counter}, {"consumed", h.consumed.toString()}});
   }
-  return OJ{{"name", q.name},
-            {"cohort", q.cohort},
-            {"quotas", rows},
-            {"workloads", OJ{{"pending", q.pending}, {"reserved", q.reserved}, {"admitted", q.admitted}}},
-            {"draHeld", OJ{{"devices", q.heldDevices}, {"counters", held}}}};
+  return OJ{
+      {"name", q.name},
+      {"cohort", q.cohort},
+      {"quotas", rows},
+      {"workloads", OJ{{"pending", q.pending}, {"reserved", q.reserved}, {"admitted", q.admitted}}},
+      {"draHeld", OJ{{"devices", q.heldDevices}, {"counters", held}}}};
 }
 
 OJ reportToJson(const StateReport& report) {
@@ -83,13 +87,14 @@ OJ reportToJson(const StateReport& report) {
     }
     OJ allocations = OJ::array();
     for (const auto& a : p.allocations) {
-      allocations.push_back(OJ{{"device", a.device},
-                               {"request", a.request},
-                               {"claim", a.claim},
-                               {"pod", a.pod.empty() ? OJ(nullptr) : OJ(a.pod)},
-                               {"workload", a.workload.empty() ? OJ(nullptr) : OJ(a.workload)},
-                               {"clusterQueue", a.clusterQueue.empty() ? OJ(nullptr) : OJ(a.clusterQueue)},
-                               {"published", a.published}});
+      allocations.push_back(
+          OJ{{"device", a.device},
+             {"request", a.request},
+             {"claim", a.claim},
+             {"pod", a.pod.empty() ? OJ(nullptr) : OJ(a.pod)},
+             {"workload", a.workload.empty() ? OJ(nullptr) : OJ(a.workload)},
+             {"clusterQueue", a.clusterQueue.empty() ? OJ(nullptr) : OJ(a.clusterQueue)},
+             {"published", a.published}});
     }
     pools.push_back(OJ{{"driver", p.driver},
                        {"pool", p.pool},
@@ -114,7 +119,8 @@ std::string renderTable(const std::vector<std::string>& headers,
   std::vector<std::size_t> width(headers.size());
   for (std::size_t i = 0; i < headers.size(); ++i) width[i] = headers[i].size();
   for (const auto& r : rows) {
-    for (std::size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], r[i].size());
   }
   std::ostringstream out;
   auto line = [&](const std::vector<std::string>& cells) {
@@ -140,8 +146,8 @@ std::string clusterQueuesToTable(const std::vector<ClusterQueueReport>& queues) 
                           std::to_string(q.admitted)});
     }
   }
-  return renderTable({"CLUSTERQUEUE", "COHORT", "FLAVOR", "RESOURCE", "NOMINAL", "RESERVED", "ADMITTED",
-                      "PENDING/RESERVED/ADMITTED"},
+  return renderTable({"CLUSTERQUEUE", "COHORT", "FLAVOR", "RESOURCE", "NOMINAL", "RESERVED",
+                      "ADMITTED", "PENDING/RESERVED/ADMITTED"},
                      rows);
 }
 
@@ -157,9 +163,13 @@ std::string reportToTable(const StateReport& report) {
                   joinResources(w.recorded), joinResources(w.computed),
                   w.errors.empty() ? "-" : std::to_string(w.errors.size())});
   }
-  out << renderTable({"NAMESPACE", "WORKLOAD", "CLUSTERQUEUE", "STATE", "RECORDED", "COMPUTED", "ERRORS"},
-                     wl)
+  out << renderTable(
+             {"NAMESPACE", "WORKLOAD", "CLUSTERQUEUE", "STATE", "RECORDED", "COMPUTED", "ERRORS"},
+             wl)
       << "\n";
+  for (const auto& w : report.workloads) {
+    for (const auto& e : w.errors) out << "error: " << w.ns << "/" << w.name << ": " << e << "\n";
+  }
   std::vector<std::vector<std::string>> pools;
   for (const auto& p : report.pools) {
     std::string counters;

@@ -69,6 +69,6 @@ struct ledger::cel::DeviceSelector::Node {
   std::vector<const Overload*> overloads;  // candidates; one unless dispatch
   bool dispatch = false;                   // pick an overload by runtime kinds
   SpecialOp op = SpecialOp::kNone;
-  int slot = -1;                           // variable slot (kLocal, macros)
-  std::shared_ptr<const Regex> regex;      // precompiled constant pattern
+  int slot = -1;                       // variable slot (kLocal, macros)
+  std::shared_ptr<const Regex> regex;  // precompiled constant pattern
 };

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 
+#include "cel_limits.h"
 #include "evaluator.h"
 #include "functions.h"
-#include "cel_limits.h"
 #include "regex.h"
 
 namespace ledger::cel {
@@ -28,9 +28,10 @@ struct CheckError {
 const Type& deviceFieldType(const std::string& field, std::uint32_t pos) {
   static const Type kString(TypeKind::kString);
   static const Type kBool(TypeKind::kBool);
-  static const Type kAttributes = Type::map(Type(TypeKind::kString), Type::map(Type(TypeKind::kString), Type()));
-  static const Type kCapacity = Type::map(Type(TypeKind::kString),
-                                          Type::map(Type(TypeKind::kString), Type(TypeKind::kQuantity)));
+  static const Type kAttributes =
+      Type::map(Type(TypeKind::kString), Type::map(Type(TypeKind::kString), Type()));
+  static const Type kCapacity = Type::map(
+      Type(TypeKind::kString), Type::map(Type(TypeKind::kString), Type(TypeKind::kQuantity)));
   if (field == "driver") return kString;
   if (field == "allowMultipleAllocations") return kBool;
   if (field == "attributes") return kAttributes;
@@ -74,12 +75,23 @@ class Checker {
     }
     switch (n.kind) {
       case NodeKind::kLiteral:
-      case NodeKind::kLocal: break;
-      case NodeKind::kList: list(n); break;
-      case NodeKind::kIdent: ident(n); break;
-      case NodeKind::kSelect: select(n); break;
-      case NodeKind::kIndex: index(n); break;
-      case NodeKind::kHas: has(n); break;
+      case NodeKind::kLocal:
+        break;
+      case NodeKind::kList:
+        list(n);
+        break;
+      case NodeKind::kIdent:
+        ident(n);
+        break;
+      case NodeKind::kSelect:
+        select(n);
+        break;
+      case NodeKind::kIndex:
+        index(n);
+        break;
+      case NodeKind::kHas:
+        has(n);
+        break;
       case NodeKind::kAnd:
       case NodeKind::kOr:
         if (!isBoolish(n.children[0]->type) || !isBoolish(n.children[1]->type)) noOverload(n);
@@ -92,9 +104,15 @@ class Checker {
         n.type = join(a, b);
         break;
       }
-      case NodeKind::kCall: call(n); break;
-      case NodeKind::kComprehension: comprehension(n); break;
-      case NodeKind::kBind: bind(n); break;
+      case NodeKind::kCall:
+        call(n);
+        break;
+      case NodeKind::kComprehension:
+        comprehension(n);
+        break;
+      case NodeKind::kBind:
+        bind(n);
+        break;
     }
   }
 
@@ -117,7 +135,8 @@ class Checker {
       }
       // cel.HomogeneousAggregateLiterals: one element type per list literal.
       if (!compatible(elem, child->type)) {
-        fail(child->pos, "expected type '" + elem.name() + "' but found '" + child->type.name() + "'");
+        fail(child->pos,
+             "expected type '" + elem.name() + "' but found '" + child->type.name() + "'");
       }
       elem = join(elem, child->type);
     }
@@ -140,20 +159,26 @@ class Checker {
         return;
       }
     }
-    if (n.name != "device") fail(n.pos, "undeclared reference to '" + n.name + "' (in container '')");
+    if (n.name != "device")
+      fail(n.pos, "undeclared reference to '" + n.name + "' (in container '')");
     n.type = Type(TypeKind::kDevice);
   }
 
   void select(Node& n) {
     const Type& operand = n.children[0]->type;
     switch (operand.kind()) {
-      case TypeKind::kDevice: n.type = deviceFieldType(n.name, n.pos); return;
+      case TypeKind::kDevice:
+        n.type = deviceFieldType(n.name, n.pos);
+        return;
       case TypeKind::kMap:
         if (!fits(operand.key().kind(), Type(TypeKind::kString))) noOverload(n);
         n.type = operand.elem();
         return;
-      case TypeKind::kDyn: n.type = Type(); return;
-      default: fail(n.pos, "type '" + operand.name() + "' does not support field selection");
+      case TypeKind::kDyn:
+        n.type = Type();
+        return;
+      default:
+        fail(n.pos, "type '" + operand.name() + "' does not support field selection");
     }
   }
 
@@ -209,7 +234,8 @@ class Checker {
       known = true;
       if (o.member != n.member || o.arity != n.children.size()) continue;
       bool ok = true;
-      for (std::size_t i = 0; i < n.children.size() && ok; ++i) ok = fits(o.params[i], n.children[i]->type);
+      for (std::size_t i = 0; i < n.children.size() && ok; ++i)
+        ok = fits(o.params[i], n.children[i]->type);
       if (ok) n.overloads.push_back(&o);
     }
     if (!known) fail(n.pos, "undeclared reference to '" + n.name + "' (in container '')");
@@ -253,7 +279,8 @@ class Checker {
       case ValueKind::kError:
       case ValueKind::kList:
       case ValueKind::kMap:
-      case ValueKind::kDevice: return;
+      case ValueKind::kDevice:
+        return;
       case ValueKind::kString:
         n.text = std::string(v.str);
         n.value = Value::string(n.text);
@@ -262,14 +289,16 @@ class Checker {
         n.semver = *v.semver;
         n.value = Value::ofSemver(&n.semver);
         break;
-      default: n.value = v;
+      default:
+        n.value = v;
     }
     n.kind = NodeKind::kLiteral;
   }
 
   void pushVariable(Node& n, const Type& type) {
     if (static_cast<int>(scope_.size()) >= kMaxLocals) {
-      fail(n.pos, "too many nested comprehensions or bindings (limit " + std::to_string(kMaxLocals) + ")");
+      fail(n.pos,
+           "too many nested comprehensions or bindings (limit " + std::to_string(kMaxLocals) + ")");
     }
     n.slot = static_cast<int>(scope_.size());
     scope_.push_back(Variable{n.name, type});
@@ -279,12 +308,18 @@ class Checker {
     const Type& range = n.children[0]->type;
     Type var;
     switch (range.kind()) {
-      case TypeKind::kList: var = range.elem(); break;
-      case TypeKind::kMap: var = range.key(); break;
-      case TypeKind::kDyn: break;
+      case TypeKind::kList:
+        var = range.elem();
+        break;
+      case TypeKind::kMap:
+        var = range.key();
+        break;
+      case TypeKind::kDyn:
+        break;
       default:
-        fail(n.children[0]->pos, "expression of type '" + range.name() +
-                                     "' cannot be range of a comprehension (must be list, map, or dynamic)");
+        fail(n.children[0]->pos,
+             "expression of type '" + range.name() +
+                 "' cannot be range of a comprehension (must be list, map, or dynamic)");
     }
     pushVariable(n, var);
     for (std::size_t i = 1; i < n.children.size(); ++i) check(*n.children[i]);
@@ -292,13 +327,19 @@ class Checker {
     const bool transformLast = n.macro == Macro::kMap;
     for (std::size_t i = 1; i < n.children.size() - (transformLast ? 1 : 0); ++i) {
       if (!isBoolish(n.children[i]->type)) {
-        fail(n.children[i]->pos, "expected type 'bool' but found '" + n.children[i]->type.name() + "'");
+        fail(n.children[i]->pos,
+             "expected type 'bool' but found '" + n.children[i]->type.name() + "'");
       }
     }
     switch (n.macro) {
-      case Macro::kMap: n.type = Type::list(n.children.back()->type); break;
-      case Macro::kFilter: n.type = Type::list(var); break;
-      default: n.type = Type(TypeKind::kBool);
+      case Macro::kMap:
+        n.type = Type::list(n.children.back()->type);
+        break;
+      case Macro::kFilter:
+        n.type = Type::list(var);
+        break;
+      default:
+        n.type = Type(TypeKind::kBool);
     }
   }
 
@@ -323,7 +364,8 @@ bool check(Node& root, CompileError& error) {
   }
   // compile.go: "must evaluate to bool or the unknown type".
   if (!isBoolish(root.type)) {
-    error = CompileError{root.pos, "must evaluate to bool or the unknown type, not " + root.type.name()};
+    error = CompileError{root.pos,
+                         "must evaluate to bool or the unknown type, not " + root.type.name()};
     return false;
   }
   return true;

@@ -2,9 +2,9 @@
 #include "device_selector.h"
 
 #include "ast.h"
+#include "cel_limits.h"
 #include "checker.h"
 #include "evaluator.h"
-#include "cel_limits.h"
 #include "parser.h"
 
 namespace ledger::cel {
@@ -112,7 +112,8 @@ EvalResult DeviceSelector::evaluate(const Device& device) const {
     out.error = *result.error;
   } else if (result.kind != ValueKind::kBool) {
     // compile.go DeviceMatches: the result must convert to bool.
-    out.error = "CEL result of type " + std::string(typeName(result)) + " could not be converted to bool";
+    out.error =
+        "CEL result of type " + std::string(typeName(result)) + " could not be converted to bool";
   } else {
     out.matched = result.b;
   }

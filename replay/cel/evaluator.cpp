@@ -51,10 +51,14 @@ Value lookup(const Value& m, std::string_view key, EvalContext& ctx) {
 bool contains(const Value& m, std::string_view key) {
   if (m.map == nullptr) return false;
   switch (m.mapKind) {
-    case MapKind::kAttributeDomains: return static_cast<const AttributeDomains*>(m.map)->contains(key);
-    case MapKind::kCapacityDomains: return static_cast<const CapacityDomains*>(m.map)->contains(key);
-    case MapKind::kAttributes: return static_cast<const AttributeMap*>(m.map)->contains(key);
-    case MapKind::kCapacities: return static_cast<const CapacityMap*>(m.map)->contains(key);
+    case MapKind::kAttributeDomains:
+      return static_cast<const AttributeDomains*>(m.map)->contains(key);
+    case MapKind::kCapacityDomains:
+      return static_cast<const CapacityDomains*>(m.map)->contains(key);
+    case MapKind::kAttributes:
+      return static_cast<const AttributeMap*>(m.map)->contains(key);
+    case MapKind::kCapacities:
+      return static_cast<const CapacityMap*>(m.map)->contains(key);
   }
   return false;
 }
@@ -68,10 +72,18 @@ void forEachKey(const Value& m, Fn&& fn) {
     }
   };
   switch (m.mapKind) {
-    case MapKind::kAttributeDomains: each(static_cast<const AttributeDomains*>(m.map)); break;
-    case MapKind::kCapacityDomains: each(static_cast<const CapacityDomains*>(m.map)); break;
-    case MapKind::kAttributes: each(static_cast<const AttributeMap*>(m.map)); break;
-    case MapKind::kCapacities: each(static_cast<const CapacityMap*>(m.map)); break;
+    case MapKind::kAttributeDomains:
+      each(static_cast<const AttributeDomains*>(m.map));
+      break;
+    case MapKind::kCapacityDomains:
+      each(static_cast<const CapacityDomains*>(m.map));
+      break;
+    case MapKind::kAttributes:
+      each(static_cast<const AttributeMap*>(m.map));
+      break;
+    case MapKind::kCapacities:
+      each(static_cast<const CapacityMap*>(m.map));
+      break;
   }
 }
 
@@ -86,14 +98,16 @@ Value selectField(const Value& operand, const std::string& field, EvalContext& c
     if (field == "allowMultipleAllocations") return Value::boolean(d.allowMultipleAllocations);
     return ctx.error("no such field: " + field);
   }
-  return ctx.error("type '" + std::string(typeName(operand)) + "' does not support field selection");
+  return ctx.error("type '" + std::string(typeName(operand)) +
+                   "' does not support field selection");
 }
 
 Value indexValue(const Value& operand, const Value& key, EvalContext& ctx) {
   if (operand.isError()) return operand;
   if (key.isError()) return key;
   if (operand.kind == ValueKind::kMap) {
-    if (key.kind != ValueKind::kString) return ctx.error("unsupported key type: " + std::string(typeName(key)));
+    if (key.kind != ValueKind::kString)
+      return ctx.error("unsupported key type: " + std::string(typeName(key)));
     return lookup(operand, key.str, ctx);
   }
   if (operand.kind == ValueKind::kList) {
@@ -141,15 +155,24 @@ Value in(const Value& item, const Value& container, EvalContext& ctx) {
 // The Go type name cel-go prints for a value that cannot be iterated.
 std::string_view goTypeName(const Value& v) {
   switch (v.kind) {
-    case ValueKind::kBool: return "types.Bool";
-    case ValueKind::kInt: return "types.Int";
-    case ValueKind::kUint: return "types.Uint";
-    case ValueKind::kDouble: return "types.Double";
-    case ValueKind::kString: return "types.String";
-    case ValueKind::kNull: return "types.Null";
-    case ValueKind::kSemver: return "cel.Semver";
-    case ValueKind::kQuantity: return "cel.Quantity";
-    default: return typeName(v);
+    case ValueKind::kBool:
+      return "types.Bool";
+    case ValueKind::kInt:
+      return "types.Int";
+    case ValueKind::kUint:
+      return "types.Uint";
+    case ValueKind::kDouble:
+      return "types.Double";
+    case ValueKind::kString:
+      return "types.String";
+    case ValueKind::kNull:
+      return "types.Null";
+    case ValueKind::kSemver:
+      return "cel.Semver";
+    case ValueKind::kQuantity:
+      return "cel.Quantity";
+    default:
+      return typeName(v);
   }
 }
 
@@ -250,10 +273,14 @@ Value comprehension(const Node& n, EvalContext& ctx) {
   }
   if (done) return result;
   switch (n.macro) {
-    case Macro::kAll: return firstError ? *firstError : Value::boolean(true);
-    case Macro::kExists: return firstError ? *firstError : Value::boolean(false);
-    case Macro::kExistsOne: return Value::boolean(count == 1);
-    default: return result;
+    case Macro::kAll:
+      return firstError ? *firstError : Value::boolean(true);
+    case Macro::kExists:
+      return firstError ? *firstError : Value::boolean(false);
+    case Macro::kExistsOne:
+      return Value::boolean(count == 1);
+    default:
+      return result;
   }
 }
 
@@ -264,13 +291,16 @@ Value call(const Node& n, EvalContext& ctx) {
     if (args[i].isError()) return args[i];  // strict: the first error wins
   }
   switch (n.op) {
-    case SpecialOp::kEquals: return equals(args[0], args[1], ctx);
+    case SpecialOp::kEquals:
+      return equals(args[0], args[1], ctx);
     case SpecialOp::kNotEquals: {
       Value same = equals(args[0], args[1], ctx);
       return same.isError() ? same : Value::boolean(!same.b);
     }
-    case SpecialOp::kIn: return in(args[0], args[1], ctx);
-    case SpecialOp::kNone: break;
+    case SpecialOp::kIn:
+      return in(args[0], args[1], ctx);
+    case SpecialOp::kNone:
+      break;
   }
   const Overload* chosen = n.overloads.front();
   if (n.dispatch) {
@@ -307,9 +337,12 @@ Value evaluate(const Node& n, EvalContext& ctx) {
     return v;
   }
   switch (n.kind) {
-    case NodeKind::kLiteral: return n.value;
-    case NodeKind::kIdent: return Value::device();  // the checker allows only `device`
-    case NodeKind::kLocal: return ctx.locals[static_cast<std::size_t>(n.slot)];
+    case NodeKind::kLiteral:
+      return n.value;
+    case NodeKind::kIdent:
+      return Value::device();  // the checker allows only `device`
+    case NodeKind::kLocal:
+      return ctx.locals[static_cast<std::size_t>(n.slot)];
     case NodeKind::kList: {
       std::vector<Value>* list = ctx.newList();
       list->reserve(n.children.size());
@@ -320,7 +353,8 @@ Value evaluate(const Node& n, EvalContext& ctx) {
       }
       return Value::ofList(list);
     }
-    case NodeKind::kSelect: return selectField(evaluate(*n.children[0], ctx), n.name, ctx);
+    case NodeKind::kSelect:
+      return selectField(evaluate(*n.children[0], ctx), n.name, ctx);
     case NodeKind::kIndex: {
       const Value operand = evaluate(*n.children[0], ctx);
       return indexValue(operand, evaluate(*n.children[1], ctx), ctx);
@@ -331,16 +365,21 @@ Value evaluate(const Node& n, EvalContext& ctx) {
       if (operand.kind == ValueKind::kDevice) return Value::boolean(true);  // fields are always set
       if (operand.kind != ValueKind::kMap) return ctx.error("invalid type for field selection");
       // k8s' defaulting outer maps find every domain (Find never misses).
-      if (operand.mapKind == MapKind::kAttributeDomains || operand.mapKind == MapKind::kCapacityDomains) {
+      if (operand.mapKind == MapKind::kAttributeDomains ||
+          operand.mapKind == MapKind::kCapacityDomains) {
         return Value::boolean(true);
       }
       return Value::boolean(contains(operand, n.name));
     }
     case NodeKind::kAnd:
-    case NodeKind::kOr: return logical(n, ctx);
-    case NodeKind::kTernary: return ternary(n, ctx);
-    case NodeKind::kCall: return call(n, ctx);
-    case NodeKind::kComprehension: return comprehension(n, ctx);
+    case NodeKind::kOr:
+      return logical(n, ctx);
+    case NodeKind::kTernary:
+      return ternary(n, ctx);
+    case NodeKind::kCall:
+      return call(n, ctx);
+    case NodeKind::kComprehension:
+      return comprehension(n, ctx);
     case NodeKind::kBind:
       // Evaluated eagerly; an error only surfaces where the variable is used.
       ctx.locals[static_cast<std::size_t>(n.slot)] = evaluate(*n.children[0], ctx);

@@ -68,7 +68,8 @@ std::vector<Overload> buildTable() {
     global("uint", {k}, T::kUint, Fn::kToUint);
     global("double", {k}, T::kDouble, Fn::kToDouble);
   }
-  for (T k : {T::kInt, T::kUint, T::kBool, T::kString}) global("string", {k}, T::kString, Fn::kToString);
+  for (T k : {T::kInt, T::kUint, T::kBool, T::kString})
+    global("string", {k}, T::kString, Fn::kToString);
   // k8s.io/apiserver/pkg/cel/library/quantity.go
   global("quantity", {T::kString}, T::kQuantity, Fn::kQuantity);
   global("isQuantity", {T::kString}, T::kBool, Fn::kIsQuantity);
@@ -101,19 +102,32 @@ std::vector<Overload> buildTable() {
 
 bool kindFits(T param, ValueKind v) {
   switch (param) {
-    case T::kDyn: return true;
-    case T::kNull: return v == ValueKind::kNull;
-    case T::kBool: return v == ValueKind::kBool;
-    case T::kInt: return v == ValueKind::kInt;
-    case T::kUint: return v == ValueKind::kUint;
-    case T::kDouble: return v == ValueKind::kDouble;
-    case T::kString: return v == ValueKind::kString;
-    case T::kQuantity: return v == ValueKind::kQuantity;
-    case T::kSemver: return v == ValueKind::kSemver;
-    case T::kList: return v == ValueKind::kList;
-    case T::kMap: return v == ValueKind::kMap;
-    case T::kDevice: return v == ValueKind::kDevice;
-    case T::kBytes: return false;
+    case T::kDyn:
+      return true;
+    case T::kNull:
+      return v == ValueKind::kNull;
+    case T::kBool:
+      return v == ValueKind::kBool;
+    case T::kInt:
+      return v == ValueKind::kInt;
+    case T::kUint:
+      return v == ValueKind::kUint;
+    case T::kDouble:
+      return v == ValueKind::kDouble;
+    case T::kString:
+      return v == ValueKind::kString;
+    case T::kQuantity:
+      return v == ValueKind::kQuantity;
+    case T::kSemver:
+      return v == ValueKind::kSemver;
+    case T::kList:
+      return v == ValueKind::kList;
+    case T::kMap:
+      return v == ValueKind::kMap;
+    case T::kDevice:
+      return v == ValueKind::kDevice;
+    case T::kBytes:
+      return false;
   }
   return false;
 }
@@ -121,19 +135,29 @@ bool kindFits(T param, ValueKind v) {
 Value arithmetic(Fn fn, const Value& a, const Value& b, EvalContext& ctx) {
   if (a.kind == ValueKind::kDouble) {
     switch (fn) {
-      case Fn::kAdd: return Value::dbl(a.d + b.d);
-      case Fn::kSub: return Value::dbl(a.d - b.d);
-      case Fn::kMul: return Value::dbl(a.d * b.d);
-      default: return Value::dbl(a.d / b.d);  // IEEE: x/0 is +-Inf or NaN
+      case Fn::kAdd:
+        return Value::dbl(a.d + b.d);
+      case Fn::kSub:
+        return Value::dbl(a.d - b.d);
+      case Fn::kMul:
+        return Value::dbl(a.d * b.d);
+      default:
+        return Value::dbl(a.d / b.d);  // IEEE: x/0 is +-Inf or NaN
     }
   }
   if (a.kind == ValueKind::kUint) {
     std::uint64_t r = 0;
     bool overflow = false;
     switch (fn) {
-      case Fn::kAdd: overflow = __builtin_add_overflow(a.u, b.u, &r); break;
-      case Fn::kSub: overflow = __builtin_sub_overflow(a.u, b.u, &r); break;
-      case Fn::kMul: overflow = __builtin_mul_overflow(a.u, b.u, &r); break;
+      case Fn::kAdd:
+        overflow = __builtin_add_overflow(a.u, b.u, &r);
+        break;
+      case Fn::kSub:
+        overflow = __builtin_sub_overflow(a.u, b.u, &r);
+        break;
+      case Fn::kMul:
+        overflow = __builtin_mul_overflow(a.u, b.u, &r);
+        break;
       case Fn::kDiv:
         if (b.u == 0) return ctx.error("division by zero");
         r = a.u / b.u;
@@ -147,9 +171,15 @@ Value arithmetic(Fn fn, const Value& a, const Value& b, EvalContext& ctx) {
   std::int64_t r = 0;
   bool overflow = false;
   switch (fn) {
-    case Fn::kAdd: overflow = __builtin_add_overflow(a.i, b.i, &r); break;
-    case Fn::kSub: overflow = __builtin_sub_overflow(a.i, b.i, &r); break;
-    case Fn::kMul: overflow = __builtin_mul_overflow(a.i, b.i, &r); break;
+    case Fn::kAdd:
+      overflow = __builtin_add_overflow(a.i, b.i, &r);
+      break;
+    case Fn::kSub:
+      overflow = __builtin_sub_overflow(a.i, b.i, &r);
+      break;
+    case Fn::kMul:
+      overflow = __builtin_mul_overflow(a.i, b.i, &r);
+      break;
     case Fn::kDiv:
     case Fn::kMod:
       if (b.i == 0) return ctx.error(fn == Fn::kDiv ? "division by zero" : "modulus by zero");
@@ -159,7 +189,8 @@ Value arithmetic(Fn fn, const Value& a, const Value& b, EvalContext& ctx) {
       }
       r = fn == Fn::kDiv ? a.i / b.i : a.i % b.i;
       break;
-    default: break;
+    default:
+      break;
   }
   return overflow ? ctx.error("integer overflow") : Value::integer(r);
 }
@@ -183,10 +214,14 @@ Value concat(const Value& a, const Value& b, EvalContext& ctx) {
 std::int64_t mapSize(const Value& m) {
   if (m.map == nullptr) return 0;
   switch (m.mapKind) {
-    case MapKind::kAttributeDomains: return static_cast<std::int64_t>(static_cast<const AttributeDomains*>(m.map)->size());
-    case MapKind::kAttributes: return static_cast<std::int64_t>(static_cast<const AttributeMap*>(m.map)->size());
-    case MapKind::kCapacityDomains: return static_cast<std::int64_t>(static_cast<const CapacityDomains*>(m.map)->size());
-    case MapKind::kCapacities: return static_cast<std::int64_t>(static_cast<const CapacityMap*>(m.map)->size());
+    case MapKind::kAttributeDomains:
+      return static_cast<std::int64_t>(static_cast<const AttributeDomains*>(m.map)->size());
+    case MapKind::kAttributes:
+      return static_cast<std::int64_t>(static_cast<const AttributeMap*>(m.map)->size());
+    case MapKind::kCapacityDomains:
+      return static_cast<std::int64_t>(static_cast<const CapacityDomains*>(m.map)->size());
+    case MapKind::kCapacities:
+      return static_cast<std::int64_t>(static_cast<const CapacityMap*>(m.map)->size());
   }
   return 0;
 }
@@ -196,7 +231,8 @@ Value matches(const Value& text, const Value& pattern, const Node& call, EvalCon
   if (!compiled) {
     std::string error;
     compiled = Regex::compile(pattern.str, error);
-    if (!compiled) return ctx.error("invalid regular expression '" + std::string(pattern.str) + "': " + error);
+    if (!compiled)
+      return ctx.error("invalid regular expression '" + std::string(pattern.str) + "': " + error);
   }
   // cel-go's cost for matches: string size times pattern size, each / 10.
   if (!ctx.charge((1 + text.str.size() / 10) * (1 + compiled->programSize() / 10))) {
@@ -209,7 +245,8 @@ Value matches(const Value& text, const Value& pattern, const Node& call, EvalCon
 
 Value convert(Fn fn, const Value& v, EvalContext& ctx) {
   const auto rangeError = [&](std::string_view to) {
-    return ctx.error("range error converting " + std::string(typeName(v)) + " to " + std::string(to));
+    return ctx.error("range error converting " + std::string(typeName(v)) + " to " +
+                     std::string(to));
   };
   const auto parseError = [&](std::string_view to) {
     return ctx.error("type conversion error from 'string' to '" + std::string(to) + "'");
@@ -217,23 +254,28 @@ Value convert(Fn fn, const Value& v, EvalContext& ctx) {
   switch (fn) {
     case Fn::kToInt:
       switch (v.kind) {
-        case ValueKind::kInt: return v;
+        case ValueKind::kInt:
+          return v;
         case ValueKind::kUint:
-          if (v.u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return rangeError("int");
+          if (v.u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            return rangeError("int");
           return Value::integer(static_cast<std::int64_t>(v.u));
         case ValueKind::kDouble:
-          if (!(v.d > -9223372036854775808.0 && v.d < 9223372036854775808.0)) return rangeError("int");
+          if (!(v.d > -9223372036854775808.0 && v.d < 9223372036854775808.0))
+            return rangeError("int");
           return Value::integer(static_cast<std::int64_t>(v.d));
         default: {
           std::int64_t r = 0;
           const auto [end, ec] = std::from_chars(v.str.data(), v.str.data() + v.str.size(), r);
-          if (v.str.empty() || ec != std::errc() || end != v.str.data() + v.str.size()) return parseError("int");
+          if (v.str.empty() || ec != std::errc() || end != v.str.data() + v.str.size())
+            return parseError("int");
           return Value::integer(r);
         }
       }
     case Fn::kToUint:
       switch (v.kind) {
-        case ValueKind::kUint: return v;
+        case ValueKind::kUint:
+          return v;
         case ValueKind::kInt:
           if (v.i < 0) return rangeError("uint");
           return Value::unsignedInt(static_cast<std::uint64_t>(v.i));
@@ -243,28 +285,37 @@ Value convert(Fn fn, const Value& v, EvalContext& ctx) {
         default: {
           std::uint64_t r = 0;
           const auto [end, ec] = std::from_chars(v.str.data(), v.str.data() + v.str.size(), r);
-          if (v.str.empty() || ec != std::errc() || end != v.str.data() + v.str.size()) return parseError("uint");
+          if (v.str.empty() || ec != std::errc() || end != v.str.data() + v.str.size())
+            return parseError("uint");
           return Value::unsignedInt(r);
         }
       }
     case Fn::kToDouble:
       switch (v.kind) {
-        case ValueKind::kDouble: return v;
-        case ValueKind::kInt: return Value::dbl(static_cast<double>(v.i));
-        case ValueKind::kUint: return Value::dbl(static_cast<double>(v.u));
+        case ValueKind::kDouble:
+          return v;
+        case ValueKind::kInt:
+          return Value::dbl(static_cast<double>(v.i));
+        case ValueKind::kUint:
+          return Value::dbl(static_cast<double>(v.u));
         default: {
           double r = 0;
           const auto [end, ec] = std::from_chars(v.str.data(), v.str.data() + v.str.size(), r);
-          if (v.str.empty() || ec != std::errc() || end != v.str.data() + v.str.size()) return parseError("double");
+          if (v.str.empty() || ec != std::errc() || end != v.str.data() + v.str.size())
+            return parseError("double");
           return Value::dbl(r);
         }
       }
     default:
       switch (v.kind) {
-        case ValueKind::kString: return v;
-        case ValueKind::kBool: return Value::string(v.b ? "true" : "false");
-        case ValueKind::kInt: return Value::string(ctx.keep(std::to_string(v.i)));
-        default: return Value::string(ctx.keep(std::to_string(v.u)));
+        case ValueKind::kString:
+          return v;
+        case ValueKind::kBool:
+          return Value::string(v.b ? "true" : "false");
+        case ValueKind::kInt:
+          return Value::string(ctx.keep(std::to_string(v.i)));
+        default:
+          return Value::string(ctx.keep(std::to_string(v.u)));
       }
   }
 }
@@ -285,8 +336,8 @@ Value quantityArithmetic(Fn fn, const Value& a, const Value& b, EvalContext& ctx
 Value semverFunction(Fn fn, const Value* args, std::uint8_t arity, EvalContext& ctx) {
   const bool normalize = arity == 2 && args[1].b;
   std::string error;
-  std::optional<Semver> v = normalize ? parseSemverNormalized(args[0].str, error)
-                                      : parseSemver(args[0].str, error);
+  std::optional<Semver> v =
+      normalize ? parseSemverNormalized(args[0].str, error) : parseSemver(args[0].str, error);
   if (fn == Fn::kIsSemver) return Value::boolean(v.has_value());
   if (!v) return ctx.error(error);
   return Value::ofSemver(ctx.keep(std::move(*v)));
@@ -328,12 +379,14 @@ Value invoke(const Overload& o, const Value* args, const Node& call, EvalContext
     case Fn::kSub:
     case Fn::kMul:
     case Fn::kDiv:
-    case Fn::kMod: return arithmetic(o.fn, a, b, ctx);
+    case Fn::kMod:
+      return arithmetic(o.fn, a, b, ctx);
     case Fn::kNeg:
       if (a.kind == ValueKind::kDouble) return Value::dbl(-a.d);
       if (a.i == std::numeric_limits<std::int64_t>::min()) return ctx.error("integer overflow");
       return Value::integer(-a.i);
-    case Fn::kNot: return Value::boolean(!a.b);
+    case Fn::kNot:
+      return Value::boolean(!a.b);
     case Fn::kLess:
     case Fn::kLessEq:
     case Fn::kGreater:
@@ -341,22 +394,30 @@ Value invoke(const Overload& o, const Value* args, const Node& call, EvalContext
       const std::optional<std::partial_ordering> c = order(a, b);
       if (!c) return ctx.error("no such overload");
       switch (o.fn) {
-        case Fn::kLess: return Value::boolean(*c < 0);
-        case Fn::kLessEq: return Value::boolean(*c <= 0);
-        case Fn::kGreater: return Value::boolean(*c > 0);
-        default: return Value::boolean(*c >= 0);
+        case Fn::kLess:
+          return Value::boolean(*c < 0);
+        case Fn::kLessEq:
+          return Value::boolean(*c <= 0);
+        case Fn::kGreater:
+          return Value::boolean(*c > 0);
+        default:
+          return Value::boolean(*c >= 0);
       }
     }
     case Fn::kSize:
       if (a.kind == ValueKind::kString) return Value::integer(codePoints(a.str));
-      if (a.kind == ValueKind::kList) return Value::integer(static_cast<std::int64_t>(a.list->size()));
+      if (a.kind == ValueKind::kList)
+        return Value::integer(static_cast<std::int64_t>(a.list->size()));
       return Value::integer(mapSize(a));
-    case Fn::kStartsWith: return Value::boolean(a.str.starts_with(b.str));
-    case Fn::kEndsWith: return Value::boolean(a.str.ends_with(b.str));
+    case Fn::kStartsWith:
+      return Value::boolean(a.str.starts_with(b.str));
+    case Fn::kEndsWith:
+      return Value::boolean(a.str.ends_with(b.str));
     case Fn::kContains:
       ctx.charge(1 + a.str.size() / 10);
       return Value::boolean(a.str.find(b.str) != std::string_view::npos);
-    case Fn::kMatches: return matches(a, b, call, ctx);
+    case Fn::kMatches:
+      return matches(a, b, call, ctx);
     case Fn::kLowerAscii:
     case Fn::kUpperAscii: {
       ctx.charge(1 + a.str.size() / 10);
@@ -370,7 +431,8 @@ Value invoke(const Overload& o, const Value* args, const Node& call, EvalContext
     case Fn::kToInt:
     case Fn::kToUint:
     case Fn::kToDouble:
-    case Fn::kToString: return convert(o.fn, a, ctx);
+    case Fn::kToString:
+      return convert(o.fn, a, ctx);
     case Fn::kQuantity: {
       if (std::optional<Quantity> q = Quantity::tryParse(a.str)) return Value::ofQuantity(*q);
       try {
@@ -380,30 +442,45 @@ Value invoke(const Overload& o, const Value* args, const Node& call, EvalContext
       }
       return ctx.error("invalid quantity");
     }
-    case Fn::kIsQuantity: return Value::boolean(Quantity::tryParse(a.str).has_value());
-    case Fn::kQuantitySign: return Value::integer(a.quantity.isZero() ? 0 : (a.quantity.isNegative() ? -1 : 1));
-    case Fn::kQuantityCompare: return Value::integer(a.quantity < b.quantity ? -1 : (a.quantity == b.quantity ? 0 : 1));
-    case Fn::kQuantityGreater: return Value::boolean(a.quantity > b.quantity);
-    case Fn::kQuantityLess: return Value::boolean(a.quantity < b.quantity);
+    case Fn::kIsQuantity:
+      return Value::boolean(Quantity::tryParse(a.str).has_value());
+    case Fn::kQuantitySign:
+      return Value::integer(a.quantity.isZero() ? 0 : (a.quantity.isNegative() ? -1 : 1));
+    case Fn::kQuantityCompare:
+      return Value::integer(a.quantity < b.quantity ? -1 : (a.quantity == b.quantity ? 0 : 1));
+    case Fn::kQuantityGreater:
+      return Value::boolean(a.quantity > b.quantity);
+    case Fn::kQuantityLess:
+      return Value::boolean(a.quantity < b.quantity);
     case Fn::kQuantityAdd:
-    case Fn::kQuantitySub: return quantityArithmetic(o.fn, a, b, ctx);
+    case Fn::kQuantitySub:
+      return quantityArithmetic(o.fn, a, b, ctx);
     case Fn::kQuantityAsInteger: {
       // Quantity.AsInt64 (see device_selector.h on representation-dependent cases).
       if (std::optional<std::int64_t> v = a.quantity.toInt64()) return Value::integer(*v);
       return ctx.error("cannot convert value to integer");
     }
-    case Fn::kQuantityIsInteger: return Value::boolean(a.quantity.toInt64().has_value());
+    case Fn::kQuantityIsInteger:
+      return Value::boolean(a.quantity.toInt64().has_value());
     case Fn::kQuantityAsFloat:
       return Value::dbl(static_cast<double>(a.quantity.nanos()) / 1e9);
     case Fn::kSemver:
-    case Fn::kIsSemver: return semverFunction(o.fn, args, o.arity, ctx);
-    case Fn::kSemverCompare: return Value::integer(compareSemver(*a.semver, *b.semver));
-    case Fn::kSemverGreater: return Value::boolean(compareSemver(*a.semver, *b.semver) > 0);
-    case Fn::kSemverLess: return Value::boolean(compareSemver(*a.semver, *b.semver) < 0);
-    case Fn::kSemverMajor: return Value::integer(a.semver->major);
-    case Fn::kSemverMinor: return Value::integer(a.semver->minor);
-    case Fn::kSemverPatch: return Value::integer(a.semver->patch);
-    case Fn::kIncludes: return includes(a, b, ctx);
+    case Fn::kIsSemver:
+      return semverFunction(o.fn, args, o.arity, ctx);
+    case Fn::kSemverCompare:
+      return Value::integer(compareSemver(*a.semver, *b.semver));
+    case Fn::kSemverGreater:
+      return Value::boolean(compareSemver(*a.semver, *b.semver) > 0);
+    case Fn::kSemverLess:
+      return Value::boolean(compareSemver(*a.semver, *b.semver) < 0);
+    case Fn::kSemverMajor:
+      return Value::integer(a.semver->major);
+    case Fn::kSemverMinor:
+      return Value::integer(a.semver->minor);
+    case Fn::kSemverPatch:
+      return Value::integer(a.semver->patch);
+    case Fn::kIncludes:
+      return includes(a, b, ctx);
   }
   return ctx.error("no such overload");
 }

@@ -16,22 +16,54 @@
 namespace ledger::cel {
 
 enum class Fn : std::uint8_t {
-  kAdd, kSub, kMul, kDiv, kMod, kNeg, kNot,
-  kLess, kLessEq, kGreater, kGreaterEq,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kNeg,
+  kNot,
+  kLess,
+  kLessEq,
+  kGreater,
+  kGreaterEq,
   kSize,
-  kStartsWith, kEndsWith, kContains, kMatches, kLowerAscii, kUpperAscii,
-  kToInt, kToUint, kToDouble, kToString,
-  kQuantity, kIsQuantity, kQuantitySign, kQuantityCompare, kQuantityGreater, kQuantityLess,
-  kQuantityAdd, kQuantitySub, kQuantityAsInteger, kQuantityIsInteger, kQuantityAsFloat,
-  kSemver, kIsSemver, kSemverCompare, kSemverGreater, kSemverLess,
-  kSemverMajor, kSemverMinor, kSemverPatch,
+  kStartsWith,
+  kEndsWith,
+  kContains,
+  kMatches,
+  kLowerAscii,
+  kUpperAscii,
+  kToInt,
+  kToUint,
+  kToDouble,
+  kToString,
+  kQuantity,
+  kIsQuantity,
+  kQuantitySign,
+  kQuantityCompare,
+  kQuantityGreater,
+  kQuantityLess,
+  kQuantityAdd,
+  kQuantitySub,
+  kQuantityAsInteger,
+  kQuantityIsInteger,
+  kQuantityAsFloat,
+  kSemver,
+  kIsSemver,
+  kSemverCompare,
+  kSemverGreater,
+  kSemverLess,
+  kSemverMajor,
+  kSemverMinor,
+  kSemverPatch,
   kIncludes,
 };
 
 struct Overload {
   std::string_view name;
-  bool member = false;      // receiver-style: the receiver is parameter 0
-  std::uint8_t arity = 0;   // including the receiver
+  bool member = false;               // receiver-style: the receiver is parameter 0
+  std::uint8_t arity = 0;            // including the receiver
   std::array<TypeKind, 3> params{};  // kDyn accepts any value
   TypeKind result = TypeKind::kDyn;  // kList: the (joined) list argument type
   Fn fn = Fn::kAdd;

@@ -99,14 +99,14 @@ Token Lexer::next() {
   };
   // Two-character operators first so "<=" wins over "<".
   static constexpr std::array<Punct, 25> kPunct = {{
-      {"&&", TokenKind::kAnd},     {"||", TokenKind::kOr},       {"==", TokenKind::kEq},
-      {"!=", TokenKind::kNotEq},   {"<=", TokenKind::kLessEq},   {">=", TokenKind::kGreaterEq},
-      {"(", TokenKind::kLParen},   {")", TokenKind::kRParen},    {"[", TokenKind::kLBracket},
-      {"]", TokenKind::kRBracket}, {"{", TokenKind::kLBrace},    {"}", TokenKind::kRBrace},
-      {".", TokenKind::kDot},      {",", TokenKind::kComma},     {":", TokenKind::kColon},
-      {"?", TokenKind::kQuestion}, {"+", TokenKind::kPlus},      {"-", TokenKind::kMinus},
-      {"*", TokenKind::kStar},     {"/", TokenKind::kSlash},     {"%", TokenKind::kPercent},
-      {"!", TokenKind::kNot},      {"<", TokenKind::kLess},      {">", TokenKind::kGreater},
+      {"&&", TokenKind::kAnd},     {"||", TokenKind::kOr},     {"==", TokenKind::kEq},
+      {"!=", TokenKind::kNotEq},   {"<=", TokenKind::kLessEq}, {">=", TokenKind::kGreaterEq},
+      {"(", TokenKind::kLParen},   {")", TokenKind::kRParen},  {"[", TokenKind::kLBracket},
+      {"]", TokenKind::kRBracket}, {"{", TokenKind::kLBrace},  {"}", TokenKind::kRBrace},
+      {".", TokenKind::kDot},      {",", TokenKind::kComma},   {":", TokenKind::kColon},
+      {"?", TokenKind::kQuestion}, {"+", TokenKind::kPlus},    {"-", TokenKind::kMinus},
+      {"*", TokenKind::kStar},     {"/", TokenKind::kSlash},   {"%", TokenKind::kPercent},
+      {"!", TokenKind::kNot},      {"<", TokenKind::kLess},    {">", TokenKind::kGreater},
       {"=", TokenKind::kError},
   }};
   for (const Punct& p : kPunct) {
@@ -195,15 +195,36 @@ Token Lexer::stringLiteral(std::uint32_t start, bool raw, bool bytes) {
     const char e = pos_ + 1 < source_.size() ? source_[pos_ + 1] : '\0';
     pos_ += 2;
     switch (e) {
-      case 'a': out.push_back('\a'); continue;
-      case 'b': out.push_back('\b'); continue;
-      case 'f': out.push_back('\f'); continue;
-      case 'n': out.push_back('\n'); continue;
-      case 'r': out.push_back('\r'); continue;
-      case 't': out.push_back('\t'); continue;
-      case 'v': out.push_back('\v'); continue;
-      case '\\': case '?': case '"': case '\'': case '`': out.push_back(e); continue;
-      default: break;
+      case 'a':
+        out.push_back('\a');
+        continue;
+      case 'b':
+        out.push_back('\b');
+        continue;
+      case 'f':
+        out.push_back('\f');
+        continue;
+      case 'n':
+        out.push_back('\n');
+        continue;
+      case 'r':
+        out.push_back('\r');
+        continue;
+      case 't':
+        out.push_back('\t');
+        continue;
+      case 'v':
+        out.push_back('\v');
+        continue;
+      case '\\':
+      case '?':
+      case '"':
+      case '\'':
+      case '`':
+        out.push_back(e);
+        continue;
+      default:
+        break;
     }
     int digits = 0;
     int base = 16;
@@ -242,42 +263,78 @@ Token Lexer::stringLiteral(std::uint32_t start, bool raw, bool bytes) {
 
 std::string_view describe(TokenKind kind) {
   switch (kind) {
-    case TokenKind::kEnd: return "<EOF>";
-    case TokenKind::kError: return "<error>";
-    case TokenKind::kIdent: return "identifier";
-    case TokenKind::kInt: return "int literal";
-    case TokenKind::kUint: return "uint literal";
-    case TokenKind::kDouble: return "double literal";
-    case TokenKind::kString: return "string literal";
-    case TokenKind::kBytes: return "bytes literal";
-    case TokenKind::kTrue: return "'true'";
-    case TokenKind::kFalse: return "'false'";
-    case TokenKind::kNull: return "'null'";
-    case TokenKind::kIn: return "'in'";
-    case TokenKind::kLParen: return "'('";
-    case TokenKind::kRParen: return "')'";
-    case TokenKind::kLBracket: return "'['";
-    case TokenKind::kRBracket: return "']'";
-    case TokenKind::kLBrace: return "'{'";
-    case TokenKind::kRBrace: return "'}'";
-    case TokenKind::kDot: return "'.'";
-    case TokenKind::kComma: return "','";
-    case TokenKind::kColon: return "':'";
-    case TokenKind::kQuestion: return "'?'";
-    case TokenKind::kPlus: return "'+'";
-    case TokenKind::kMinus: return "'-'";
-    case TokenKind::kStar: return "'*'";
-    case TokenKind::kSlash: return "'/'";
-    case TokenKind::kPercent: return "'%'";
-    case TokenKind::kNot: return "'!'";
-    case TokenKind::kLess: return "'<'";
-    case TokenKind::kLessEq: return "'<='";
-    case TokenKind::kGreater: return "'>'";
-    case TokenKind::kGreaterEq: return "'>='";
-    case TokenKind::kEq: return "'=='";
-    case TokenKind::kNotEq: return "'!='";
-    case TokenKind::kAnd: return "'&&'";
-    case TokenKind::kOr: return "'||'";
+    case TokenKind::kEnd:
+      return "<EOF>";
+    case TokenKind::kError:
+      return "<error>";
+    case TokenKind::kIdent:
+      return "identifier";
+    case TokenKind::kInt:
+      return "int literal";
+    case TokenKind::kUint:
+      return "uint literal";
+    case TokenKind::kDouble:
+      return "double literal";
+    case TokenKind::kString:
+      return "string literal";
+    case TokenKind::kBytes:
+      return "bytes literal";
+    case TokenKind::kTrue:
+      return "'true'";
+    case TokenKind::kFalse:
+      return "'false'";
+    case TokenKind::kNull:
+      return "'null'";
+    case TokenKind::kIn:
+      return "'in'";
+    case TokenKind::kLParen:
+      return "'('";
+    case TokenKind::kRParen:
+      return "')'";
+    case TokenKind::kLBracket:
+      return "'['";
+    case TokenKind::kRBracket:
+      return "']'";
+    case TokenKind::kLBrace:
+      return "'{'";
+    case TokenKind::kRBrace:
+      return "'}'";
+    case TokenKind::kDot:
+      return "'.'";
+    case TokenKind::kComma:
+      return "','";
+    case TokenKind::kColon:
+      return "':'";
+    case TokenKind::kQuestion:
+      return "'?'";
+    case TokenKind::kPlus:
+      return "'+'";
+    case TokenKind::kMinus:
+      return "'-'";
+    case TokenKind::kStar:
+      return "'*'";
+    case TokenKind::kSlash:
+      return "'/'";
+    case TokenKind::kPercent:
+      return "'%'";
+    case TokenKind::kNot:
+      return "'!'";
+    case TokenKind::kLess:
+      return "'<'";
+    case TokenKind::kLessEq:
+      return "'<='";
+    case TokenKind::kGreater:
+      return "'>'";
+    case TokenKind::kGreaterEq:
+      return "'>='";
+    case TokenKind::kEq:
+      return "'=='";
+    case TokenKind::kNotEq:
+      return "'!='";
+    case TokenKind::kAnd:
+      return "'&&'";
+    case TokenKind::kOr:
+      return "'||'";
   }
   return "?";
 }

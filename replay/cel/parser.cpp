@@ -12,8 +12,8 @@
 #include <charconv>
 #include <limits>
 
-#include "lexer.h"
 #include "cel_limits.h"
+#include "lexer.h"
 
 namespace ledger::cel {
 namespace {
@@ -30,8 +30,8 @@ struct SyntaxError {
 
 bool isReserved(std::string_view name) {
   static constexpr std::array<std::string_view, 17> kReserved = {
-      "as",   "break",  "const",     "continue", "else", "for",  "function", "if",   "import",
-      "let",  "loop",   "namespace", "package",  "return", "var", "void",   "while"};
+      "as",  "break", "const",     "continue", "else",   "for", "function", "if",   "import",
+      "let", "loop",  "namespace", "package",  "return", "var", "void",     "while"};
   return std::find(kReserved.begin(), kReserved.end(), name) != kReserved.end();
 }
 
@@ -46,8 +46,8 @@ NodePtr makeNode(NodeKind kind, std::uint32_t pos, std::string name = {},
   node->depth = depth + 1;
   node->children = std::move(children);
   if (node->depth > kMaxNestingDepth) {
-    fail(pos, "expression nesting exceeds the maximum depth of " +
-                  std::to_string(kMaxNestingDepth));
+    fail(pos,
+         "expression nesting exceeds the maximum depth of " + std::to_string(kMaxNestingDepth));
   }
   return node;
 }
@@ -74,8 +74,8 @@ class Parser {
   struct Nesting {
     explicit Nesting(Parser& p) : parser(p) {
       if (++parser.nesting_ > kMaxNestingDepth) {
-        fail(parser.tok_.pos, "expression nesting exceeds the maximum depth of " +
-                                  std::to_string(kMaxNestingDepth));
+        fail(parser.tok_.pos,
+             "expression nesting exceeds the maximum depth of " + std::to_string(kMaxNestingDepth));
       }
     }
     ~Nesting() { --parser.nesting_; }
@@ -99,8 +99,8 @@ class Parser {
     if (tok_.kind != kind) {
       const std::string what =
           tok_.kind == TokenKind::kEnd ? "<EOF>" : "'" + std::string(tok_.text) + "'";
-      fail(tok_.pos, "Syntax error: mismatched input " + what + " expecting " +
-                         std::string(describe(kind)));
+      fail(tok_.pos,
+           "Syntax error: mismatched input " + what + " expecting " + std::string(describe(kind)));
     }
     advance();
   }
@@ -151,14 +151,29 @@ class Parser {
     for (;;) {
       const char* name = nullptr;
       switch (tok_.kind) {
-        case TokenKind::kLess: name = "_<_"; break;
-        case TokenKind::kLessEq: name = "_<=_"; break;
-        case TokenKind::kGreater: name = "_>_"; break;
-        case TokenKind::kGreaterEq: name = "_>=_"; break;
-        case TokenKind::kEq: name = "_==_"; break;
-        case TokenKind::kNotEq: name = "_!=_"; break;
-        case TokenKind::kIn: name = "@in"; break;
-        default: return left;
+        case TokenKind::kLess:
+          name = "_<_";
+          break;
+        case TokenKind::kLessEq:
+          name = "_<=_";
+          break;
+        case TokenKind::kGreater:
+          name = "_>_";
+          break;
+        case TokenKind::kGreaterEq:
+          name = "_>=_";
+          break;
+        case TokenKind::kEq:
+          name = "_==_";
+          break;
+        case TokenKind::kNotEq:
+          name = "_!=_";
+          break;
+        case TokenKind::kIn:
+          name = "@in";
+          break;
+        default:
+          return left;
       }
       const std::uint32_t pos = tok_.pos;
       advance();
@@ -182,10 +197,17 @@ class Parser {
     for (;;) {
       const char* name = nullptr;
       switch (tok_.kind) {
-        case TokenKind::kStar: name = "_*_"; break;
-        case TokenKind::kSlash: name = "_/_"; break;
-        case TokenKind::kPercent: name = "_%_"; break;
-        default: return left;
+        case TokenKind::kStar:
+          name = "_*_";
+          break;
+        case TokenKind::kSlash:
+          name = "_/_";
+          break;
+        case TokenKind::kPercent:
+          name = "_%_";
+          break;
+        default:
+          return left;
       }
       const std::uint32_t pos = tok_.pos;
       advance();
@@ -209,7 +231,8 @@ class Parser {
     }
     NodePtr operand = member(negateLiteral);
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
-      operand = makeCall(it->first == TokenKind::kNot ? "!_" : "-_", it->second, std::move(operand));
+      operand =
+          makeCall(it->first == TokenKind::kNot ? "!_" : "-_", it->second, std::move(operand));
     }
     return operand;
   }
@@ -261,7 +284,8 @@ class Parser {
                      std::vector<NodePtr> args) {
     const bool simpleFirst = !args.empty() && args[0]->kind == NodeKind::kIdent;
     if (name == "bind" && target->kind == NodeKind::kIdent && target->name == "cel") {
-      if (args.size() != 3 || !simpleFirst) fail(pos, "cel.bind() variable must be a simple identifier");
+      if (args.size() != 3 || !simpleFirst)
+        fail(pos, "cel.bind() variable must be a simple identifier");
       std::vector<NodePtr> parts;
       parts.push_back(std::move(args[1]));
       parts.push_back(std::move(args[2]));
@@ -299,7 +323,8 @@ class Parser {
     switch (tok_.kind) {
       case TokenKind::kInt:
       case TokenKind::kUint:
-      case TokenKind::kDouble: return numberLiteral(negate);
+      case TokenKind::kDouble:
+        return numberLiteral(negate);
       case TokenKind::kString: {
         NodePtr node = makeNode(NodeKind::kLiteral, pos);
         node->text = std::move(tok_.value);
@@ -308,7 +333,8 @@ class Parser {
         advance();
         return node;
       }
-      case TokenKind::kBytes: fail(pos, "bytes literals are not supported in device selectors");
+      case TokenKind::kBytes:
+        fail(pos, "bytes literals are not supported in device selectors");
       case TokenKind::kTrue:
       case TokenKind::kFalse: {
         NodePtr node = makeNode(NodeKind::kLiteral, pos);
@@ -333,12 +359,14 @@ class Parser {
         advance();
         return makeNode(NodeKind::kList, pos, "", arguments(TokenKind::kRBracket));
       }
-      case TokenKind::kLBrace: fail(pos, "map literals are not supported in device selectors");
+      case TokenKind::kLBrace:
+        fail(pos, "map literals are not supported in device selectors");
       case TokenKind::kIdent: {
         std::string name(tok_.text);
         if (isReserved(name)) fail(pos, "Syntax error: reserved identifier: " + name);
         advance();
-        if (tok_.kind != TokenKind::kLParen) return makeNode(NodeKind::kIdent, pos, std::move(name));
+        if (tok_.kind != TokenKind::kLParen)
+          return makeNode(NodeKind::kIdent, pos, std::move(name));
         advance();
         std::vector<NodePtr> args = arguments(TokenKind::kRParen);
         if (name == "has") {
@@ -353,7 +381,8 @@ class Parser {
         }
         return makeNode(NodeKind::kCall, pos, std::move(name), std::move(args));
       }
-      default: unexpected();
+      default:
+        unexpected();
     }
   }
 

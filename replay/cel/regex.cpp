@@ -6,10 +6,14 @@
 
 // GCC 12 reports a false -Wmaybe-uninitialized inside <regex>'s NFA
 // construction when optimizing with sanitizers; it is not in our code.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <regex>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include "cel_limits.h"
 
@@ -48,8 +52,9 @@ bool translate(std::string_view in, std::string& out, bool& icase, std::string& 
         out += e;
       }
       ++i;
-    } else if (in.substr(i, 4) == "(?P<" || (in.substr(i, 3) == "(?<" && in.substr(i, 4) != "(?<=" &&
-                                              in.substr(i, 4) != "(?<!")) {
+    } else if (in.substr(i, 4) == "(?P<" ||
+               (in.substr(i, 3) == "(?<" && in.substr(i, 4) != "(?<=" &&
+                in.substr(i, 4) != "(?<!")) {
       const std::size_t close = in.find('>', i);
       if (close == std::string_view::npos) {
         error = "missing closing > in group name";

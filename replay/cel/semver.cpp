@@ -37,11 +37,13 @@ std::vector<std::string_view> split(std::string_view s, char sep, std::size_t ma
 // One numeric version component; our Semver keeps them as int64.
 bool number(std::string_view s, const char* what, std::int64_t& out, std::string& error) {
   if (!allDigits(s)) {
-    error = std::string("Invalid character(s) found in ") + what + " number \"" + std::string(s) + "\"";
+    error =
+        std::string("Invalid character(s) found in ") + what + " number \"" + std::string(s) + "\"";
     return false;
   }
   if (hasLeadingZero(s)) {
-    error = std::string(what) + " number must not contain leading zeroes \"" + std::string(s) + "\"";
+    error =
+        std::string(what) + " number must not contain leading zeroes \"" + std::string(s) + "\"";
     return false;
   }
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -101,8 +103,9 @@ std::optional<Semver> parseSemver(std::string_view text, std::string& error) {
     patch = patch.substr(0, plus);
     for (std::string_view b : split(v.build, '.', std::numeric_limits<std::size_t>::max())) {
       if (b.empty() || !alphanumeric(b)) {
-        error = b.empty() ? "Build meta data is empty"
-                          : "Invalid character(s) found in build meta data \"" + std::string(b) + "\"";
+        error = b.empty()
+                    ? "Build meta data is empty"
+                    : "Invalid character(s) found in build meta data \"" + std::string(b) + "\"";
         return std::nullopt;
       }
     }

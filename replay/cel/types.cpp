@@ -26,19 +26,32 @@ const Type& Type::key() const { return key_ ? *key_ : dynType(); }
 
 std::string Type::name() const {
   switch (kind_) {
-    case TypeKind::kDyn: return "dyn";
-    case TypeKind::kNull: return "null_type";
-    case TypeKind::kBool: return "bool";
-    case TypeKind::kInt: return "int";
-    case TypeKind::kUint: return "uint";
-    case TypeKind::kDouble: return "double";
-    case TypeKind::kString: return "string";
-    case TypeKind::kBytes: return "bytes";
-    case TypeKind::kQuantity: return "kubernetes.Quantity";
-    case TypeKind::kSemver: return "kubernetes.Semver";
-    case TypeKind::kList: return "list(" + elem().name() + ")";
-    case TypeKind::kMap: return "map(" + key().name() + ", " + elem().name() + ")";
-    case TypeKind::kDevice: return "kubernetes.DRADevice";
+    case TypeKind::kDyn:
+      return "dyn";
+    case TypeKind::kNull:
+      return "null_type";
+    case TypeKind::kBool:
+      return "bool";
+    case TypeKind::kInt:
+      return "int";
+    case TypeKind::kUint:
+      return "uint";
+    case TypeKind::kDouble:
+      return "double";
+    case TypeKind::kString:
+      return "string";
+    case TypeKind::kBytes:
+      return "bytes";
+    case TypeKind::kQuantity:
+      return "kubernetes.Quantity";
+    case TypeKind::kSemver:
+      return "kubernetes.Semver";
+    case TypeKind::kList:
+      return "list(" + elem().name() + ")";
+    case TypeKind::kMap:
+      return "map(" + key().name() + ", " + elem().name() + ")";
+    case TypeKind::kDevice:
+      return "kubernetes.DRADevice";
   }
   return "?";
 }
@@ -47,14 +60,16 @@ bool compatible(const Type& a, const Type& b) {
   if (a.isDyn() || b.isDyn()) return true;
   if (a.kind() != b.kind()) return false;
   if (a.kind() == TypeKind::kList) return compatible(a.elem(), b.elem());
-  if (a.kind() == TypeKind::kMap) return compatible(a.key(), b.key()) && compatible(a.elem(), b.elem());
+  if (a.kind() == TypeKind::kMap)
+    return compatible(a.key(), b.key()) && compatible(a.elem(), b.elem());
   return true;
 }
 
 Type join(const Type& a, const Type& b) {
   if (a.isDyn() || b.isDyn() || a.kind() != b.kind()) return Type();
   if (a.kind() == TypeKind::kList) return Type::list(join(a.elem(), b.elem()));
-  if (a.kind() == TypeKind::kMap) return Type::map(join(a.key(), b.key()), join(a.elem(), b.elem()));
+  if (a.kind() == TypeKind::kMap)
+    return Type::map(join(a.key(), b.key()), join(a.elem(), b.elem()));
   return a;
 }
 

@@ -30,18 +30,30 @@ std::vector<Value>* EvalContext::newList() {
 
 std::string_view typeName(const Value& v) {
   switch (v.kind) {
-    case ValueKind::kError: return "error";
-    case ValueKind::kNull: return "null_type";
-    case ValueKind::kBool: return "bool";
-    case ValueKind::kInt: return "int";
-    case ValueKind::kUint: return "uint";
-    case ValueKind::kDouble: return "double";
-    case ValueKind::kString: return "string";
-    case ValueKind::kQuantity: return "kubernetes.Quantity";
-    case ValueKind::kSemver: return "kubernetes.Semver";
-    case ValueKind::kList: return "list";
-    case ValueKind::kMap: return "map";
-    case ValueKind::kDevice: return "kubernetes.DRADevice";
+    case ValueKind::kError:
+      return "error";
+    case ValueKind::kNull:
+      return "null_type";
+    case ValueKind::kBool:
+      return "bool";
+    case ValueKind::kInt:
+      return "int";
+    case ValueKind::kUint:
+      return "uint";
+    case ValueKind::kDouble:
+      return "double";
+    case ValueKind::kString:
+      return "string";
+    case ValueKind::kQuantity:
+      return "kubernetes.Quantity";
+    case ValueKind::kSemver:
+      return "kubernetes.Semver";
+    case ValueKind::kList:
+      return "list";
+    case ValueKind::kMap:
+      return "map";
+    case ValueKind::kDevice:
+      return "kubernetes.DRADevice";
   }
   return "?";
 }
@@ -65,9 +77,12 @@ bool isNumber(ValueKind k) {
 std::partial_ordering compareNumbers(const Value& a, const Value& b) {
   if (a.kind == b.kind) {
     switch (a.kind) {
-      case ValueKind::kInt: return a.i <=> b.i;
-      case ValueKind::kUint: return a.u <=> b.u;
-      default: return a.d <=> b.d;
+      case ValueKind::kInt:
+        return a.i <=> b.i;
+      case ValueKind::kUint:
+        return a.u <=> b.u;
+      default:
+        return a.d <=> b.d;
     }
   }
   if (a.kind == ValueKind::kInt && b.kind == ValueKind::kUint) {
@@ -78,9 +93,12 @@ std::partial_ordering compareNumbers(const Value& a, const Value& b) {
   }
   const auto asLong = [](const Value& v) -> long double {
     switch (v.kind) {
-      case ValueKind::kInt: return static_cast<long double>(v.i);
-      case ValueKind::kUint: return static_cast<long double>(v.u);
-      default: return static_cast<long double>(v.d);
+      case ValueKind::kInt:
+        return static_cast<long double>(v.i);
+      case ValueKind::kUint:
+        return static_cast<long double>(v.u);
+      default:
+        return static_cast<long double>(v.d);
     }
   };
   return asLong(a) <=> asLong(b);
@@ -113,10 +131,14 @@ Value mapEquals(const Value& a, const Value& b, EvalContext& ctx) {
     // Maps of different shapes are only equal when both are empty.
     const auto empty = [](const Value& v) {
       switch (v.mapKind) {
-        case MapKind::kAttributeDomains: return !v.map || static_cast<const AttributeDomains*>(v.map)->empty();
-        case MapKind::kAttributes: return !v.map || static_cast<const AttributeMap*>(v.map)->empty();
-        case MapKind::kCapacityDomains: return !v.map || static_cast<const CapacityDomains*>(v.map)->empty();
-        case MapKind::kCapacities: return !v.map || static_cast<const CapacityMap*>(v.map)->empty();
+        case MapKind::kAttributeDomains:
+          return !v.map || static_cast<const AttributeDomains*>(v.map)->empty();
+        case MapKind::kAttributes:
+          return !v.map || static_cast<const AttributeMap*>(v.map)->empty();
+        case MapKind::kCapacityDomains:
+          return !v.map || static_cast<const CapacityDomains*>(v.map)->empty();
+        case MapKind::kCapacities:
+          return !v.map || static_cast<const CapacityMap*>(v.map)->empty();
       }
       return false;
     };
@@ -124,19 +146,19 @@ Value mapEquals(const Value& a, const Value& b, EvalContext& ctx) {
   }
   switch (a.mapKind) {
     case MapKind::kAttributes:
-      return mapsEqual(static_cast<const AttributeMap*>(a.map), static_cast<const AttributeMap*>(b.map),
-                       attributeValue, ctx);
+      return mapsEqual(static_cast<const AttributeMap*>(a.map),
+                       static_cast<const AttributeMap*>(b.map), attributeValue, ctx);
     case MapKind::kCapacities:
-      return mapsEqual(static_cast<const CapacityMap*>(a.map), static_cast<const CapacityMap*>(b.map),
-                       Value::ofQuantity, ctx);
+      return mapsEqual(static_cast<const CapacityMap*>(a.map),
+                       static_cast<const CapacityMap*>(b.map), Value::ofQuantity, ctx);
     case MapKind::kAttributeDomains:
-      return mapsEqual(static_cast<const AttributeDomains*>(a.map),
-                       static_cast<const AttributeDomains*>(b.map),
-                       [](const AttributeMap& m) { return Value::ofMap(MapKind::kAttributes, &m); }, ctx);
+      return mapsEqual(
+          static_cast<const AttributeDomains*>(a.map), static_cast<const AttributeDomains*>(b.map),
+          [](const AttributeMap& m) { return Value::ofMap(MapKind::kAttributes, &m); }, ctx);
     case MapKind::kCapacityDomains:
-      return mapsEqual(static_cast<const CapacityDomains*>(a.map),
-                       static_cast<const CapacityDomains*>(b.map),
-                       [](const CapacityMap& m) { return Value::ofMap(MapKind::kCapacities, &m); }, ctx);
+      return mapsEqual(
+          static_cast<const CapacityDomains*>(a.map), static_cast<const CapacityDomains*>(b.map),
+          [](const CapacityMap& m) { return Value::ofMap(MapKind::kCapacities, &m); }, ctx);
   }
   return Value::boolean(false);
 }
@@ -160,13 +182,20 @@ Value equals(const Value& a, const Value& b, EvalContext& ctx) {
     return Value::boolean(false);
   }
   switch (a.kind) {
-    case ValueKind::kNull: return Value::boolean(true);
-    case ValueKind::kBool: return Value::boolean(a.b == b.b);
-    case ValueKind::kString: return Value::boolean(a.str == b.str);
-    case ValueKind::kQuantity: return Value::boolean(a.quantity == b.quantity);
-    case ValueKind::kSemver: return Value::boolean(compareSemver(*a.semver, *b.semver) == 0);
-    case ValueKind::kDevice: return Value::boolean(true);
-    case ValueKind::kMap: return mapEquals(a, b, ctx);
+    case ValueKind::kNull:
+      return Value::boolean(true);
+    case ValueKind::kBool:
+      return Value::boolean(a.b == b.b);
+    case ValueKind::kString:
+      return Value::boolean(a.str == b.str);
+    case ValueKind::kQuantity:
+      return Value::boolean(a.quantity == b.quantity);
+    case ValueKind::kSemver:
+      return Value::boolean(compareSemver(*a.semver, *b.semver) == 0);
+    case ValueKind::kDevice:
+      return Value::boolean(true);
+    case ValueKind::kMap:
+      return mapEquals(a, b, ctx);
     case ValueKind::kList: {
       if (a.list->size() != b.list->size()) return Value::boolean(false);
       // cel-go: a definite false wins over an element error.
@@ -181,7 +210,8 @@ Value equals(const Value& a, const Value& b, EvalContext& ctx) {
       }
       return result;
     }
-    default: return Value::boolean(false);
+    default:
+      return Value::boolean(false);
   }
 }
 

@@ -7,17 +7,17 @@
 #pragma once
 
 #include <array>
-#include <map>
 #include <compare>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "device_selector.h"
 #include "cel_limits.h"
+#include "device_selector.h"
 #include "quantity.h"
 
 namespace ledger::cel {

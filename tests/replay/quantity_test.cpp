@@ -44,9 +44,12 @@ std::string show(Int128 v) {
 
 const char* formatName(Format f) {
   switch (f) {
-    case Format::kDecimalSI: return "DecimalSI";
-    case Format::kBinarySI: return "BinarySI";
-    case Format::kDecimalExponent: return "DecimalExponent";
+    case Format::kDecimalSI:
+      return "DecimalSI";
+    case Format::kBinarySI:
+      return "BinarySI";
+    case Format::kDecimalExponent:
+      return "DecimalExponent";
   }
   return "?";
 }
@@ -64,52 +67,110 @@ std::vector<ParseCase> parseTable() {
   const Format D = Format::kDecimalSI, B = Format::kBinarySI, X = Format::kDecimalExponent;
   const Int128 Ki = 1024;
   return {
-      {"0", 0, D}, {"0n", 0, D}, {"0u", 0, D}, {"0m", 0, D}, {"0Ki", 0, B}, {"0k", 0, D},
-      {"0Mi", 0, B}, {"0M", 0, D}, {"0Gi", 0, B}, {"0G", 0, D}, {"0Ti", 0, B}, {"0T", 0, D},
+      {"0", 0, D},
+      {"0n", 0, D},
+      {"0u", 0, D},
+      {"0m", 0, D},
+      {"0Ki", 0, B},
+      {"0k", 0, D},
+      {"0Mi", 0, B},
+      {"0M", 0, D},
+      {"0Gi", 0, B},
+      {"0G", 0, D},
+      {"0Ti", 0, B},
+      {"0T", 0, D},
       // Quantity less numbers are allowed
       {"1", dec(1, 0), D},
       // Binary suffixes
-      {"1Ki", dec(Ki, 0), B}, {"8Ki", dec(8 * Ki, 0), B}, {"7Mi", dec(7 * Ki * Ki, 0), B},
-      {"6Gi", dec(6 * Ki * Ki * Ki, 0), B}, {"5Ti", dec(5 * Ki * Ki * Ki * Ki, 0), B},
+      {"1Ki", dec(Ki, 0), B},
+      {"8Ki", dec(8 * Ki, 0), B},
+      {"7Mi", dec(7 * Ki * Ki, 0), B},
+      {"6Gi", dec(6 * Ki * Ki * Ki, 0), B},
+      {"5Ti", dec(5 * Ki * Ki * Ki * Ki, 0), B},
       {"4Pi", dec(4 * Ki * Ki * Ki * Ki * Ki, 0), B},
       {"3Ei", dec(3 * Ki * Ki * Ki * Ki * Ki * Ki, 0), B},
-      {"10Ti", dec(10 * Ki * Ki * Ki * Ki, 0), B}, {"100Ti", dec(100 * Ki * Ki * Ki * Ki, 0), B},
+      {"10Ti", dec(10 * Ki * Ki * Ki * Ki, 0), B},
+      {"100Ti", dec(100 * Ki * Ki * Ki * Ki, 0), B},
       // Decimal suffixes
-      {"5n", dec(5, -9), D}, {"4u", dec(4, -6), D}, {"3m", dec(3, -3), D}, {"9", dec(9, 0), D},
-      {"8k", dec(8, 3), D}, {"50k", dec(5, 4), D}, {"7M", dec(7, 6), D}, {"6G", dec(6, 9), D},
-      {"5T", dec(5, 12), D}, {"40T", dec(4, 13), D}, {"300T", dec(3, 14), D},
-      {"2P", dec(2, 15), D}, {"1E", dec(1, 18), D},
+      {"5n", dec(5, -9), D},
+      {"4u", dec(4, -6), D},
+      {"3m", dec(3, -3), D},
+      {"9", dec(9, 0), D},
+      {"8k", dec(8, 3), D},
+      {"50k", dec(5, 4), D},
+      {"7M", dec(7, 6), D},
+      {"6G", dec(6, 9), D},
+      {"5T", dec(5, 12), D},
+      {"40T", dec(4, 13), D},
+      {"300T", dec(3, 14), D},
+      {"2P", dec(2, 15), D},
+      {"1E", dec(1, 18), D},
       // Decimal exponents
-      {"1E-3", dec(1, -3), X}, {"1e3", dec(1, 3), X}, {"1E6", dec(1, 6), X},
-      {"1e9", dec(1, 9), X}, {"1E12", dec(1, 12), X}, {"1e15", dec(1, 15), X},
+      {"1E-3", dec(1, -3), X},
+      {"1e3", dec(1, 3), X},
+      {"1E6", dec(1, 6), X},
+      {"1e9", dec(1, 9), X},
+      {"1E12", dec(1, 12), X},
+      {"1e15", dec(1, 15), X},
       {"1E18", dec(1, 18), X},
       // Nonstandard but still parsable
-      {"1e14", dec(1, 14), X}, {"1e13", dec(1, 13), X}, {"1e3", dec(1, 3), X},
+      {"1e14", dec(1, 14), X},
+      {"1e13", dec(1, 13), X},
+      {"1e3", dec(1, 3), X},
       {"100.035k", dec(100035, 0), D},
       // Things that look like floating point
-      {"0.001", dec(1, -3), D}, {"0.0005k", dec(5, -1), D}, {"0.005", dec(5, -3), D},
-      {"0.05", dec(5, -2), D}, {"0.5", dec(5, -1), D}, {"0.00050k", dec(5, -1), D},
-      {"0.00500", dec(5, -3), D}, {"0.05000", dec(5, -2), D}, {"0.50000", dec(5, -1), D},
-      {"0.5e0", dec(5, -1), X}, {"0.5e-1", dec(5, -2), X}, {"0.5e-2", dec(5, -3), X},
-      {"0.5e0", dec(5, -1), X}, {"10.035M", dec(10035, 3), D},
-      {"1.2e3", dec(12, 2), X}, {"1.3E+6", dec(13, 5), X}, {"1.40e9", dec(14, 8), X},
-      {"1.53E12", dec(153, 10), X}, {"1.6e15", dec(16, 14), X}, {"1.7E18", dec(17, 17), X},
-      {"9.01", dec(901, -2), D}, {"8.1k", dec(81, 2), D}, {"7.123456M", dec(7123456, 0), D},
-      {"6.987654321G", dec(6987654321, 0), D}, {"5.444T", dec(5444, 9), D},
-      {"40.1T", dec(401, 11), D}, {"300.2T", dec(3002, 11), D}, {"2.5P", dec(25, 14), D},
+      {"0.001", dec(1, -3), D},
+      {"0.0005k", dec(5, -1), D},
+      {"0.005", dec(5, -3), D},
+      {"0.05", dec(5, -2), D},
+      {"0.5", dec(5, -1), D},
+      {"0.00050k", dec(5, -1), D},
+      {"0.00500", dec(5, -3), D},
+      {"0.05000", dec(5, -2), D},
+      {"0.50000", dec(5, -1), D},
+      {"0.5e0", dec(5, -1), X},
+      {"0.5e-1", dec(5, -2), X},
+      {"0.5e-2", dec(5, -3), X},
+      {"0.5e0", dec(5, -1), X},
+      {"10.035M", dec(10035, 3), D},
+      {"1.2e3", dec(12, 2), X},
+      {"1.3E+6", dec(13, 5), X},
+      {"1.40e9", dec(14, 8), X},
+      {"1.53E12", dec(153, 10), X},
+      {"1.6e15", dec(16, 14), X},
+      {"1.7E18", dec(17, 17), X},
+      {"9.01", dec(901, -2), D},
+      {"8.1k", dec(81, 2), D},
+      {"7.123456M", dec(7123456, 0), D},
+      {"6.987654321G", dec(6987654321, 0), D},
+      {"5.444T", dec(5444, 9), D},
+      {"40.1T", dec(401, 11), D},
+      {"300.2T", dec(3002, 11), D},
+      {"2.5P", dec(25, 14), D},
       {"1.01E", dec(101, 16), D},
       // Things that saturate/round
-      {"3.001n", dec(4, -9), D}, {"1.1E-9", dec(2, -9), X}, {"0.0000000001", dec(1, -9), D},
-      {"0.0000000005", dec(1, -9), D}, {"0.00000000050", dec(1, -9), D},
-      {"0.5e-9", dec(1, -9), X}, {"0.9n", dec(1, -9), D}, {"0.00000012345", dec(124, -9), D},
-      {"0.00000012354", dec(124, -9), D}, {"9Ei", dec(kMaxInt64, 0), B},
-      {"9223372036854775807Ki", dec(kMaxInt64, 0), B}, {"12E", dec(12, 18), D},
+      {"3.001n", dec(4, -9), D},
+      {"1.1E-9", dec(2, -9), X},
+      {"0.0000000001", dec(1, -9), D},
+      {"0.0000000005", dec(1, -9), D},
+      {"0.00000000050", dec(1, -9), D},
+      {"0.5e-9", dec(1, -9), X},
+      {"0.9n", dec(1, -9), D},
+      {"0.00000012345", dec(124, -9), D},
+      {"0.00000012354", dec(124, -9), D},
+      {"9Ei", dec(kMaxInt64, 0), B},
+      {"9223372036854775807Ki", dec(kMaxInt64, 0), B},
+      {"12E", dec(12, 18), D},
       // We'll accept fractional binary stuff, too.
-      {"100.035Ki", dec(10243584, -2), B}, {"0.5Mi", dec(524288, 0), B},
-      {"0.05Gi", dec(536870912, -1), B}, {"0.025Ti", dec(274877906944, -1), B},
+      {"100.035Ki", dec(10243584, -2), B},
+      {"0.5Mi", dec(524288, 0), B},
+      {"0.05Gi", dec(536870912, -1), B},
+      {"0.025Ti", dec(274877906944, -1), B},
       // Things written by trolls
       {"0.000000000001Ki", dec(2, -9), D},  // rounds up, changes format
-      {".001", dec(1, -3), D}, {".0001k", dec(100, -3), D}, {"1.", dec(1, 0), D},
+      {".001", dec(1, -3), D},
+      {".0001k", dec(100, -3), D},
+      {"1.", dec(1, 0), D},
       {"1.G", dec(1, 9), D},
   };
 }
@@ -131,8 +192,8 @@ TEST_CASE("TestQuantityParse: table, negated and with explicit plus", "[quantity
 }
 
 TEST_CASE("TestQuantityParse: invalid inputs", "[quantity]") {
-  for (const char* input : {"", "1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i",
-                            "-3.01i", "-3.01e-", " 1", "1 ",
+  for (const char* input : {"", "1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i",
+                            "-3.01e-", " 1", "1 ",
                             // Beyond upstream's table, from the replay's brief.
                             "1.2.3", "1 Gi", "--1", "Non-Numeric", "10Mo", "10Mm", "1e", "1ee3",
                             "1Mi3", "1e99999999999999999999"}) {
@@ -239,9 +300,15 @@ TEST_CASE("TestQuantityString: canonical form and alternates", "[quantity]") {
 
 TEST_CASE("TestQuantityParseEmit", "[quantity]") {
   const std::vector<std::pair<const char*, const char*>> table = {
-      {"1Ki", "1Ki"},       {"1Mi", "1Mi"},          {"1Gi", "1Gi"},
-      {"1024Mi", "1Gi"},    {"1000M", "1G"},         {".001Ki", "1024m"},
-      {".000001Ki", "1024u"}, {".000000001Ki", "1024n"}, {".000000000001Ki", "2n"},
+      {"1Ki", "1Ki"},
+      {"1Mi", "1Mi"},
+      {"1Gi", "1Gi"},
+      {"1024Mi", "1Gi"},
+      {"1000M", "1G"},
+      {".001Ki", "1024m"},
+      {".000001Ki", "1024u"},
+      {".000000001Ki", "1024n"},
+      {".000000000001Ki", "2n"},
   };
   for (const auto& [in, expect] : table) {
     INFO(in);
@@ -335,9 +402,18 @@ TEST_CASE("TestParseQuantity: 18-20 digit values reserialize canonically", "[qua
 
 TEST_CASE("Examples from the replay's brief", "[quantity]") {
   const std::vector<std::pair<const char*, const char*>> table = {
-      {"0.5", "500m"},       {"1500m", "1500m"}, {"1e3", "1e3"},   {"40320Mi", "40320Mi"},
-      {"5100273664", "5100273664"}, {"200Mi", "200Mi"}, {"1.5Gi", "1536Mi"}, {"100m", "100m"},
-      {"0", "0"},            {"1n", "1n"},       {"0.0000000001", "1n"}, {"1.5", "1500m"},
+      {"0.5", "500m"},
+      {"1500m", "1500m"},
+      {"1e3", "1e3"},
+      {"40320Mi", "40320Mi"},
+      {"5100273664", "5100273664"},
+      {"200Mi", "200Mi"},
+      {"1.5Gi", "1536Mi"},
+      {"100m", "100m"},
+      {"0", "0"},
+      {"1n", "1n"},
+      {"0.0000000001", "1n"},
+      {"1.5", "1500m"},
   };
   for (const auto& [in, expect] : table) {
     INFO(in);

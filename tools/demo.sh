@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, ingests the bundled sample cluster
+# stream into an embedded ledger and prints the audit report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup-debian.sh
+meson setup build --buildtype=debugoptimized >/dev/null 2>&1 || meson setup --reconfigure build >/dev/null
+ninja -C build -j "$(nproc)" >/dev/null
+ledger=$(mktemp -d)/ledger
+trap 'rm -rf "$(dirname "$ledger")"' EXIT
+build/tools/ledger-ingest --ledger "$ledger" --from tools/demo/cluster-events.jsonl
+build/tools/ledger-replay --ledger "$ledger" verify -o table
+echo
+build/tools/ledger-replay --ledger "$ledger" -o table

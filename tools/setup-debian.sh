@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what building and testing the ledger needs on Debian 12, only if
+# missing. Run as root (or with sudo available).
+set -euo pipefail
+packages=(
+  build-essential meson ninja-build pkg-config python3
+  librocksdb-dev capnproto libcapnp-dev nlohmann-json3-dev libspdlog-dev
+  libboost-program-options-dev catch2 libssl-dev libyaml-cpp-dev libcurl4-openssl-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

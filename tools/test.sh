@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole test suite: the
+# normal build (unit, crash, scenario tests) and an address+undefined
+# sanitizer build of the unit and scenario tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup-debian.sh
+jobs=$(nproc)
+meson setup build --buildtype=debugoptimized >/dev/null 2>&1 || meson setup --reconfigure build >/dev/null
+ninja -C build -j "$jobs"
+meson test -C build --print-errorlogs --num-processes 1
+meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug >/dev/null 2>&1 \
+  || meson setup --reconfigure build-asan >/dev/null
+ninja -C build-asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  meson test -C build-asan --print-errorlogs --num-processes 1 unit scenarios
