@@ -3,6 +3,7 @@
 // Kueue would charge it now (pkg/workload totalRequestsFromPodSets with the
 // DRA charge of pkg/dra), and ChargeMismatch / UnmappedDeviceClass findings.
 #include "audit.h"
+#include "workload_requests.h"
 
 namespace ledger::replay {
 
@@ -27,27 +28,10 @@ AuditContext::AuditContext(const ClusterState& s)
 
 namespace {
 
-bool coversResource(const StoredObject* cq, const std::string& resource) {
-  if (cq == nullptr) return false;
-  for (auto rg : cq->projection().getBody().getClusterQueue().getResourceGroups()) {
-    for (auto r : rg.getCoveredResources()) {
-      if (r == resource) return true;
-    }
-  }
-  return false;
-}
-
-// Extended resources some DeviceClass backs: DRA resources, absent from
-// `computed` when the DRA charge cannot be computed.
-bool draBacked(const ClusterState& state, const std::string& name) {
-  return isExtendedResourceName(name) && dra::deviceClassForExtendedResource(state, name) != nullptr;
-}
-
 void computeCharges(AuditContext& ctx, WorkloadAudit& a, schema::Workload::Reader wl,
                     const StoredObject* cq) {
-  std::vector<std::string> problems;
-  dra::WorkloadCharge charge = dra::computeWorkloadCharge(ctx.dra, a.report.ns, wl);
-  for (const auto& e : charge.errors) {
+  WorkloadRequests requests = workloadRequests(ctx.dra, a.report.ns, wl, cq);
+  for (const auto& e : requests.draErrors) {
     a.report.errors.push_back(e.render());
     if (!e.unmappedDeviceClass.empty()) {
       ctx.finding("UnmappedDeviceClass", objectRef("Workload", a.report.ns, a.report.name),
@@ -55,32 +39,8 @@ void computeCharges(AuditContext& ctx, WorkloadAudit& a, schema::Workload::Reade
                       " is not mapped in the DRA configuration (deviceClassMappings)");
     }
   }
-  std::map<std::string, std::int32_t> admittedCounts;
-  for (auto psa : wl.getPodSetAssignments()) {
-    if (psa.getCount() > 0) admittedCounts[psa.getName().cStr()] = psa.getCount();
-  }
-  const bool countsPods = coversResource(cq, "pods");
-  for (auto ps : wl.getPodSets()) {
-    const std::string psName = ps.getName().cStr();
-    ResourceList perPod = podRequests(ps.getTemplate(), &problems);
-    if (charge.ok()) {
-      auto it = charge.podSets.find(psName);
-      if (it != charge.podSets.end()) {
-        for (const auto& name : it->second.replacedNames) perPod.erase(name);
-        addInto(perPod, it->second.perPod);
-      }
-    } else {
-      for (auto it = perPod.begin(); it != perPod.end();) {
-        it = draBacked(ctx.state, it->first) ? perPod.erase(it) : std::next(it);
-      }
-    }
-    if (countsPods) perPod["pods"] = Quantity::fromInt(1);
-    // A partially admitted pod set is charged for the pods admitted.
-    std::int64_t count = ps.getCount();
-    if (auto it = admittedCounts.find(psName); it != admittedCounts.end()) count = it->second;
-    addInto(a.report.computed, scaled(perPod, count));
-  }
-  for (const auto& p : problems) {
+  a.report.computed = requests.total();
+  for (const auto& p : requests.problems) {
     ctx.finding("MalformedQuantity", objectRef("Workload", a.report.ns, a.report.name), p);
   }
 }

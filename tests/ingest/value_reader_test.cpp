@@ -90,7 +90,7 @@ TEST_CASE("YAML multi-document manifests, typed as Kubernetes types them", "[ing
   CHECK(res[0]["nominalQuota"] == 40);
   CHECK(res[1]["nominalQuota"] == "200Gi");
   CHECK_THAT(values[2].error, Catch::Contains("invalid YAML"));
-  CHECK(values[2].line == 22);
+  CHECK(values[2].line == 24);
   CHECK(values[3].value["kind"] == "X");
 }
 
