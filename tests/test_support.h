@@ -94,7 +94,8 @@ inline IngestOutcome ingestText(Ledger& ledger, const std::string& text,
   return out;
 }
 
-inline std::string event(const std::string& type, const Json& object, const std::string& time = "") {
+inline std::string event(const std::string& type, const Json& object,
+                         const std::string& time = "") {
   Json e = {{"type", type}, {"object", object}};
   if (!time.empty()) e["time"] = time;
   return e.dump() + "\n";
@@ -102,7 +103,9 @@ inline std::string event(const std::string& type, const Json& object, const std:
 
 inline Json meta(const std::string& ns, const std::string& name, const std::string& uid,
                  const std::string& rv) {
-  Json m = {{"name", name}, {"uid", uid}, {"resourceVersion", rv},
+  Json m = {{"name", name},
+            {"uid", uid},
+            {"resourceVersion", rv},
             {"creationTimestamp", "2026-11-01T00:00:00Z"}};
   if (!ns.empty()) m["namespace"] = ns;
   return m;
@@ -114,8 +117,8 @@ inline replay::StateReport reportOf(const Ledger& ledger, std::uint64_t seq = 0)
   return replay::buildReport(s);
 }
 
-inline const replay::WorkloadReport* findWorkload(const replay::StateReport& r, const std::string& ns,
-                                                  const std::string& name) {
+inline const replay::WorkloadReport* findWorkload(const replay::StateReport& r,
+                                                  const std::string& ns, const std::string& name) {
   for (const auto& w : r.workloads) {
     if (w.ns == ns && w.name == name) return &w;
   }

@@ -1,8 +1,8 @@
 // Recording events: idempotency, bookmarks, error events, managedFields,
 // upserts, and what the projection keeps.
 #include "format.h"
-#include "rfc3339.h"
 #include "projector.h"
+#include "rfc3339.h"
 #include "test_support.h"
 #include "verify.h"
 
@@ -12,7 +12,8 @@ using namespace ledger::testing;
 namespace {
 
 Json ns(const std::string& name, const std::string& rv) {
-  return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", meta("", name, "uid-" + name, rv)}};
+  return {
+      {"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", meta("", name, "uid-" + name, rv)}};
 }
 
 }  // namespace
@@ -37,7 +38,8 @@ TEST_CASE("ingesting the same stream twice appends nothing the second time", "[i
   CHECK(third.stats.duplicates == 1);
 }
 
-TEST_CASE("bare objects upsert: ADDED when unknown, MODIFIED after, duplicates skipped", "[ingest]") {
+TEST_CASE("bare objects upsert: ADDED when unknown, MODIFIED after, duplicates skipped",
+          "[ingest]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
   ingestText(*ledger, ns("a", "1").dump() + "\n");
@@ -64,8 +66,9 @@ TEST_CASE("bookmarks move the cursor and record nothing; ERROR events record not
   auto ledger = openLedger(dir.path("l"));
   Json bookmark = {{"kind", "Namespace"}, {"metadata", {{"resourceVersion", "777"}}}};
   Json status = {{"kind", "Status"}, {"reason", "Expired"}, {"code", 410}, {"message", "too old"}};
-  auto out = ingestText(*ledger, event("ADDED", ns("a", "1")) + event("BOOKMARK", bookmark) +
-                                     event("ERROR", status), "src");
+  auto out = ingestText(
+      *ledger, event("ADDED", ns("a", "1")) + event("BOOKMARK", bookmark) + event("ERROR", status),
+      "src");
   CHECK(out.stats.recorded == 1);
   CHECK(out.stats.bookmarks == 1);
   CHECK(out.stats.errorEvents == 1);
@@ -76,7 +79,8 @@ TEST_CASE("bookmarks move the cursor and record nothing; ERROR events record not
   CHECK(c.position > 0);
 }
 
-TEST_CASE("managedFields are removed; event times are kept; missing times use the clock", "[ingest]") {
+TEST_CASE("managedFields are removed; event times are kept; missing times use the clock",
+          "[ingest]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
   Json obj = ns("a", "1");
@@ -94,9 +98,11 @@ TEST_CASE("managedFields are removed; event times are kept; missing times use th
 TEST_CASE("bad values are rejected with their line and never lose good ones", "[ingest]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
-  auto out = ingestText(*ledger, event("ADDED", ns("a", "1")) + "{broken\n" +
-                                     R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"Namespace","metadata":{}}})" +
-                                     "\n" + event("ADDED", ns("b", "2")));
+  auto out = ingestText(
+      *ledger,
+      event("ADDED", ns("a", "1")) + "{broken\n" +
+          R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"Namespace","metadata":{}}})" +
+          "\n" + event("ADDED", ns("b", "2")));
   CHECK(out.rejected == 2);
   CHECK(out.stats.recorded == 2);
   REQUIRE(out.errors.size() == 2);
@@ -110,10 +116,13 @@ TEST_CASE("the projection can be rebuilt from the raw records", "[ingest]") {
   ingestText(*ledger, event("ADDED", ns("a", "1")) + event("ADDED", ns("b", "2")));
   std::string before;
   REQUIRE(ledger->getRaw(format::kProjectionFamily, format::seqKey(2), &before).isOk());
-  REQUIRE(ledger->putRawForTesting(format::kProjectionFamily, format::seqKey(2), "garbage!").isOk());
+  REQUIRE(
+      ledger->putRawForTesting(format::kProjectionFamily, format::seqKey(2), "garbage!").isOk());
   std::uint64_t rewritten = 0;
-  REQUIRE(ledger->rebuildProjection([](const Record& r) { return ingest::projectJsonText(r.objectJson); },
-                                    &rewritten).isOk());
+  REQUIRE(ledger
+              ->rebuildProjection(
+                  [](const Record& r) { return ingest::projectJsonText(r.objectJson); }, &rewritten)
+              .isOk());
   CHECK(rewritten == 2);
   std::string after;
   REQUIRE(ledger->getRaw(format::kProjectionFamily, format::seqKey(2), &after).isOk());

@@ -1,7 +1,7 @@
 // Every input form ledger-ingest accepts, and recovery from bad values.
+#include "value_reader.h"
 #include "rfc3339.h"
 #include "test_support.h"
-#include "value_reader.h"
 #include "watch_event.h"
 
 using namespace ledger;
@@ -41,8 +41,10 @@ TEST_CASE("pretty-printed concatenated JSON as kubectl get -w prints it", "[inge
   CHECK(values[1].value["object"]["s"] == "a } brace { in a string");
 }
 
-TEST_CASE("a malformed value in the middle is reported with its line; the rest is read", "[ingest]") {
-  auto values = readAll("{\"a\":1}\n{\"b\": tru}\n{\"type\":\"ADDED\",\"obj\n{\"c\":3}\nnot json\n{\"d\":4}\n");
+TEST_CASE("a malformed value in the middle is reported with its line; the rest is read",
+          "[ingest]") {
+  auto values = readAll(
+      "{\"a\":1}\n{\"b\": tru}\n{\"type\":\"ADDED\",\"obj\n{\"c\":3}\nnot json\n{\"d\":4}\n");
   REQUIRE(values.size() == 6);
   CHECK(values[0].error.empty());
   CHECK_THAT(values[1].error, Catch::Contains("invalid JSON at line 2"));
@@ -101,7 +103,8 @@ TEST_CASE("normalize: watch events, bare objects, Lists", "[ingest]") {
   CHECK(ev.events[0].type == WatchEventType::kModified);
   CHECK(*ev.events[0].timeNs % 1000000000 == 300000000);
 
-  auto bare = normalizeValue(nlohmann::json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}})"));
+  auto bare = normalizeValue(
+      nlohmann::json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}})"));
   REQUIRE(bare.events.size() == 1);
   CHECK(bare.events[0].type == WatchEventType::kUpsert);
 
@@ -113,9 +116,13 @@ TEST_CASE("normalize: watch events, bare objects, Lists", "[ingest]") {
   REQUIRE(list.errors.size() == 1);
   CHECK_THAT(list.errors[0], Catch::Contains("items[1]") && Catch::Contains("metadata.name"));
 
-  CHECK_FALSE(normalizeValue(nlohmann::json::parse(R"({"type":"ADDED","object":{"kind":"Pod"}})")).errors.empty());
-  CHECK_FALSE(normalizeValue(nlohmann::json::parse(R"({"type":"ADDED","time":"yesterday","object":{}})")).errors.empty());
-  CHECK_FALSE(normalizeValue(nlohmann::json::parse(R"({"type":"WHAT","object":{}})")).errors.empty());
+  CHECK_FALSE(normalizeValue(nlohmann::json::parse(R"({"type":"ADDED","object":{"kind":"Pod"}})"))
+                  .errors.empty());
+  CHECK_FALSE(
+      normalizeValue(nlohmann::json::parse(R"({"type":"ADDED","time":"yesterday","object":{}})"))
+          .errors.empty());
+  CHECK_FALSE(
+      normalizeValue(nlohmann::json::parse(R"({"type":"WHAT","object":{}})")).errors.empty());
   CHECK_FALSE(normalizeValue(nlohmann::json::parse(R"([1,2])")).errors.empty());
   auto bookmark = normalizeValue(nlohmann::json::parse(
       R"({"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"99"}}})"));

@@ -1,7 +1,7 @@
 // The storage layer: append/read/reopen, atomic batches with cursors, the
 // time index, the format version check and verification of the chain.
-#include "format.h"
 #include "ledger.h"
+#include "format.h"
 #include "test_support.h"
 #include "verify.h"
 
@@ -10,7 +10,8 @@ using namespace ledger::testing;
 
 namespace {
 
-PendingRecord pending(const std::string& name, std::int64_t timeNs, EventType type = EventType::kAdded) {
+PendingRecord pending(const std::string& name, std::int64_t timeNs,
+                      EventType type = EventType::kAdded) {
   PendingRecord p;
   p.type = type;
   p.timeNs = timeNs;
@@ -28,7 +29,9 @@ TEST_CASE("append assigns dense seqs, reads back and survives reopen", "[ledger]
     auto ledger = openLedger(dir.path("l"));
     REQUIRE(ledger->lastSeq() == 0);
     AppendResult r;
-    REQUIRE(ledger->append({pending("a", 100), pending("b", 200)}, {{"file:x", Cursor{"7", 42}}}, &r).isOk());
+    REQUIRE(
+        ledger->append({pending("a", 100), pending("b", 200)}, {{"file:x", Cursor{"7", 42}}}, &r)
+            .isOk());
     CHECK(r.firstSeq == 1);
     CHECK(r.lastSeq == 2);
     REQUIRE(ledger->append({pending("c", 300)}, {}, &r).isOk());
@@ -46,10 +49,13 @@ TEST_CASE("append assigns dense seqs, reads back and survives reopen", "[ledger]
   REQUIRE(ledger->cursor("file:x", &c).isOk());
   CHECK(c == Cursor{"7", 42});
   std::vector<std::uint64_t> seqs;
-  REQUIRE(ledger->scanRecords(1, 0, [&](const Record& r, const Digest&) {
-                   seqs.push_back(r.seq);
-                   return true;
-                 }).isOk());
+  REQUIRE(ledger
+              ->scanRecords(1, 0,
+                            [&](const Record& r, const Digest&) {
+                              seqs.push_back(r.seq);
+                              return true;
+                            })
+              .isOk());
   CHECK(seqs == std::vector<std::uint64_t>{1, 2, 3});
   VerifyReport v;
   REQUIRE(verifyLog(*ledger, &v).isOk());
@@ -72,7 +78,9 @@ TEST_CASE("the time index finds the last record at or before a time in one seek"
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
   AppendResult r;
-  REQUIRE(ledger->append({pending("a", 100), pending("b", 200), pending("c", 200), pending("d", 400)}, {}, &r)
+  REQUIRE(ledger
+              ->append({pending("a", 100), pending("b", 200), pending("c", 200), pending("d", 400)},
+                       {}, &r)
               .isOk());
   std::uint64_t seq = 99;
   REQUIRE(ledger->seqAtOrBefore(50, &seq).isOk());
@@ -143,7 +151,8 @@ TEST_CASE("verify names the seq of one flipped byte in a stored record", "[ledge
       VerifyReport v;
       REQUIRE(verifyLog(*ledger, &v).isOk());
       CHECK(v.firstBadSeq == victim);
-      REQUIRE(ledger->putRawForTesting(format::kLogFamily, format::seqKey(victim), original).isOk());
+      REQUIRE(
+          ledger->putRawForTesting(format::kLogFamily, format::seqKey(victim), original).isOk());
     }
   }
   VerifyReport v;

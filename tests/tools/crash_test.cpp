@@ -21,7 +21,8 @@ using namespace ledger::testing;
 
 namespace {
 
-pid_t spawnIngest(const std::string& binary, const std::string& ledgerDir, const std::string& input) {
+pid_t spawnIngest(const std::string& binary, const std::string& ledgerDir,
+                  const std::string& input) {
   pid_t pid = fork();
   if (pid == 0) {
     int devnull = ::open("/dev/null", O_WRONLY);
@@ -96,9 +97,12 @@ TEST_CASE("SIGKILL at random points leaves a sound ledger; re-ingest completes i
   REQUIRE(v.ok());
   CHECK(ledger->lastSeq() == static_cast<std::uint64_t>(kEvents));
   std::set<std::string> seen;
-  REQUIRE(ledger->scanRecords(1, 0, [&](const Record& r, const Digest&) {
-                   seen.insert(r.identity.uid + "@" + r.identity.resourceVersion);
-                   return true;
-                 }).isOk());
+  REQUIRE(ledger
+              ->scanRecords(1, 0,
+                            [&](const Record& r, const Digest&) {
+                              seen.insert(r.identity.uid + "@" + r.identity.resourceVersion);
+                              return true;
+                            })
+              .isOk());
   CHECK(seen.size() == static_cast<std::size_t>(kEvents));
 }
