@@ -3,18 +3,42 @@
 //
 // No C++ CEL library is packaged for Debian 12, so this is the project's own
 // parser and type-checked evaluator for the subset DRA selectors use:
-// `device.driver`, `device.attributes[domain][id]`, `device.capacity[domain][id]`
-// (also `.id` field selection), string/int/bool/double/semver/quantity values,
-// == != < <= > >= && || ! in ?:, has(), quantity(), semver(), isQuantity(),
-// isSemver(), compareTo, isGreaterThan, isLessThan, add/sub on quantities,
-// string startsWith/endsWith/contains/matches/size, list literals and `in`.
-// Kubernetes' semantics: a missing map key is an evaluation error ("no such
-// key"), not false; a selector must produce a bool.
+// `device.driver`, `device.allowMultipleAllocations`,
+// `device.attributes[domain][id]`, `device.capacity[domain][id]` (also `.id`
+// field selection); int/uint/double/string/bool/null literals, list literals
+// (no map literals, no bytes); == != < <= > >= && || ! - + * / % in ?:;
+// has(); the all/exists/exists_one/map/filter macros and cel.bind; size,
+// startsWith, endsWith, contains, matches, lowerAscii, upperAscii; int(),
+// uint(), double(), string(); quantity(), isQuantity(), sign(), compareTo,
+// isGreaterThan, isLessThan, add, sub, asInteger, isInteger,
+// asApproximateFloat; semver(), isSemver() (with the normalize flag), major,
+// minor, patch; and DRA's includes(). Not supported (compile errors): other
+// cel-go extension functions (split, find, replace, format, lists/sets/ip
+// libraries...), timestamps/durations, optional types.
+//
+// Semantics mirror cel-go as Kubernetes configures it: errors are values that
+// && and || absorb in either order; int/uint overflow and division by zero are
+// errors; numbers compare across int/uint/double but never mix in arithmetic;
+// == is heterogeneous (1 == "a" on dyn values is false). Kubernetes' rules: a
+// missing attribute or capacity id is an evaluation error ("no such key: id"),
+// not false, while an unknown domain reads as an empty map; a selector must
+// produce a bool. Attribute values are typed dyn, so what can be checked
+// statically is (compile error), the rest fails at evaluation.
+//
+// Known differences: matches() runs std::regex on an RE2-like translation
+// (see regex.h); quantity.isInteger()/asInteger() answer by value, whereas
+// upstream's answer also depends on the internal representation (it says
+// false for "1000m" or "1.5Gi"); quantities beyond 128-bit nanos are
+// rejected; the runtime cost limit counts evaluated nodes and sized work, not
+// cel-go's exact cost units. Limits (cel_limits.h): 10 KiB expressions,
+// nesting depth 100, cost 1e6.
 //
 // Thread safety: a compiled DeviceSelector is immutable and may be evaluated
 // from several threads; SelectorCache is not thread-safe (one per replay).
-// Errors: compile problems are returned (tryCompile), evaluation problems
-// are returned in EvalResult; nothing here throws for bad expressions.
+// Errors: compile problems are returned (tryCompile), formatted like cel-go's
+// "ERROR: <input>:line:column: message" with a 1-based column; evaluation
+// problems are returned in EvalResult; nothing here throws for bad
+// expressions.
 #pragma once
 
 #include <map>

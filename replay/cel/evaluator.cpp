@@ -13,6 +13,9 @@ namespace {
 
 using Node = DeviceSelector::Node;
 
+// The helpers below are [[gnu::noinline]] where evaluate() would otherwise
+// inline them: its own stack frame is paid on every node, so it stays small.
+
 Value noSuchKey(std::string_view key, EvalContext& ctx) {
   return ctx.error("no such key: " + std::string(key));
 }
@@ -87,7 +90,8 @@ void forEachKey(const Value& m, Fn&& fn) {
   }
 }
 
-Value selectField(const Value& operand, const std::string& field, EvalContext& ctx) {
+[[gnu::noinline]] Value selectField(const Value& operand, const std::string& field,
+                                    EvalContext& ctx) {
   if (operand.isError()) return operand;
   if (operand.kind == ValueKind::kMap) return lookup(operand, field, ctx);
   if (operand.kind == ValueKind::kDevice) {
@@ -102,7 +106,7 @@ Value selectField(const Value& operand, const std::string& field, EvalContext& c
                    "' does not support field selection");
 }
 
-Value indexValue(const Value& operand, const Value& key, EvalContext& ctx) {
+[[gnu::noinline]] Value indexValue(const Value& operand, const Value& key, EvalContext& ctx) {
   if (operand.isError()) return operand;
   if (key.isError()) return key;
   if (operand.kind == ValueKind::kMap) {
@@ -176,7 +180,7 @@ std::string_view goTypeName(const Value& v) {
   }
 }
 
-Value logical(const Node& n, EvalContext& ctx) {
+[[gnu::noinline]] Value logical(const Node& n, EvalContext& ctx) {
   // Commutative short-circuit: for &&, false wins over an error on either
   // side; for ||, true does.
   const bool isAnd = n.kind == NodeKind::kAnd;
@@ -190,14 +194,14 @@ Value logical(const Node& n, EvalContext& ctx) {
   return ctx.error(std::string("no such overload: ") + (isAnd ? "_&&_" : "_||_"));
 }
 
-Value ternary(const Node& n, EvalContext& ctx) {
+[[gnu::noinline]] Value ternary(const Node& n, EvalContext& ctx) {
   const Value cond = evaluate(*n.children[0], ctx);
   if (cond.isError()) return cond;
   if (cond.kind != ValueKind::kBool) return ctx.error("no such overload: _?_:_");
   return evaluate(*n.children[cond.b ? 1 : 2], ctx);
 }
 
-Value comprehension(const Node& n, EvalContext& ctx) {
+[[gnu::noinline]] Value comprehension(const Node& n, EvalContext& ctx) {
   const Value range = evaluate(*n.children[0], ctx);
   if (range.isError()) return range;
   if (range.kind != ValueKind::kList && range.kind != ValueKind::kMap) {
@@ -284,7 +288,7 @@ Value comprehension(const Node& n, EvalContext& ctx) {
   }
 }
 
-Value call(const Node& n, EvalContext& ctx) {
+[[gnu::noinline]] Value call(const Node& n, EvalContext& ctx) {
   std::array<Value, 3> args;
   for (std::size_t i = 0; i < n.children.size(); ++i) {
     args[i] = evaluate(*n.children[i], ctx);
@@ -322,6 +326,45 @@ Value call(const Node& n, EvalContext& ctx) {
   return invoke(*chosen, args.data(), n, ctx);
 }
 
+[[gnu::noinline]] Value index(const Node& n, EvalContext& ctx) {
+  const Value operand = evaluate(*n.children[0], ctx);
+  return indexValue(operand, evaluate(*n.children[1], ctx), ctx);
+}
+
+[[gnu::noinline]] Value select(const Node& n, EvalContext& ctx) {
+  return selectField(evaluate(*n.children[0], ctx), n.name, ctx);
+}
+
+[[gnu::noinline]] Value bind(const Node& n, EvalContext& ctx) {
+  // Evaluated eagerly; an error only surfaces where the variable is used.
+  ctx.locals[static_cast<std::size_t>(n.slot)] = evaluate(*n.children[0], ctx);
+  return evaluate(*n.children[1], ctx);
+}
+
+[[gnu::noinline]] Value listLiteral(const Node& n, EvalContext& ctx) {
+  std::vector<Value>* list = ctx.newList();
+  list->reserve(n.children.size());
+  for (const NodePtr& child : n.children) {
+    Value v = evaluate(*child, ctx);
+    if (v.isError()) return v;
+    list->push_back(v);
+  }
+  return Value::ofList(list);
+}
+
+[[gnu::noinline]] Value has(const Node& n, EvalContext& ctx) {
+  const Value operand = evaluate(*n.children[0], ctx);
+  if (operand.isError()) return operand;
+  if (operand.kind == ValueKind::kDevice) return Value::boolean(true);  // fields are always set
+  if (operand.kind != ValueKind::kMap) return ctx.error("invalid type for field selection");
+  // k8s' defaulting outer maps find every domain (Find never misses).
+  if (operand.mapKind == MapKind::kAttributeDomains ||
+      operand.mapKind == MapKind::kCapacityDomains) {
+    return Value::boolean(true);
+  }
+  return Value::boolean(contains(operand, n.name));
+}
+
 const std::string& costExceeded() {
   static const std::string kMessage = "operation cancelled: actual cost limit exceeded";
   return kMessage;
@@ -343,34 +386,14 @@ Value evaluate(const Node& n, EvalContext& ctx) {
       return Value::device();  // the checker allows only `device`
     case NodeKind::kLocal:
       return ctx.locals[static_cast<std::size_t>(n.slot)];
-    case NodeKind::kList: {
-      std::vector<Value>* list = ctx.newList();
-      list->reserve(n.children.size());
-      for (const NodePtr& child : n.children) {
-        Value v = evaluate(*child, ctx);
-        if (v.isError()) return v;
-        list->push_back(v);
-      }
-      return Value::ofList(list);
-    }
+    case NodeKind::kList:
+      return listLiteral(n, ctx);
     case NodeKind::kSelect:
-      return selectField(evaluate(*n.children[0], ctx), n.name, ctx);
-    case NodeKind::kIndex: {
-      const Value operand = evaluate(*n.children[0], ctx);
-      return indexValue(operand, evaluate(*n.children[1], ctx), ctx);
-    }
-    case NodeKind::kHas: {
-      const Value operand = evaluate(*n.children[0], ctx);
-      if (operand.isError()) return operand;
-      if (operand.kind == ValueKind::kDevice) return Value::boolean(true);  // fields are always set
-      if (operand.kind != ValueKind::kMap) return ctx.error("invalid type for field selection");
-      // k8s' defaulting outer maps find every domain (Find never misses).
-      if (operand.mapKind == MapKind::kAttributeDomains ||
-          operand.mapKind == MapKind::kCapacityDomains) {
-        return Value::boolean(true);
-      }
-      return Value::boolean(contains(operand, n.name));
-    }
+      return select(n, ctx);
+    case NodeKind::kIndex:
+      return index(n, ctx);
+    case NodeKind::kHas:
+      return has(n, ctx);
     case NodeKind::kAnd:
     case NodeKind::kOr:
       return logical(n, ctx);
@@ -381,9 +404,7 @@ Value evaluate(const Node& n, EvalContext& ctx) {
     case NodeKind::kComprehension:
       return comprehension(n, ctx);
     case NodeKind::kBind:
-      // Evaluated eagerly; an error only surfaces where the variable is used.
-      ctx.locals[static_cast<std::size_t>(n.slot)] = evaluate(*n.children[0], ctx);
-      return evaluate(*n.children[1], ctx);
+      return bind(n, ctx);
   }
   return ctx.error("internal error: unknown node");
 }
