@@ -1,8 +1,10 @@
 #include "value_reader.h"
 
+#include <simdjson.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "yaml_json.h"
 
@@ -18,6 +20,86 @@ bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 std::string cleanJsonError(const std::string& what) {
   auto close = what.find("] ");
   return close == std::string::npos ? what : what.substr(close + 2);
+}
+
+// The hot path of ingest: simdjson's DOM parser (SIMD, chosen at run time)
+// reads the value and the nlohmann value is built straight from its tape.
+// nlohmann's own parser spent most of ingest's time lexing (README,
+// "Performance"). The result must be exactly what nlohmann::json::parse
+// gives, so anything simdjson would not settle identically returns false
+// and nlohmann parses the value itself, errors and messages included:
+// - integers keep nlohmann's types: non-negative -> unsigned, negative ->
+//   integer; simdjson's doubles are correctly rounded, like strtod;
+// - "-0" (nlohmann: integer 0; simdjson: -0.0) and escapes of UTF-16
+//   surrogates (backslash-u D800 to DFFF: nlohmann's pairing rules) go to nlohmann;
+// - duplicate keys: the last one wins, as in nlohmann;
+// - parse errors, too deep nesting, numbers out of range: nlohmann.
+struct NotExact {};
+
+void buildJson(simdjson::dom::element e, nlohmann::json& out) {
+  using T = simdjson::dom::element_type;
+  switch (e.type()) {
+    case T::OBJECT: {
+      out = nlohmann::json::object();
+      auto& members = *out.get_ptr<nlohmann::json::object_t*>();
+      for (auto [key, value] : simdjson::dom::object(e)) buildJson(value, members[std::string(key)]);
+      return;
+    }
+    case T::ARRAY: {
+      out = nlohmann::json::array();
+      auto& items = *out.get_ptr<nlohmann::json::array_t*>();
+      const simdjson::dom::array array(e);
+      items.reserve(array.size());
+      for (simdjson::dom::element item : array) buildJson(item, items.emplace_back());
+      return;
+    }
+    case T::STRING:
+      out = std::string(std::string_view(e));
+      return;
+    case T::INT64: {
+      const std::int64_t v = std::int64_t(e);
+      if (v >= 0) {
+        out = static_cast<std::uint64_t>(v);
+      } else {
+        out = v;
+      }
+      return;
+    }
+    case T::UINT64:
+      out = std::uint64_t(e);
+      return;
+    case T::DOUBLE: {
+      const double v = double(e);
+      if (v == 0 && std::signbit(v)) throw NotExact{};
+      out = v;
+      return;
+    }
+    case T::BOOL:
+      out = bool(e);
+      return;
+    case T::NULL_VALUE:
+      out = nullptr;
+      return;
+  }
+}
+
+bool parseExact(std::string_view text, nlohmann::json* out) {
+  for (auto at = text.find("\\u"); at != std::string_view::npos; at = text.find("\\u", at + 2)) {
+    if (at + 2 < text.size() && (text[at + 2] == 'd' || text[at + 2] == 'D')) return false;
+  }
+  // One parser and padded buffer per thread, reused: sized by the largest value.
+  thread_local simdjson::dom::parser parser;
+  thread_local std::string padded;
+  padded.assign(text);
+  padded.resize(text.size() + simdjson::SIMDJSON_PADDING);
+  simdjson::dom::element root;
+  if (parser.parse(padded.data(), text.size(), false).get(root) != simdjson::SUCCESS) return false;
+  try {
+    buildJson(root, *out);
+  } catch (const NotExact&) {
+    return false;
+  }
+  return true;
 }
 
 bool hasYamlContent(std::string_view line) {
@@ -174,6 +256,8 @@ bool ValueReader::nextJson(DecodedValue* out) {
   }
   out->endOffset = bufferBase_ + pos_;
   std::string_view text(buffer_.data() + start, pos_ - start);
+  if (parseExact(text, &out->value)) return true;
+  out->value = nlohmann::json();
   try {
     out->value = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

@@ -339,6 +339,23 @@ Status Ledger::scanProjections(
   return fromRocks(it->status(), "scanning projection");
 }
 
+Status Ledger::readProjection(std::uint64_t seq,
+                              const std::function<void(schema::ProjectedRecord::Reader)>& fn) const {
+  rocksdb::PinnableSlice value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kProjectionFamily), format::seqKey(seq),
+                    &value);
+  if (!s.ok()) return fromRocks(s, "reading projection of seq " + std::to_string(seq));
+  thread_local AlignedBuffer buffer;
+  try {
+    capnp::FlatArrayMessageReader reader(buffer.load(value.ToStringView()));
+    fn(reader.getRoot<schema::ProjectedRecord>());
+  } catch (const kj::Exception& e) {
+    return Status::corruption("seq " + std::to_string(seq) + ": projection does not decode: " +
+                              e.getDescription().cStr());
+  }
+  return Status::ok();
+}
+
 Status Ledger::scanRaw(const char* familyName,
                        const std::function<void(std::string_view, std::string_view)>& fn) const {
   if (families_->byName.find(std::string_view(familyName)) == families_->byName.end()) {

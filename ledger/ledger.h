@@ -101,6 +101,9 @@ class Ledger {
   [[nodiscard]] Status scanProjections(
       std::uint64_t from, std::uint64_t to,
       const std::function<bool(std::uint64_t seq, schema::ProjectedRecord::Reader)>& fn) const;
+  // The projection of one record; the reader is valid only during the call.
+  [[nodiscard]] Status readProjection(
+      std::uint64_t seq, const std::function<void(schema::ProjectedRecord::Reader)>& fn) const;
   // Raw bytes of a column family in key order (benchmarks: the raw-scan baseline).
   [[nodiscard]] Status scanRaw(
       const char* family,

@@ -15,10 +15,10 @@
 #include "report.h"
 #include "resource_mapper.h"
 #include "workload_charge.h"
+#include "workload_usage.h"
 
 namespace ledger::replay {
 
-bool conditionTrue(capnp::List<schema::Condition>::Reader conditions, const char* type);
 
 struct AuditContext {
   const ClusterState& state;
@@ -34,15 +34,10 @@ struct AuditContext {
   }
 };
 
-// What one workload is charged: `usage[flavor][resource]` from its admission.
-struct WorkloadUsage {
-  std::map<std::string, ResourceList> byFlavor;
-};
-
 struct WorkloadAudit {
   WorkloadReport report;
   const StoredObject* object = nullptr;
-  WorkloadUsage usage;
+  std::map<FlavorResource, Quantity> usage;  // recorded, per (flavor, resource)
   std::vector<std::string> uids;  // ownerReference uids (the Job etc.)
 };
 

@@ -10,7 +10,8 @@ std::uint64_t writeCheckpoints(Ledger& ledger, std::uint64_t interval) {
   const std::uint64_t last = ledger.lastSeq();
   std::uint64_t newest = 0;
   std::string bytes;
-  if (Status st = ledger.checkpointAtOrBefore(last, &newest, &bytes); !st.isOk()) throw ReplayError(st);
+  if (Status st = ledger.checkpointAtOrBefore(last, &newest, &bytes); !st.isOk())
+    throw ReplayError(st);
   std::uint64_t next = (newest / interval + 1) * interval;
   if (next > last) return 0;
   FoldOptions fo;  // resumes from the newest good checkpoint
@@ -18,7 +19,8 @@ std::uint64_t writeCheckpoints(Ledger& ledger, std::uint64_t interval) {
   std::uint64_t written = 0;
   for (; next <= last; next += interval) {
     replayer.foldInto(state, next);
-    if (Status st = ledger.putCheckpoint(next, state.serialize()); !st.isOk()) throw ReplayError(st);
+    if (Status st = ledger.putCheckpoint(next, state.serialize()); !st.isOk())
+      throw ReplayError(st);
     ++written;
   }
   return written;
@@ -46,10 +48,13 @@ CheckpointVerification verifyCheckpoints(const Ledger& ledger) {
     replayer.foldInto(fresh, seq);
     std::string bytes;
     std::uint64_t found = 0;
-    if (Status st = ledger.checkpointAtOrBefore(seq, &found, &bytes); !st.isOk()) throw ReplayError(st);
+    if (Status st = ledger.checkpointAtOrBefore(seq, &found, &bytes); !st.isOk())
+      throw ReplayError(st);
     try {
-      ClusterState stored = ClusterState::restore(bytes);
-      if (stored.seq() != seq || stored.digest() != fresh.digest()) {
+      Digest recorded{};
+      ClusterState stored = ClusterState::restore(bytes, ledger, &recorded);
+      const Digest expected = fresh.digest();
+      if (stored.seq() != seq || recorded != expected || stored.digest() != expected) {
         out.firstBadSeq = seq;
         out.problem = "checkpoint differs from a fresh replay to the same seq";
         return out;

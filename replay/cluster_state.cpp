@@ -21,19 +21,44 @@ kj::Array<capnp::word> copyMessage(schema::Projection::Reader projection) {
 bool kindOf(schema::Projection::Body::Reader body, ObjectKind* kind) {
   using B = schema::Projection::Body;
   switch (body.which()) {
-    case B::WORKLOAD: *kind = ObjectKind::kWorkload; return true;
-    case B::CLUSTER_QUEUE: *kind = ObjectKind::kClusterQueue; return true;
-    case B::COHORT: *kind = ObjectKind::kCohort; return true;
-    case B::LOCAL_QUEUE: *kind = ObjectKind::kLocalQueue; return true;
-    case B::RESOURCE_FLAVOR: *kind = ObjectKind::kResourceFlavor; return true;
-    case B::NAMESPACE: *kind = ObjectKind::kNamespace; return true;
-    case B::POD: *kind = ObjectKind::kPod; return true;
-    case B::DEVICE_CLASS: *kind = ObjectKind::kDeviceClass; return true;
-    case B::RESOURCE_CLAIM_TEMPLATE: *kind = ObjectKind::kResourceClaimTemplate; return true;
-    case B::RESOURCE_CLAIM: *kind = ObjectKind::kResourceClaim; return true;
-    case B::RESOURCE_SLICE: *kind = ObjectKind::kResourceSlice; return true;
-    case B::DRA_CONFIG: *kind = ObjectKind::kDraConfig; return true;
-    case B::OTHER: return false;
+    case B::WORKLOAD:
+      *kind = ObjectKind::kWorkload;
+      return true;
+    case B::CLUSTER_QUEUE:
+      *kind = ObjectKind::kClusterQueue;
+      return true;
+    case B::COHORT:
+      *kind = ObjectKind::kCohort;
+      return true;
+    case B::LOCAL_QUEUE:
+      *kind = ObjectKind::kLocalQueue;
+      return true;
+    case B::RESOURCE_FLAVOR:
+      *kind = ObjectKind::kResourceFlavor;
+      return true;
+    case B::NAMESPACE:
+      *kind = ObjectKind::kNamespace;
+      return true;
+    case B::POD:
+      *kind = ObjectKind::kPod;
+      return true;
+    case B::DEVICE_CLASS:
+      *kind = ObjectKind::kDeviceClass;
+      return true;
+    case B::RESOURCE_CLAIM_TEMPLATE:
+      *kind = ObjectKind::kResourceClaimTemplate;
+      return true;
+    case B::RESOURCE_CLAIM:
+      *kind = ObjectKind::kResourceClaim;
+      return true;
+    case B::RESOURCE_SLICE:
+      *kind = ObjectKind::kResourceSlice;
+      return true;
+    case B::DRA_CONFIG:
+      *kind = ObjectKind::kDraConfig;
+      return true;
+    case B::OTHER:
+      return false;
   }
   return false;
 }
@@ -53,9 +78,10 @@ std::string identityKey(schema::ObjectIdentity::Reader id) {
 
 const char* kindName(ObjectKind kind) {
   static constexpr const char* kNames[] = {
-      "Workload",      "ClusterQueue",          "Cohort",        "LocalQueue",
-      "ResourceFlavor", "Namespace",            "Pod",           "DeviceClass",
-      "ResourceClaimTemplate", "ResourceClaim", "ResourceSlice", "DraConfig",
+      "Workload",      "ClusterQueue",   "Cohort",
+      "LocalQueue",    "ResourceFlavor", "Namespace",
+      "Pod",           "DeviceClass",    "ResourceClaimTemplate",
+      "ResourceClaim", "ResourceSlice",  "DraConfig",
   };
   return kNames[static_cast<std::size_t>(kind)];
 }
@@ -70,18 +96,6 @@ StoredObject::StoredObject(std::uint64_t seq, std::int64_t timeNs,
       uid_(identity.getUid().cStr()),
       objectKey_(identityKey(identity)),
       words_(copyMessage(projection)) {
-  open();
-}
-
-StoredObject::StoredObject(std::uint64_t seq, std::int64_t timeNs, std::string ns, std::string name,
-                           std::string uid, std::string objectKey, kj::Array<capnp::word> words)
-    : seq_(seq),
-      timeNs_(timeNs),
-      ns_(std::move(ns)),
-      name_(std::move(name)),
-      uid_(std::move(uid)),
-      objectKey_(std::move(objectKey)),
-      words_(std::move(words)) {
   open();
 }
 
@@ -107,8 +121,9 @@ void ClusterState::apply(std::uint64_t seq, schema::ProjectedRecord::Reader reco
   if (!kindOf(projection.getBody(), &kind)) return;
   auto id = record.getIdentity();
   // Several objects can carry the DRA configuration; keep each by its identity.
-  std::string k = kind == ObjectKind::kDraConfig ? identityKey(id)
-                                                 : key(id.getNamespace().cStr(), id.getName().cStr());
+  std::string k = kind == ObjectKind::kDraConfig
+                      ? identityKey(id)
+                      : key(id.getNamespace().cStr(), id.getName().cStr());
   auto& map = maps_[static_cast<std::size_t>(kind)];
   if (record.getType() == schema::EventType::DELETED) {
     map.erase(k);
@@ -161,7 +176,7 @@ Digest ClusterState::digest() const {
 std::string ClusterState::serialize() const {
   capnp::MallocMessageBuilder message(1 << 16);
   auto root = message.initRoot<schema::Checkpoint>();
-  root.setFormatVersion(1);
+  root.setFormatVersion(2);
   root.setSeq(seq_);
   root.setTimeNs(timeNs_);
   const Digest d = digest();
@@ -174,46 +189,57 @@ std::string ClusterState::serialize() const {
       o.setKind(static_cast<std::uint8_t>(kind));
       o.setKey(k);
       o.setSeq(obj->seq());
-      o.setTimeNs(obj->timeNs());
-      o.setNamespace(obj->ns());
-      o.setName(obj->name());
-      o.setUid(obj->uid());
-      o.setObjectKey(obj->objectKey());
-      o.setProjection(obj->projection());
     }
   }
   auto words = capnp::messageToFlatArray(message);
   auto bytes = words.asBytes();
-  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+  const std::string_view payload(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+  const Digest checksum = Sha256::of(payload);
+  std::string out(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+  out.append(payload);
+  return out;
 }
 
-ClusterState ClusterState::restore(std::string_view bytes) {
-  if (bytes.size() % sizeof(capnp::word) != 0) {
-    throw std::runtime_error("checkpoint is not a whole number of words");
+ClusterState ClusterState::restore(std::string_view bytes, const Ledger& ledger,
+                                   Digest* storedDigest) {
+  if (bytes.size() < 32 || (bytes.size() - 32) % sizeof(capnp::word) != 0) {
+    throw std::runtime_error("checkpoint is truncated");
   }
-  auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
-  std::memcpy(words.begin(), bytes.data(), bytes.size());
+  const std::string_view payload = bytes.substr(32);
+  const Digest checksum = Sha256::of(payload);
+  if (std::memcmp(checksum.data(), bytes.data(), checksum.size()) != 0) {
+    throw std::runtime_error("checkpoint fails its checksum");
+  }
+  auto words = kj::heapArray<capnp::word>(payload.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), payload.data(), payload.size());
   ClusterState state;
   try {
     capnp::ReaderOptions options;
     options.traversalLimitInWords = 1ULL << 40;
     capnp::FlatArrayMessageReader reader(words.asPtr(), options);
     auto root = reader.getRoot<schema::Checkpoint>();
+    if (root.getFormatVersion() != 2) throw std::runtime_error("checkpoint has an unknown format");
     state.seq_ = root.getSeq();
     state.timeNs_ = root.getTimeNs();
     for (auto o : root.getObjects()) {
-      if (o.getKind() >= static_cast<std::uint8_t>(ObjectKind::kCount)) {
-        throw std::runtime_error("checkpoint holds an unknown object kind");
+      if (o.getKind() >= static_cast<std::uint8_t>(ObjectKind::kCount) || o.getSeq() > state.seq_) {
+        throw std::runtime_error("checkpoint names an impossible object");
       }
-      auto obj = std::make_unique<StoredObject>(
-          o.getSeq(), o.getTimeNs(), o.getNamespace().cStr(), o.getName().cStr(),
-          o.getUid().cStr(), o.getObjectKey().cStr(), copyMessage(o.getProjection()));
+      std::unique_ptr<StoredObject> obj;
+      Status st = ledger.readProjection(o.getSeq(), [&](schema::ProjectedRecord::Reader record) {
+        obj = std::make_unique<StoredObject>(o.getSeq(), record.getTimeNs(), record.getIdentity(),
+                                             record.getObject());
+      });
+      if (!st.isOk())
+        throw std::runtime_error("checkpoint references seq " + std::to_string(o.getSeq()) + ": " +
+                                 st.message());
       state.maps_[o.getKind()].insert_or_assign(std::string(o.getKey().cStr()), std::move(obj));
     }
-    auto stored = root.getDigest();
-    const Digest d = state.digest();
-    if (stored.size() != d.size() || std::memcmp(stored.begin(), d.data(), d.size()) != 0) {
-      throw std::runtime_error("checkpoint digest does not match its contents");
+    if (storedDigest != nullptr) {
+      auto stored = root.getDigest();
+      if (stored.size() != storedDigest->size())
+        throw std::runtime_error("checkpoint digest is malformed");
+      std::memcpy(storedDigest->data(), stored.begin(), stored.size());
     }
   } catch (const kj::Exception& e) {
     throw std::runtime_error(std::string("checkpoint does not decode: ") +

@@ -10,7 +10,7 @@
 // until the object is replaced or removed (the next apply()).
 // Thread safety: const methods may be called concurrently; apply() may not.
 // Errors: apply() never throws for well-formed projections; restore() throws
-// std::runtime_error on malformed checkpoint bytes.
+// std::runtime_error on a bad checkpoint.
 #pragma once
 
 #include <capnp/serialize.h>
@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "ledger.h"
 #include "projection.capnp.h"
 #include "sha256.h"
 
@@ -49,9 +50,6 @@ class StoredObject {
  public:
   StoredObject(std::uint64_t seq, std::int64_t timeNs, schema::ObjectIdentity::Reader identity,
                schema::Projection::Reader projection);
-  // From checkpoint bytes (see ClusterState::serialize).
-  StoredObject(std::uint64_t seq, std::int64_t timeNs, std::string ns, std::string name,
-               std::string uid, std::string objectKey, kj::Array<capnp::word> words);
   StoredObject(const StoredObject&) = delete;
   StoredObject& operator=(const StoredObject&) = delete;
 
@@ -100,8 +98,17 @@ class ClusterState {
   // SHA-256 over every live object in key order: equal states, equal digests.
   Digest digest() const;
 
+  // Checkpoint bytes: SHA-256 of the payload, then a schema::Checkpoint that
+  // names each live object by the seq of the record holding its version.
+  // Records are immutable, so the projection need not be copied: a
+  // checkpoint costs tens of bytes per live object.
   std::string serialize() const;
-  static ClusterState restore(std::string_view bytes);
+  // Rebuilds a state from checkpoint bytes, reading the referenced records
+  // from `ledger`. Throws std::runtime_error when the checksum fails, the
+  // bytes do not decode or a referenced record is missing or does not match.
+  // `storedDigest`, when given, receives the digest recorded at write time.
+  static ClusterState restore(std::string_view bytes, const Ledger& ledger,
+                              Digest* storedDigest = nullptr);
 
   static std::string key(std::string_view ns, std::string_view name);
 

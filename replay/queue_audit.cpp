@@ -53,11 +53,9 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx, const std::vector
     }
     ++c[1];
     if (r.admitted) ++c[2];
-    for (const auto& [flavor, list] : a.usage.byFlavor) {
-      for (const auto& [res, q] : list) {
-        reserved[r.clusterQueue][{flavor, res}] += q;
-        if (r.admitted) admitted[r.clusterQueue][{flavor, res}] += q;
-      }
+    for (const auto& [fr, q] : a.usage) {
+      reserved[r.clusterQueue][fr] += q;
+      if (r.admitted) admitted[r.clusterQueue][fr] += q;
     }
   }
   QuotaTree tree(ctx.state, reserved);

@@ -7,18 +7,19 @@ void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOption
   if (seq < from) return;
   const std::uint64_t total = seq - state.seq();
   std::uint64_t done = 0;
-  Status st = ledger_.scanProjections(from, seq, [&](std::uint64_t s, schema::ProjectedRecord::Reader r) {
-    state.apply(s, r);
-    if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
-    return true;
-  });
+  Status st =
+      ledger_.scanProjections(from, seq, [&](std::uint64_t s, schema::ProjectedRecord::Reader r) {
+        state.apply(s, r);
+        if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
+        return true;
+      });
   if (!st.isOk()) throw ReplayError(st);
   if (options.progress) options.progress(total, total);
 }
 
 ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) const {
   const std::uint64_t last = ledger_.lastSeq();
-  if (seq == 0 || seq > last) seq = last;
+  if (seq > last) seq = last;
   ClusterState state;
   if (options.useCheckpoints) {
     std::uint64_t at = seq;
@@ -28,8 +29,9 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
       Status st = ledger_.checkpointAtOrBefore(at, &found, &bytes);
       if (!st.isOk() || found == 0) break;
       try {
-        state = ClusterState::restore(bytes);
-        if (state.seq() != found) throw std::runtime_error("checkpoint records seq " + std::to_string(state.seq()));
+        state = ClusterState::restore(bytes, ledger_);
+        if (state.seq() != found)
+          throw std::runtime_error("checkpoint records seq " + std::to_string(state.seq()));
         break;
       } catch (const std::exception& e) {
         if (options.onBadCheckpoint) options.onBadCheckpoint(found, e.what());

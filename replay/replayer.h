@@ -20,7 +20,8 @@ namespace ledger::replay {
 
 class ReplayError : public std::runtime_error {
  public:
-  ReplayError(const Status& status) : std::runtime_error(status.toString()), corrupt_(status.isCorruption()) {}
+  ReplayError(const Status& status)
+      : std::runtime_error(status.toString()), corrupt_(status.isCorruption()) {}
   explicit ReplayError(const std::string& what, bool corrupt = false)
       : std::runtime_error(what), corrupt_(corrupt) {}
   bool corrupt() const { return corrupt_; }
@@ -41,7 +42,8 @@ class Replayer {
  public:
   explicit Replayer(const Ledger& ledger) : ledger_(ledger) {}
 
-  // The state after record `seq` (0 or past the end: after the last record).
+  // The state after record `seq` (0: before any record, the empty state;
+  // past the end: after the last record).
   ClusterState foldTo(std::uint64_t seq, const FoldOptions& options = {}) const;
   // Continues folding `state` up to `seq`.
   void foldInto(ClusterState& state, std::uint64_t seq, const FoldOptions& options = {}) const;

@@ -7,13 +7,6 @@
 
 namespace ledger::replay {
 
-bool conditionTrue(capnp::List<schema::Condition>::Reader conditions, const char* type) {
-  for (auto c : conditions) {
-    if (c.getType() == type) return c.getStatus() == "True";
-  }
-  return false;
-}
-
 std::string objectRef(const char* kind, const std::string& ns, const std::string& name) {
   return std::string(kind) + " " + (ns.empty() ? name : ns + "/" + name);
 }
@@ -81,25 +74,16 @@ std::vector<WorkloadAudit> auditWorkloads(AuditContext& ctx) {
     r.uid = obj->uid();
     r.localQueue = wl.getQueueName().cStr();
     r.priority = wl.getPriority();
-    auto conds = wl.getConditions();
-    r.finished = conditionTrue(conds, "Finished");
-    r.admitted = conditionTrue(conds, "Admitted");
-    r.quotaReserved = conditionTrue(conds, "QuotaReserved");
-    r.state = r.finished ? "Finished" : r.admitted ? "Admitted" : r.quotaReserved ? "QuotaReserved" : "Pending";
+    const WorkloadConditions conds = conditionsOf(wl);
+    r.finished = conds.finished;
+    r.admitted = conds.admitted;
+    r.quotaReserved = conds.quotaReserved;
+    r.state = conds.state();
     if (wl.getHasAdmission()) {
       r.clusterQueue = wl.getAdmissionClusterQueue().cStr();
       std::vector<std::string> problems;
-      for (auto psa : wl.getPodSetAssignments()) {
-        ResourceList usage = toResourceList(psa.getResourceUsage(), &problems, "resourceUsage");
-        addInto(r.recorded, usage);
-        for (const auto& [res, q] : usage) {
-          std::string flavor;
-          for (auto f : psa.getFlavors()) {
-            if (f.getResource() == res) flavor = f.getFlavor().cStr();
-          }
-          if (!flavor.empty()) addInto(a.usage.byFlavor[flavor], ResourceList{{res, q}});
-        }
-      }
+      r.recorded = recordedUsage(wl, &problems);
+      a.usage = admissionUsage(wl, nullptr);
       for (const auto& p : problems) ctx.finding("MalformedQuantity", objectRef("Workload", r.ns, r.name), p);
     } else if (const StoredObject* lq = ctx.state.find(ObjectKind::kLocalQueue, r.ns, r.localQueue)) {
       r.clusterQueue = lq->projection().getBody().getLocalQueue().getClusterQueue().cStr();

@@ -1,27 +1,20 @@
 # A checkpoint: the folded ClusterState at one seq (replay/cluster_state.h).
-# Derived data, stored in the `checkpoints` column family; dropping it
-# changes no answer.
+# Derived data, stored in the `checkpoints` column family (after a SHA-256 of
+# these bytes); dropping it changes no answer. Each live object is named by
+# the seq of the immutable record that holds its current version.
 @0xd4c2b7e1a0f39b5e;
 
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("ledger::schema");
 
-using P = import "projection.capnp";
-
 struct CheckpointObject {
   kind @0 :UInt8;
   key @1 :Text;
-  seq @2 :UInt64;
-  timeNs @3 :Int64;
-  namespace @4 :Text;
-  name @5 :Text;
-  uid @6 :Text;
-  objectKey @7 :Text;
-  projection @8 :P.Projection;
+  seq @2 :UInt64;            # the record holding the object's version
 }
 
 struct Checkpoint {
-  formatVersion @0 :UInt32;
+  formatVersion @0 :UInt32;  # 2: objects by reference
   seq @1 :UInt64;
   timeNs @2 :Int64;
   digest @3 :Data;           # ClusterState::digest() at seq

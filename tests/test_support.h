@@ -111,9 +111,10 @@ inline Json meta(const std::string& ns, const std::string& name, const std::stri
   return m;
 }
 
+// The report after `seq` (0: after the last record).
 inline replay::StateReport reportOf(const Ledger& ledger, std::uint64_t seq = 0) {
   replay::Replayer r(ledger);
-  replay::ClusterState s = r.foldTo(seq);
+  replay::ClusterState s = r.foldTo(seq == 0 ? ledger.lastSeq() : seq);
   return replay::buildReport(s);
 }
 

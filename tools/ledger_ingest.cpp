@@ -1,7 +1,7 @@
 // ledger-ingest: append Kubernetes watch events to a ledger from files or
 // stdin (CONTRACT.md "Input"). Every rejected value is reported on stderr with
 // its position and reason; everything accepted is committed; exit 2 if any
-// value was rejected.
+// value was rejected. With --watch it is the sidecar daemon instead (watch_command.h).
 #include <spdlog/spdlog.h>
 
 #include <boost/program_options.hpp>
@@ -11,10 +11,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "checkpoints.h"
 #include "cli.h"
 #include "ingester.h"
 #include "ledger.h"
 #include "value_reader.h"
+#include "watch_command.h"
 
 namespace po = boost::program_options;
 using namespace ledger;
@@ -62,10 +64,12 @@ int main(int argc, char** argv) {
     ("from", po::value<std::vector<std::string>>(), "input file, or - for stdin (repeatable)")
     ("batch", po::value<std::size_t>()->default_value(1000), "records per atomic commit")
     ("no-sync", "do not fsync each commit (faster; a crash may lose the last commits, never corrupt)")
+    ("checkpoint-every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "write a checkpoint every N records after ingesting (0: none)")
     ("output,o", po::value<std::string>()->default_value(""), "summary format: json or table")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("log-level", po::value<std::string>()->default_value("info"), "trace, debug, info, warn, error");
   // clang-format on
+  opts.add(cli::watchOptions());
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
@@ -86,11 +90,17 @@ int main(int argc, char** argv) {
   try {
     cli::setUpLogging(vm["log-format"].as<std::string>(), vm["log-level"].as<std::string>());
     output = cli::resolveOutput(vm["output"].as<std::string>());
-    if (!vm.count("from")) throw cli::UsageError("nothing to ingest: give --from PATH or --from -");
+    if (vm.count("watch") && vm.count("from")) {
+      throw cli::UsageError("--watch and --from exclude each other");
+    }
+    if (!vm.count("from") && !vm.count("watch")) {
+      throw cli::UsageError("nothing to ingest: give --from PATH, --from - or --watch");
+    }
   } catch (const cli::UsageError& e) {
     std::cerr << "ledger-ingest: " << e.what() << "\n";
     return cli::kExitUsage;
   }
+  if (vm.count("watch")) return cli::runWatch(vm);
   const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
   std::unique_ptr<Ledger> ledger;
   Ledger::Options lo;
@@ -125,6 +135,12 @@ int main(int argc, char** argv) {
       ingestStream(in, path, "file:" + (ec ? path : abs.string()), ingester, &totals);
     }
     ingester.flush();
+    // Checkpoints are derived data: failing to write them loses nothing.
+    try {
+      replay::writeCheckpoints(*ledger, vm["checkpoint-every"].as<std::uint64_t>());
+    } catch (const replay::ReplayError& e) {
+      spdlog::warn("checkpoints not written: {}", e.what());
+    }
   } catch (const ingest::LedgerError& e) {
     spdlog::error("ledger write failed: {}", e.what());
     return e.status().isCorruption() ? cli::kExitCorrupt : cli::kExitLive;

@@ -1,8 +1,15 @@
 #include "query_commands.h"
 
+#include "admit_command.h"
 #include "progress.h"
 #include "replayer.h"
 #include "report_format.h"
+#include "rfc3339.h"
+#include "usage_chart.h"
+#include "usage_report.h"
+#include "workload_history.h"
+
+#include <fstream>
 
 namespace ledger::cli {
 
@@ -41,8 +48,9 @@ int runUsage(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   const auto state = stateAt(ledger, resolveSeq(ledger, args, true), args);
   auto report = replay::buildReport(state);
   if (args.clusterQueue) {
-    std::erase_if(report.clusterQueues,
-                  [&](const replay::ClusterQueueReport& q) { return q.name != *args.clusterQueue; });
+    std::erase_if(report.clusterQueues, [&](const replay::ClusterQueueReport& q) {
+      return q.name != *args.clusterQueue;
+    });
     if (report.clusterQueues.empty()) {
       throw UsageError("no ClusterQueue '" + *args.clusterQueue + "' at that moment");
     }
@@ -51,10 +59,138 @@ int runUsage(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     nlohmann::ordered_json j;
     j["at"] = replay::atToJson(report.seq, report.timeNs);
     j["clusterQueues"] = nlohmann::ordered_json::array();
-    for (const auto& q : report.clusterQueues) j["clusterQueues"].push_back(replay::clusterQueueToJson(q));
+    for (const auto& q : report.clusterQueues)
+      j["clusterQueues"].push_back(replay::clusterQueueToJson(q));
     out << j.dump(2) << "\n";
   } else {
     out << replay::clusterQueuesToTable(report.clusterQueues);
+  }
+  return kExitOk;
+}
+
+std::pair<std::string, std::string> splitTarget(const std::string& target) {
+  const auto slash = target.find('/');
+  if (target.empty() || slash == std::string::npos || slash == 0 || slash + 1 == target.size()) {
+    throw UsageError("give the workload as NAMESPACE/NAME, not '" + target + "'");
+  }
+  return {target.substr(0, slash), target.substr(slash + 1)};
+}
+
+nlohmann::ordered_json resourcesJson(const replay::ResourceList& list) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [name, q] : list) j[name] = q.toString();
+  return j;
+}
+
+int runWorkload(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
+  auto [ns, name] = splitTarget(args.target);
+  const auto history = replay::workloadHistory(ledger, ns, name, args.from, args.to);
+  if (!history.found)
+    throw UsageError("workload " + args.target + " does not appear in the ledger");
+  if (args.output == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["workload"] = args.target;
+    j["changes"] = nlohmann::ordered_json::array();
+    for (const auto& e : history.entries) {
+      j["changes"].push_back({{"seq", e.seq},
+                              {"time", formatRfc3339(e.timeNs)},
+                              {"event", e.event},
+                              {"state", e.state},
+                              {"clusterQueue", e.clusterQueue},
+                              {"recorded", resourcesJson(e.recorded)},
+                              {"detail", e.detail}});
+    }
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& e : history.entries) {
+    std::string charge;
+    for (const auto& [r, q] : e.recorded)
+      charge += (charge.empty() ? "" : ",") + r + "=" + q.toString();
+    rows.push_back({formatRfc3339(e.timeNs), std::to_string(e.seq), e.event, e.state,
+                    e.clusterQueue.empty() ? "-" : e.clusterQueue, charge.empty() ? "-" : charge,
+                    e.detail.empty() ? "-" : e.detail});
+  }
+  out << replay::renderTable(
+      {"TIME", "SEQ", "EVENT", "STATE", "CLUSTERQUEUE", "RECORDED", "DETAIL"}, rows);
+  return kExitOk;
+}
+
+int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
+  if (!args.from || !args.to) throw UsageError("report needs --from TIME and --to TIME");
+  replay::GroupBy by;
+  if (args.by == "cluster-queue") {
+    by = replay::GroupBy::kClusterQueue;
+  } else if (args.by == "namespace") {
+    by = replay::GroupBy::kNamespace;
+  } else if (args.by == "workload") {
+    by = replay::GroupBy::kWorkload;
+  } else {
+    throw UsageError("--by must be cluster-queue, namespace or workload, not '" + args.by + "'");
+  }
+  if (*args.to < *args.from) throw UsageError("--to is before --from");
+  ProgressBar progress("report");
+  replay::FoldOptions fo;
+  fo.useCheckpoints = args.useCheckpoints;
+  fo.progress = progress.callback();
+  fo.onBadCheckpoint = warnBadCheckpoint;
+  const auto period =
+      replay::computeUsagePeriod(ledger, *args.from, *args.to, by, args.clusterQueue, fo);
+  progress.done();
+  if (args.svg) {
+    std::ofstream svg(*args.svg);
+    if (!svg) throw UsageError("cannot write " + *args.svg);
+    svg << replay::renderUsageChart(period);
+  }
+  auto utilisation = [](const replay::UsageRow& r) -> std::string {
+    if (!r.quota || r.quota->nanoUnitSeconds() == 0) return "";
+    // percent with 2 decimals, exact integer arithmetic
+    const Int128 bp = r.reserved.nanoUnitSeconds() * 10000 / r.quota->nanoUnitSeconds();
+    const long long v = static_cast<long long>(bp);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%lld.%02lld%%", v / 100, v % 100);
+    return buf;
+  };
+  if (args.output == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["from"] = formatRfc3339(period.fromNs);
+    j["to"] = formatRfc3339(period.toNs);
+    j["by"] = args.by;
+    j["rows"] = nlohmann::ordered_json::array();
+    for (const auto& r : period.rows) {
+      nlohmann::ordered_json row = {{"group", r.group},
+                                    {"resource", r.resource},
+                                    {"reservedResourceSeconds", r.reserved.seconds()},
+                                    {"reservedResourceHours", r.reserved.hours()}};
+      row["quotaResourceSeconds"] =
+          r.quota ? nlohmann::ordered_json(r.quota->seconds()) : nlohmann::ordered_json(nullptr);
+      const std::string u = utilisation(r);
+      row["utilisation"] = u.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(u);
+      j["rows"].push_back(row);
+    }
+    out << j.dump(2) << "\n";
+  } else if (args.output == OutputFormat::kCsv) {
+    out << "group,resource,reserved_resource_seconds,reserved_resource_hours,quota_resource_"
+           "seconds,utilisation\n";
+    for (const auto& r : period.rows) {
+      out << r.group << "," << r.resource << "," << r.reserved.seconds() << ","
+          << r.reserved.hours() << "," << (r.quota ? r.quota->seconds() : "") << ","
+          << utilisation(r) << "\n";
+    }
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& r : period.rows) {
+      const bool bytes = replay::isByteResource(r.resource);
+      const Int128 gib = Int128(1) << 30;
+      rows.push_back({r.group, r.resource,
+                      r.reserved.hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h"),
+                      r.quota ? r.quota->hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h") : "-",
+                      utilisation(r).empty() ? "-" : utilisation(r)});
+    }
+    out << "Usage from " << formatRfc3339(period.fromNs) << " to " << formatRfc3339(period.toNs)
+        << " by " << args.by << "\n";
+    out << replay::renderTable({"GROUP", "RESOURCE", "RESERVED", "QUOTA", "UTILISATION"}, rows);
   }
   return kExitOk;
 }
@@ -65,6 +201,9 @@ int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& 
              std::ostream& out) {
   if (command == "state") return runState(ledger, args, out);
   if (command == "usage") return runUsage(ledger, args, out);
+  if (command == "workload") return runWorkload(ledger, args, out);
+  if (command == "report") return runReport(ledger, args, out);
+  if (command == "admit") return runAdmit(ledger, args, out);
   throw UsageError("unknown command '" + command + "'");
 }
 

@@ -83,7 +83,7 @@ TEST_CASE("each Kueue kind is read in v1beta1 and v1beta2 form", "[replay]") {
       CHECK(q(w->computed, "cpu") == "3");
       CHECK(q(w->computed, "memory") == "2Gi");
       CHECK(r.findings.empty());
-      replay::ClusterState s = replay::Replayer(*ledger).foldTo(0);
+      replay::ClusterState s = replay::Replayer(*ledger).foldTo(ledger->lastSeq());
       CHECK(s.find(replay::ObjectKind::kCohort, "pool") != nullptr);
       CHECK(s.find(replay::ObjectKind::kCohort, "pool")
                 ->projection()

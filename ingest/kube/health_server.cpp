@@ -1,0 +1,87 @@
+#include "health_server.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <vector>
+
+namespace ledger::kube {
+
+std::pair<std::string, int> parseListenAddress(const std::string& address) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) {
+    throw std::invalid_argument("--listen '" + address + "' is not HOST:PORT");
+  }
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string portText = address.substr(colon + 1);
+  std::size_t used = 0;
+  int port = -1;
+  try {
+    port = std::stoi(portText, &used);
+  } catch (const std::exception&) {
+  }
+  if (portText.empty() || used != portText.size() || port < 0 || port > 65535) {
+    throw std::invalid_argument("--listen '" + address + "': bad port");
+  }
+  return {host, port};
+}
+
+HealthServer::HealthServer(Metrics& metrics, std::function<bool()> healthy)
+    : metrics_(metrics), healthy_(std::move(healthy)) {}
+
+HealthServer::~HealthServer() { stop(); }
+
+void HealthServer::start(const std::string& address) {
+  auto [host, port] = parseListenAddress(address);
+  server_ = std::make_unique<httplib::Server>();
+  server_->new_task_queue = [] { return new httplib::ThreadPool(4); };
+  server_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    const bool ok = healthy_ ? healthy_() : true;
+    res.status = ok ? 200 : 503;
+    res.set_content(ok ? "ok\n" : "failing\n", "text/plain");
+  });
+  server_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    const auto waiting = metrics_.notReady();
+    std::string body = waiting.empty() ? "ok\n" : "";
+    for (const auto& w : waiting) body += w + "\n";
+    res.status = waiting.empty() ? 200 : 503;
+    res.set_content(body, "text/plain");
+  });
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    res.set_content(metrics_.render(now), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  // ":PORT": every interface, IPv6 and IPv4 when the kernel has IPv6.
+  std::vector<std::string> hosts = {host};
+  if (host.empty()) hosts = {"::", "0.0.0.0"};
+  int bound = -1;
+  for (const std::string& h : hosts) {
+    bound = port == 0 ? server_->bind_to_any_port(h) : (server_->bind_to_port(h, port) ? port : -1);
+    if (bound >= 0) {
+      host = h;
+      break;
+    }
+  }
+  if (bound < 0) throw std::runtime_error("--listen " + address + ": cannot bind (in use?)");
+  port = bound;
+  host_ = host;
+  port_ = port;
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  spdlog::info("serving /healthz, /readyz and /metrics on {}:{}", host_, port_);
+}
+
+void HealthServer::stop() {
+  if (!server_) return;
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
+}
+
+}  // namespace ledger::kube

@@ -1,0 +1,55 @@
+// The daemon's HTTP endpoints, served by cpp-httplib on its own threads:
+//   GET /healthz  200 "ok" while the daemon works; 503 once it is failing
+//   GET /readyz   200 once every served resource has synced; else 503 and
+//                 the resources still syncing, one per line
+//   GET /metrics  Prometheus text format 0.0.4 (Metrics::render)
+//
+// Address: "HOST:PORT", "[V6]:PORT", or ":PORT" for every interface; port 0
+// picks a free one (port() tells which). The daemon's default is loopback.
+//
+// Ownership: borrows Metrics, which must outlive the server. Thread safety:
+// start()/stop() from the owner; handlers run on the server's threads.
+// Errors: start() throws std::runtime_error when the address is malformed or
+// cannot be bound.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "kube/metrics.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace ledger::kube {
+
+class HealthServer {
+ public:
+  // `healthy` is asked on each /healthz.
+  HealthServer(Metrics& metrics, std::function<bool()> healthy);
+  ~HealthServer();
+  HealthServer(const HealthServer&) = delete;
+  HealthServer& operator=(const HealthServer&) = delete;
+
+  void start(const std::string& address);
+  void stop();  // idempotent
+  int port() const { return port_; }
+  const std::string& host() const { return host_; }
+
+ private:
+  Metrics& metrics_;
+  std::function<bool()> healthy_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::string host_;
+  int port_ = 0;
+};
+
+// Splits "HOST:PORT", "[V6]:PORT", ":PORT" (host ""). Throws std::invalid_argument.
+std::pair<std::string, int> parseListenAddress(const std::string& address);
+
+}  // namespace ledger::kube

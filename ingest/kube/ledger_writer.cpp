@@ -1,0 +1,270 @@
+#include "ledger_writer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <vector>
+
+namespace ledger::kube {
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+std::string rvOf(const nlohmann::json& object) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  auto rv = meta->find("resourceVersion");
+  return rv != meta->end() && rv->is_string() ? rv->get<std::string>() : std::string();
+}
+
+ingest::WatchEvent bookmark(const std::string& rv) {
+  ingest::WatchEvent ev;
+  ev.type = ingest::WatchEventType::kBookmark;
+  ev.object = {{"metadata", {{"resourceVersion", rv}}}};
+  return ev;
+}
+
+std::uint64_t directoryBytes(const std::string& dir) {
+  std::error_code ec;
+  std::uint64_t total = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code fec;
+    if (it->is_regular_file(fec)) {
+      const auto size = it->file_size(fec);
+      if (!fec) total += size;
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+std::string ResolvedResource::livePrefix() const {
+  std::string prefix = group + "/" + kind + "/";
+  if (!namespace_.empty()) prefix += namespace_ + "/";
+  return prefix;
+}
+
+bool ResolvedResource::covers(const std::string& objectKey) const {
+  const std::string prefix = livePrefix();
+  if (objectKey.compare(0, prefix.size(), prefix) != 0) return false;
+  const std::string rest = objectKey.substr(prefix.size());
+  if (namespace_.empty() && !name.empty()) return rest.substr(rest.find('/') + 1) == name;
+  return name.empty() || rest == name;
+}
+
+ingest::WatchEvent synthesizedDeletion(const ResolvedResource& resource,
+                                       const std::string& objectKey, const LiveObject& live,
+                                       const std::string& resourceVersion, const char* why) {
+  // objectKey is group/kind/namespace/name.
+  const auto a = objectKey.find('/');
+  const auto b = objectKey.find('/', a + 1);
+  const auto c = objectKey.find('/', b + 1);
+  const std::string ns = objectKey.substr(b + 1, c - b - 1);
+  const std::string name = objectKey.substr(c + 1);
+  nlohmann::json meta = {{"name", name},
+                         {"uid", live.uid},
+                         {"resourceVersion", resourceVersion},
+                         {"annotations", {{kSynthesizedAnnotation, why}}}};
+  if (!ns.empty()) meta["namespace"] = ns;
+  ingest::WatchEvent ev;
+  ev.type = ingest::WatchEventType::kDeleted;
+  ev.object = {{"apiVersion", resource.apiVersion()}, {"kind", resource.kind}, {"metadata", meta}};
+  return ev;
+}
+
+LedgerWriter::LedgerWriter(Ledger& ledger, Metrics& metrics, WriterOptions options)
+    : ledger_(ledger),
+      metrics_(metrics),
+      options_(options),
+      ingester_(ledger, ingest::IngestOptions{options.batchRecords, nullptr,
+                                              [this](const AppendResult& r) { onCommit(r); }}) {}
+
+LedgerWriter::~LedgerWriter() { close(); }
+
+void LedgerWriter::start() {
+  metrics_.committed(ledger_.lastSeq());
+  updateStoredBytes(true);
+  thread_ = std::thread([this] { run(); });
+}
+
+bool LedgerWriter::push(WatchMessage message) {
+  std::unique_lock lock(mu_);
+  changed_.wait(lock,
+                [&] { return closing_ || failed_ || queue_.size() < options_.queueCapacity; });
+  if (closing_ || failed_) return false;
+  queue_.push_back(std::move(message));
+  changed_.notify_all();
+  return true;
+}
+
+void LedgerWriter::close() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool LedgerWriter::failed() const {
+  std::lock_guard lock(mu_);
+  return failed_;
+}
+
+Status LedgerWriter::failure() const {
+  std::lock_guard lock(mu_);
+  return failure_;
+}
+
+void LedgerWriter::run() {
+  std::deque<WatchMessage> batch;
+  try {
+    for (;;) {
+      {
+        std::unique_lock lock(mu_);
+        auto ready = [&] { return closing_ || !queue_.empty(); };
+        if (dirtySince_) {
+          changed_.wait_until(lock, *dirtySince_ + options_.flushInterval, ready);
+        } else {
+          changed_.wait(lock, ready);
+        }
+        if (queue_.empty() && closing_) break;
+        batch.swap(queue_);
+      }
+      changed_.notify_all();  // room for producers
+      for (auto& m : batch) handle(m);
+      batch.clear();
+      if (dirtySince_ && SteadyClock::now() >= *dirtySince_ + options_.flushInterval) flush();
+    }
+    flush();
+  } catch (const ingest::LedgerError& e) {
+    spdlog::error("ledger write failed: {}", e.what());
+    std::lock_guard lock(mu_);
+    failed_ = true;
+    failure_ = e.status();
+  } catch (const std::exception& e) {
+    spdlog::error("ledger writer failed: {}", e.what());
+    std::lock_guard lock(mu_);
+    failed_ = true;
+    failure_ = Status::ioError(e.what());
+  }
+  changed_.notify_all();
+}
+
+void LedgerWriter::add(const std::string& source, ingest::WatchEvent event,
+                       std::int64_t receivedNs) {
+  if (!dirtySince_) {
+    dirtySince_ = SteadyClock::now();
+    metrics_.setOldestUncommitted(receivedNs);
+  }
+  // Live events are stamped with the ingest clock as the writer records them:
+  // in queue order, so times across resources do not need raising.
+  if (event.type != ingest::WatchEventType::kBookmark && !event.timeNs) {
+    event.timeNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  }
+  ingester_.add(source, std::move(event), ++positions_[source]);
+}
+
+void LedgerWriter::handle(WatchMessage& m) {
+  const ResolvedResource& r = *m.resource;
+  switch (m.type) {
+    case WatchMessage::Type::kEvent: {
+      const std::string rv = rvOf(m.event.object);
+      const bool isBookmark = m.event.type == ingest::WatchEventType::kBookmark;
+      if (!isBookmark) metrics_.eventReceived(r.kind, m.receivedNs);
+      const std::uint64_t dupsBefore = ingester_.stats().duplicates;
+      add(r.watchSource(), std::move(m.event), m.receivedNs);
+      // A duplicate still moves the watch cursor past it.
+      if (ingester_.stats().duplicates != dupsBefore && !rv.empty()) {
+        add(r.watchSource(), bookmark(rv), m.receivedNs);
+      }
+      break;
+    }
+    case WatchMessage::Type::kListBegin:
+      flush();  // the LIST is compared with the committed live objects
+      break;
+    case WatchMessage::Type::kListItem:
+      listItem(m);
+      break;
+    case WatchMessage::Type::kListEnd:
+      listEnd(m);
+      break;
+    case WatchMessage::Type::kSynced:
+      flush();
+      metrics_.setState(r.id, ResourceState::kSynced);
+      break;
+  }
+}
+
+void LedgerWriter::listItem(WatchMessage& m) {
+  const ResolvedResource& r = *m.resource;
+  metrics_.eventReceived(r.kind, m.receivedNs);
+  const ObjectIdentity id = ingest::identityOf(m.event.object);
+  LiveObject live;
+  Status st = ledger_.liveObject(id.objectKey(), &live);
+  if (!st.isOk() && !st.isNotFound()) throw ingest::LedgerError(st);
+  if (st.isOk() && !live.uid.empty() && live.uid != id.uid) {
+    spdlog::info("{}: {} was replaced while the watch was down: recording DELETED uid {}", r.id,
+                 id.objectKey(), live.uid);
+    add(r.relistSource(),
+        synthesizedDeletion(r, id.objectKey(), live, id.resourceVersion,
+                            "replaced-while-unwatched"),
+        m.receivedNs);
+  }
+  add(r.relistSource(), std::move(m.event), m.receivedNs);
+}
+
+void LedgerWriter::listEnd(const WatchMessage& m) {
+  const ResolvedResource& r = *m.resource;
+  flush();
+  std::vector<std::pair<std::string, LiveObject>> gone;
+  Status st = ledger_.scanLive(r.livePrefix(), [&](std::string_view key, const LiveObject& live) {
+    std::string k(key);
+    if (r.covers(k) && m.listed->count(k) == 0) gone.emplace_back(std::move(k), live);
+  });
+  if (!st.isOk()) throw ingest::LedgerError(st);
+  for (const auto& [key, live] : gone) {
+    spdlog::info("{}: {} is gone from the API: recording DELETED (uid {})", r.id, key, live.uid);
+    add(r.relistSource(),
+        synthesizedDeletion(r, key, live, m.resourceVersion, "deleted-while-unwatched"),
+        m.receivedNs);
+  }
+  add(r.watchSource(), bookmark(m.resourceVersion), m.receivedNs);
+  flush();
+  metrics_.setState(r.id, ResourceState::kSynced);
+  spdlog::info("{}: synced at resourceVersion {} ({} objects listed, {} deleted while unwatched)",
+               r.id, m.resourceVersion, m.listed->size(), gone.size());
+}
+
+void LedgerWriter::flush() {
+  ingester_.flush();
+  dirtySince_.reset();
+  metrics_.setOldestUncommitted(std::nullopt);
+}
+
+void LedgerWriter::onCommit(const AppendResult&) {
+  for (const auto& [kind, n] : ingester_.stats().recordedByKind) {
+    auto& committed = committedByKind_[kind];
+    if (n > committed) metrics_.recordsAppended(kind, n - committed);
+    committed = n;
+  }
+  metrics_.committed(ledger_.lastSeq());
+  // Everything pending went into this batch.
+  dirtySince_.reset();
+  metrics_.setOldestUncommitted(std::nullopt);
+  updateStoredBytes(false);
+}
+
+void LedgerWriter::updateStoredBytes(bool force) {
+  const auto now = SteadyClock::now();
+  if (!force && now - lastSizeCheck_ < std::chrono::seconds(2)) return;
+  lastSizeCheck_ = now;
+  metrics_.setStoredBytes(directoryBytes(ledger_.directory()));
+}
+
+}  // namespace ledger::kube

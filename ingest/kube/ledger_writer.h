@@ -1,0 +1,134 @@
+// The daemon's one ledger writer: a queue that the watches fill, drained by a
+// thread that records events through the Ingester with group commit (a batch
+// is committed at `batchRecords` records or `flushInterval` after its first
+// event, whichever comes first), and that turns a LIST into ledger truth:
+// objects that changed are recorded as ADDED/MODIFIED, objects the ledger
+// holds live but the LIST no longer has are recorded as DELETED (and an
+// object recreated under the same name as DELETED then ADDED).
+//
+// Cursors: events of a watch move the cursor "watch:<resource id>"; items of
+// a LIST are recorded under "relist:<resource id>" and the watch cursor moves
+// to the list's resourceVersion only in the commit that ends the LIST. So a
+// crash in the middle of a LIST resumes from the old cursor (and lists again
+// if that is too old); a crash never leaves the watch cursor past an event
+// that is not in the ledger.
+//
+// Event times: the ingest clock when the writer records an event (queue
+// order, so times of different resources need no raising).
+//
+// A synthesized DELETED carries what the ledger knows (apiVersion, kind,
+// name, namespace, uid), resourceVersion = the LIST's (so its dedupe key is
+// its own), and the annotation kKubeLedgerSynthesized.
+//
+// Ownership: borrows the Ledger and Metrics, which must outlive the writer.
+// Thread safety: push() from any thread; start()/close() from the owner.
+// Errors: a failed ledger write stops the writer: failed() turns true,
+// failure() says why, push() refuses further messages. Nothing throws out of
+// the thread. start() may throw std::system_error.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+
+#include "ingester.h"
+#include "kube/metrics.h"
+#include "ledger.h"
+#include "watch_event.h"
+
+namespace ledger::kube {
+
+inline constexpr const char* kSynthesizedAnnotation = "kueue-dra-ledger/synthesized";
+
+// What an informer found out about the resource it watches.
+struct ResolvedResource {
+  std::string id;  // ResourceSpec::id()
+  std::string group, version, kind;
+  std::string namespace_, name;  // the watch's scope ("" = all)
+
+  std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
+  std::string watchSource() const { return "watch:" + id; }
+  std::string relistSource() const { return "relist:" + id; }
+  // The ledger's live-object keys this watch covers start with this.
+  std::string livePrefix() const;
+  bool covers(const std::string& objectKey) const;
+};
+
+struct WatchMessage {
+  enum class Type { kListBegin, kListItem, kListEnd, kEvent, kSynced };
+  Type type = Type::kEvent;
+  std::shared_ptr<const ResolvedResource> resource;
+  ingest::WatchEvent event;     // kListItem: the object (kUpsert); kEvent: the event
+  std::string resourceVersion;  // kListEnd: the list's
+  std::shared_ptr<const std::unordered_set<std::string>> listed;  // kListEnd: object keys
+  std::int64_t receivedNs = 0;                                    // ingest clock
+};
+
+struct WriterOptions {
+  std::size_t batchRecords = 1000;
+  std::chrono::milliseconds flushInterval{200};
+  std::size_t queueCapacity = 4096;  // messages; producers wait when it is full
+};
+
+class LedgerWriter {
+ public:
+  LedgerWriter(Ledger& ledger, Metrics& metrics, WriterOptions options);
+  ~LedgerWriter();
+  LedgerWriter(const LedgerWriter&) = delete;
+  LedgerWriter& operator=(const LedgerWriter&) = delete;
+
+  void start();
+  // Queues a message; waits while the queue is full. False (message dropped)
+  // once the writer is closing or failed.
+  bool push(WatchMessage message);
+  // Records everything queued, commits, joins the thread. Idempotent.
+  void close();
+
+  bool failed() const;
+  Status failure() const;
+  const ingest::IngestStats& stats() const { return ingester_.stats(); }
+
+ private:
+  void run();
+  void handle(WatchMessage& m);
+  void listItem(WatchMessage& m);
+  void listEnd(const WatchMessage& m);
+  void add(const std::string& source, ingest::WatchEvent event, std::int64_t receivedNs);
+  void flush();
+  void onCommit(const AppendResult& result);
+  void updateStoredBytes(bool force);
+
+  Ledger& ledger_;
+  Metrics& metrics_;
+  WriterOptions options_;
+  ingest::Ingester ingester_;
+
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<WatchMessage> queue_;
+  bool closing_ = false;
+  bool failed_ = false;
+  Status failure_;
+  std::thread thread_;
+
+  // Writer thread only.
+  std::optional<std::chrono::steady_clock::time_point> dirtySince_;
+  std::map<std::string, std::uint64_t> positions_;
+  std::map<std::string, std::uint64_t> committedByKind_;
+  std::chrono::steady_clock::time_point lastSizeCheck_;
+};
+
+// The DELETED event for a live object the API no longer has.
+ingest::WatchEvent synthesizedDeletion(const ResolvedResource& resource,
+                                       const std::string& objectKey, const LiveObject& live,
+                                       const std::string& resourceVersion, const char* why);
+
+}  // namespace ledger::kube

@@ -1,0 +1,202 @@
+#include "metrics.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace ledger::kube {
+
+namespace {
+
+const char* stateName(ResourceState s) {
+  switch (s) {
+    case ResourceState::kAbsent:
+      return "absent";
+    case ResourceState::kSyncing:
+      return "syncing";
+    case ResourceState::kSynced:
+      return "synced";
+    default:
+      return "discovering";
+  }
+}
+
+void header(std::ostringstream& out, const char* name, const char* type, const char* help) {
+  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+}
+
+std::string seconds(std::int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ns < 0 ? 0 : ns) / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+std::string escapeLabel(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+void Metrics::registerResource(const std::string& id) {
+  std::lock_guard lock(mu_);
+  states_.emplace(id, ResourceState::kUnknown);
+}
+
+void Metrics::setState(const std::string& id, ResourceState state) {
+  std::lock_guard lock(mu_);
+  states_[id] = state;
+}
+
+ResourceState Metrics::state(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = states_.find(id);
+  return it == states_.end() ? ResourceState::kUnknown : it->second;
+}
+
+bool Metrics::ready() const { return notReady().empty(); }
+
+std::vector<std::string> Metrics::notReady() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  if (states_.empty()) out.push_back("no resources registered yet");
+  for (const auto& [id, s] : states_) {
+    if (s == ResourceState::kUnknown || s == ResourceState::kSyncing) {
+      out.push_back(id + ": " + stateName(s));
+    }
+  }
+  return out;
+}
+
+void Metrics::recordsAppended(const std::string& kind, std::uint64_t n) {
+  std::lock_guard lock(mu_);
+  appended_[kind] += n;
+}
+
+void Metrics::watchEvent(const std::string& id, const std::string& type) {
+  std::lock_guard lock(mu_);
+  ++events_[{id, type}];
+}
+
+void Metrics::eventReceived(const std::string& kind, std::int64_t timeNs) {
+  std::lock_guard lock(mu_);
+  lastEventNs_[kind] = timeNs;
+}
+
+void Metrics::watchRestart(const std::string& id, const std::string& reason) {
+  std::lock_guard lock(mu_);
+  ++restarts_[{id, reason}];
+}
+
+void Metrics::relist(const std::string& id) {
+  std::lock_guard lock(mu_);
+  ++relists_[id];
+}
+
+void Metrics::committed(std::uint64_t headSeq) {
+  std::lock_guard lock(mu_);
+  ++commits_;
+  headSeq_ = headSeq;
+}
+
+void Metrics::setStoredBytes(std::uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  storedBytes_ = bytes;
+}
+
+void Metrics::setOldestUncommitted(std::optional<std::int64_t> timeNs) {
+  std::lock_guard lock(mu_);
+  oldestUncommittedNs_ = timeNs;
+}
+
+std::uint64_t Metrics::appended(const std::string& kind) const {
+  std::lock_guard lock(mu_);
+  auto it = appended_.find(kind);
+  return it == appended_.end() ? 0 : it->second;
+}
+
+std::uint64_t Metrics::restarts(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  std::uint64_t n = 0;
+  for (const auto& [key, v] : restarts_) {
+    if (key.first == id) n += v;
+  }
+  return n;
+}
+
+std::uint64_t Metrics::relists(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = relists_.find(id);
+  return it == relists_.end() ? 0 : it->second;
+}
+
+std::uint64_t Metrics::headSeq() const {
+  std::lock_guard lock(mu_);
+  return headSeq_;
+}
+
+std::string Metrics::render(std::int64_t nowNs) const {
+  std::lock_guard lock(mu_);
+  std::ostringstream out;
+  header(out, "ledger_records_appended_total", "counter",
+         "Records committed to the ledger, by object kind.");
+  for (const auto& [kind, n] : appended_) {
+    out << "ledger_records_appended_total{kind=\"" << escapeLabel(kind) << "\"} " << n << '\n';
+  }
+  header(out, "ledger_watch_events_total", "counter",
+         "Watch events and list items received from the API server.");
+  for (const auto& [key, n] : events_) {
+    out << "ledger_watch_events_total{resource=\"" << escapeLabel(key.first) << "\",type=\""
+        << escapeLabel(key.second) << "\"} " << n << '\n';
+  }
+  header(out, "ledger_watch_restarts_total", "counter",
+         "Watches re-established after they ended, by reason.");
+  for (const auto& [key, n] : restarts_) {
+    out << "ledger_watch_restarts_total{resource=\"" << escapeLabel(key.first) << "\",reason=\""
+        << escapeLabel(key.second) << "\"} " << n << '\n';
+  }
+  header(out, "ledger_relists_total", "counter",
+         "Full LISTs made because a watch could not resume (410 Gone).");
+  for (const auto& [id, n] : relists_) {
+    out << "ledger_relists_total{resource=\"" << escapeLabel(id) << "\"} " << n << '\n';
+  }
+  header(out, "ledger_commits_total", "counter", "Batches committed to the ledger.");
+  out << "ledger_commits_total " << commits_ << '\n';
+  header(out, "ledger_last_event_age_seconds", "gauge",
+         "Seconds since the last event of each kind was received.");
+  for (const auto& [kind, t] : lastEventNs_) {
+    out << "ledger_last_event_age_seconds{kind=\"" << escapeLabel(kind) << "\"} "
+        << seconds(nowNs - t) << '\n';
+  }
+  header(out, "ledger_ingest_lag_seconds", "gauge",
+         "Age of the oldest received event not yet committed (0 when caught up).");
+  out << "ledger_ingest_lag_seconds "
+      << seconds(oldestUncommittedNs_ ? nowNs - *oldestUncommittedNs_ : 0) << '\n';
+  header(out, "ledger_stored_bytes", "gauge", "Size of the ledger directory on disk.");
+  out << "ledger_stored_bytes " << storedBytes_ << '\n';
+  header(out, "ledger_head_seq", "gauge", "The ledger's last sequence number.");
+  out << "ledger_head_seq " << headSeq_ << '\n';
+  header(out, "ledger_watch_synced", "gauge", "1 once the resource's watch has synced.");
+  for (const auto& [id, s] : states_) {
+    out << "ledger_watch_synced{resource=\"" << escapeLabel(id) << "\"} "
+        << (s == ResourceState::kSynced ? 1 : 0) << '\n';
+  }
+  header(out, "ledger_resource_absent", "gauge",
+         "1 while the resource's API is not served (retried later).");
+  for (const auto& [id, s] : states_) {
+    out << "ledger_resource_absent{resource=\"" << escapeLabel(id) << "\"} "
+        << (s == ResourceState::kAbsent ? 1 : 0) << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace ledger::kube

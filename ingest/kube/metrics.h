@@ -1,0 +1,77 @@
+// The daemon's counters and gauges, and their Prometheus text exposition
+// (format 0.0.4), named in Prometheus' conventions:
+//
+//   ledger_records_appended_total{kind}          counter  records committed
+//   ledger_watch_events_total{resource,type}     counter  events received from the API
+//   ledger_watch_restarts_total{resource,reason} counter  watches re-established
+//   ledger_relists_total{resource}               counter  LISTs after a watch could not resume
+//   ledger_commits_total                         counter  batches committed
+//   ledger_last_event_age_seconds{kind}          gauge    since the last event of that kind
+//   ledger_ingest_lag_seconds                    gauge    age of the oldest received, uncommitted
+//   event ledger_stored_bytes                          gauge    the ledger directory's size on disk
+//   ledger_head_seq                              gauge    the ledger's last sequence number
+//   ledger_watch_synced{resource}                gauge    1 once the resource's watch has synced
+//   ledger_resource_absent{resource}             gauge    1 while its API is not served
+//
+// Readiness: every resource has been discovered, and each one that is served
+// has synced (absent ones do not hold readiness back; they are retried).
+//
+// Thread safety: every member may be called from any thread (one mutex).
+// Errors: never throws except std::bad_alloc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ledger::kube {
+
+enum class ResourceState { kUnknown, kAbsent, kSyncing, kSynced };
+
+class Metrics {
+ public:
+  void registerResource(const std::string& id);
+  void setState(const std::string& id, ResourceState state);
+  ResourceState state(const std::string& id) const;
+  bool ready() const;
+  // "id: state" for each resource that holds readiness back.
+  std::vector<std::string> notReady() const;
+
+  void recordsAppended(const std::string& kind, std::uint64_t n);
+  void watchEvent(const std::string& id, const std::string& type);
+  void eventReceived(const std::string& kind, std::int64_t timeNs);
+  void watchRestart(const std::string& id, const std::string& reason);
+  void relist(const std::string& id);
+  void committed(std::uint64_t headSeq);
+  void setStoredBytes(std::uint64_t bytes);
+  // Receipt time of the oldest event not yet committed; nullopt when none.
+  void setOldestUncommitted(std::optional<std::int64_t> timeNs);
+
+  std::uint64_t appended(const std::string& kind) const;
+  std::uint64_t restarts(const std::string& id) const;  // all reasons
+  std::uint64_t relists(const std::string& id) const;
+  std::uint64_t headSeq() const;
+
+  std::string render(std::int64_t nowNs) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, ResourceState> states_;
+  std::map<std::string, std::uint64_t> appended_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> events_;
+  std::map<std::string, std::int64_t> lastEventNs_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> restarts_;
+  std::map<std::string, std::uint64_t> relists_;
+  std::uint64_t commits_ = 0;
+  std::uint64_t headSeq_ = 0;
+  std::uint64_t storedBytes_ = 0;
+  std::optional<std::int64_t> oldestUncommittedNs_;
+};
+
+// Escapes a label value for the exposition format.
+std::string escapeLabel(const std::string& value);
+
+}  // namespace ledger::kube

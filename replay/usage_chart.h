@@ -1,0 +1,17 @@
+// An SVG chart of a period's usage against nominal quota: one line per
+// (ClusterQueue, resource) showing reserved as a percentage of nominal quota
+// (so cpu, memory and GPUs share one axis), with 100% marked as the quota.
+// Written with the project's own small writer; opens in any browser.
+//
+// Pure function; thread-safe; never throws except std::bad_alloc.
+#pragma once
+
+#include <string>
+
+#include "usage_report.h"
+
+namespace ledger::replay {
+
+std::string renderUsageChart(const UsagePeriod& period);
+
+}  // namespace ledger::replay

@@ -1,0 +1,245 @@
+#include "usage_report.h"
+
+#include <set>
+
+#include "workload_usage.h"
+
+namespace ledger::replay {
+
+namespace {
+
+constexpr Int128 kBillion = 1000000000;
+
+std::string decimal(Int128 value, Int128 scale, int digits) {
+  // value / scale with `digits` decimals, rounded half away from zero.
+  const bool negative = value < 0;
+  if (negative) value = -value;
+  Int128 pow = 1;
+  for (int i = 0; i < digits; ++i) pow *= 10;
+  Int128 scaled = (value * pow + scale / 2) / scale;
+  Int128 whole = scaled / pow;
+  Int128 frac = scaled % pow;
+  auto toString = [](Int128 v) {
+    if (v == 0) return std::string("0");
+    std::string s;
+    while (v > 0) {
+      s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+      v /= 10;
+    }
+    return s;
+  };
+  std::string out = (negative ? "-" : "") + toString(whole);
+  if (digits > 0) {
+    std::string f = toString(frac);
+    f.insert(f.begin(), static_cast<std::size_t>(digits) - f.size(), '0');
+    out += "." + f;
+  }
+  return out;
+}
+
+// The usage one workload contributes and to which groups.
+struct Contribution {
+  std::string clusterQueue;
+  std::string group;
+  std::map<std::string, Quantity> byResource;  // summed over flavors
+};
+
+std::optional<Contribution> contributionOf(const std::string& ns, const std::string& name,
+                                           schema::Workload::Reader wl, GroupBy by) {
+  if (!wl.getHasAdmission() || !conditionsOf(wl).reserving()) return std::nullopt;
+  Contribution c;
+  c.clusterQueue = wl.getAdmissionClusterQueue().cStr();
+  c.group = by == GroupBy::kClusterQueue ? c.clusterQueue
+            : by == GroupBy::kNamespace  ? ns
+                                         : ns + "/" + name;
+  for (const auto& [fr, q] : admissionUsage(wl, nullptr)) c.byResource[fr.second] += q;
+  return c;
+}
+
+std::map<std::string, Quantity> nominalOf(schema::ClusterQueue::Reader cq) {
+  std::map<std::string, Quantity> out;
+  for (auto rg : cq.getResourceGroups()) {
+    for (auto f : rg.getFlavors()) {
+      for (auto r : f.getResources()) {
+        out[r.getName().cStr()] +=
+            Quantity::tryParse(r.getNominalQuota().cStr()).value_or(Quantity());
+      }
+    }
+  }
+  return out;
+}
+
+// A level that changes at instants, integrated lazily.
+struct Level {
+  Quantity value;
+  std::int64_t since = 0;
+  Integral integral;
+  void set(const Quantity& v, std::int64_t t) {
+    integral.add(value, t - since);
+    value = v;
+    since = t;
+  }
+};
+
+class PeriodBuilder {
+ public:
+  PeriodBuilder(UsagePeriod& out, const std::optional<std::string>& cq) : out_(out), only_(cq) {}
+
+  bool wanted(const std::string& cq) const { return !only_ || *only_ == cq; }
+
+  void setWorkload(const std::string& key, std::optional<Contribution> c, std::int64_t t) {
+    if (c && !wanted(c->clusterQueue)) c.reset();
+    auto it = workloads_.find(key);
+    if (it != workloads_.end()) {
+      apply(it->second, t, -1);
+      workloads_.erase(it);
+    }
+    if (c) {
+      apply(*c, t, +1);
+      workloads_.emplace(key, std::move(*c));
+    }
+  }
+
+  void setQueue(const std::string& cq, const std::map<std::string, Quantity>& nominal,
+                std::int64_t t) {
+    if (!wanted(cq)) return;
+    std::set<std::string> resources;
+    for (const auto& [r, q] : nominal) resources.insert(r);
+    for (const auto& [k, level] : quota_) {
+      if (k.first == cq) resources.insert(k.second);
+    }
+    for (const auto& r : resources) {
+      auto it = nominal.find(r);
+      Level& level = quota_[{cq, r}];
+      const Quantity v = it == nominal.end() ? Quantity() : it->second;
+      if (level.value == v && level.since != 0) continue;
+      if (level.since == 0) level.since = t;
+      level.set(v, t);
+      out_.nominalSteps[{cq, r}].push_back(StepPoint{t, v});
+    }
+  }
+
+  void finish(std::int64_t t) {
+    for (auto& [k, level] : reserved_) level.set(level.value, t);
+    for (auto& [k, level] : quota_) level.set(level.value, t);
+    std::map<std::pair<std::string, std::string>, UsageRow> rows;
+    for (auto& [k, level] : reserved_) {
+      UsageRow& row = rows[k];
+      row.group = k.first;
+      row.resource = k.second;
+      row.reserved = level.integral;
+    }
+    if (out_.by == GroupBy::kClusterQueue) {
+      for (auto& [k, level] : quota_) {
+        UsageRow& row = rows[k];
+        row.group = k.first;
+        row.resource = k.second;
+        row.quota = level.integral;
+      }
+    }
+    for (auto& [k, row] : rows) out_.rows.push_back(std::move(row));
+  }
+
+  void start(std::int64_t t) { start_ = t; }
+
+ private:
+  void apply(const Contribution& c, std::int64_t t, int sign) {
+    for (const auto& [r, q] : c.byResource) {
+      Level& level = reserved_[{c.group, r}];
+      if (level.since == 0) level.since = start_;
+      level.set(sign > 0 ? level.value + q : level.value - q, t);
+      Quantity& perQueue = queueLevels_[{c.clusterQueue, r}];
+      perQueue = sign > 0 ? perQueue + q : perQueue - q;
+      auto& steps = out_.reservedSteps[{c.clusterQueue, r}];
+      if (!steps.empty() && steps.back().timeNs == t) {
+        steps.back().value = perQueue;
+      } else {
+        steps.push_back(StepPoint{t, perQueue});
+      }
+    }
+  }
+
+  UsagePeriod& out_;
+  std::optional<std::string> only_;
+  std::int64_t start_ = 0;
+  std::map<std::string, Contribution> workloads_;
+  std::map<std::pair<std::string, std::string>, Level> reserved_;
+  std::map<std::pair<std::string, std::string>, Level> quota_;
+  std::map<std::pair<std::string, std::string>, Quantity> queueLevels_;
+};
+
+}  // namespace
+
+void Integral::add(const Quantity& level, std::int64_t durationNs) {
+  if (durationNs <= 0 || level.isZero()) return;
+  const Int128 seconds = durationNs / 1000000000;
+  const Int128 ns = durationNs % 1000000000;
+  whole_ += level.nanos() * seconds;
+  fraction_ += level.nanos() * ns;  // < 1e9 x level: carried below
+  whole_ += fraction_ / kBillion;
+  fraction_ %= kBillion;
+}
+
+std::string Integral::seconds() const {
+  // nano-unit-seconds -> resource-seconds, exact to the nano-unit.
+  return decimal(whole_, kBillion, 9);
+}
+
+std::string Integral::hours(Int128 divisor) const {
+  return decimal(whole_, kBillion * 3600 * divisor, 6);
+}
+
+bool isByteResource(const std::string& r) {
+  return r == "memory" || r == "ephemeral-storage" || r.rfind("hugepages-", 0) == 0 ||
+         (r.size() > 7 && r.compare(r.size() - 7, 7, ".memory") == 0);
+}
+
+UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs,
+                               GroupBy by, const std::optional<std::string>& clusterQueue,
+                               const FoldOptions& options) {
+  if (toNs < fromNs) throw ReplayError("--to is before --from");
+  Replayer replayer(ledger);
+  UsagePeriod out;
+  out.fromNs = fromNs;
+  out.toNs = toNs;
+  out.by = by;
+  out.fromSeq = replayer.seqAt(fromNs);
+  out.toSeq = replayer.seqAt(toNs);
+  ClusterState state = replayer.foldTo(out.fromSeq, options);
+  PeriodBuilder builder(out, clusterQueue);
+  builder.start(fromNs);
+  for (const auto& [key, obj] : state.objects(ObjectKind::kClusterQueue)) {
+    builder.setQueue(obj->name(), nominalOf(obj->projection().getBody().getClusterQueue()), fromNs);
+  }
+  for (const auto& [key, obj] : state.objects(ObjectKind::kWorkload)) {
+    builder.setWorkload(
+        key, contributionOf(obj->ns(), obj->name(), obj->projection().getBody().getWorkload(), by),
+        fromNs);
+  }
+  if (out.toSeq > out.fromSeq) {
+    Status st = ledger.scanProjections(
+        out.fromSeq + 1, out.toSeq, [&](std::uint64_t, schema::ProjectedRecord::Reader r) {
+          const std::int64_t t = std::max(r.getTimeNs(), fromNs);
+          auto body = r.getObject().getBody();
+          auto id = r.getIdentity();
+          const bool deleted = r.getType() == schema::EventType::DELETED;
+          if (body.isWorkload()) {
+            const std::string ns = id.getNamespace().cStr();
+            const std::string name = id.getName().cStr();
+            builder.setWorkload(
+                ClusterState::key(ns, name),
+                deleted ? std::nullopt : contributionOf(ns, name, body.getWorkload(), by), t);
+          } else if (body.isClusterQueue()) {
+            builder.setQueue(
+                id.getName().cStr(),
+                deleted ? std::map<std::string, Quantity>{} : nominalOf(body.getClusterQueue()), t);
+          }
+          return true;
+        });
+    if (!st.isOk()) throw ReplayError(st);
+  }
+  builder.finish(toNs);
+  return out;
+}
+
+}  // namespace ledger::replay

@@ -1,0 +1,76 @@
+// Usage over a period (ledger-query report): the integral of reserved quota
+// over time per group (ClusterQueue, namespace or workload) and resource, in
+// resource-seconds, beside the integral of nominal quota (quota-seconds, per
+// ClusterQueue) so utilisation is visible. Reserved follows the contract:
+// QuotaReserved=True and not Finished, resourceUsage of status.admission.
+//
+// Exact: integrals are kept as integers of nano-unit-seconds (no floating
+// point), so equal runs print equal digits. Also records the step series of
+// reserved and nominal per (ClusterQueue, resource) for the SVG chart.
+//
+// Borrows the Ledger. Throws ReplayError on an unreadable ledger.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ledger.h"
+#include "quantity.h"
+#include "replayer.h"
+
+namespace ledger::replay {
+
+enum class GroupBy { kClusterQueue, kNamespace, kWorkload };
+
+// An exact integral: resource nano-units x seconds, with the sub-second part
+// carried in nano-units x ns below 1e9 so nothing is rounded until printing.
+class Integral {
+ public:
+  void add(const Quantity& level, std::int64_t durationNs);
+  Int128 nanoUnitSeconds() const { return whole_; }
+  // Resource-seconds / hours as exact decimals (hours rounded half-up at 6 digits).
+  std::string seconds() const;
+  std::string hours(Int128 divisor = 1) const;
+  bool isZero() const { return whole_ == 0 && fraction_ == 0; }
+
+ private:
+  Int128 whole_ = 0;     // nano-unit-seconds
+  Int128 fraction_ = 0;  // nano-unit-ns, always < 1e9 in magnitude
+};
+
+struct UsageRow {
+  std::string group;
+  std::string resource;
+  Integral reserved;
+  std::optional<Integral> quota;  // grouped by ClusterQueue only
+};
+
+struct StepPoint {
+  std::int64_t timeNs;
+  Quantity value;
+};
+
+struct UsagePeriod {
+  std::int64_t fromNs = 0;
+  std::int64_t toNs = 0;
+  std::uint64_t fromSeq = 0;  // state folded up to here at `from`
+  std::uint64_t toSeq = 0;
+  GroupBy by = GroupBy::kClusterQueue;
+  std::vector<UsageRow> rows;  // sorted by group, resource
+  // (ClusterQueue, resource) -> steps, for charts.
+  std::map<std::pair<std::string, std::string>, std::vector<StepPoint>> reservedSteps;
+  std::map<std::pair<std::string, std::string>, std::vector<StepPoint>> nominalSteps;
+};
+
+UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs,
+                               GroupBy by, const std::optional<std::string>& clusterQueue,
+                               const FoldOptions& options = {});
+
+// "GiB-hours" for byte quantities (memory, storage, *.memory), else "hours".
+bool isByteResource(const std::string& resource);
+
+}  // namespace ledger::replay

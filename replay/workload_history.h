@@ -1,0 +1,43 @@
+// One workload's life (ledger-query workload NS/NAME): every change of its
+// state - created, quota reserved, admitted, evicted, requeued, finished,
+// deleted - and of its recorded charge or ClusterQueue, with time and seq;
+// plus the DRA devices its pods held (claim allocated / released) and when.
+// Devices are attributed as the audit does: claim -> Pod -> owner uid shared
+// with the Workload.
+//
+// Borrows the Ledger. Throws ReplayError on an unreadable ledger.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ledger.h"
+#include "replayer.h"
+#include "resources.h"
+
+namespace ledger::replay {
+
+struct HistoryEntry {
+  std::uint64_t seq = 0;
+  std::int64_t timeNs = 0;
+  std::string event;  // Created, QuotaReserved, Admitted, Evicted, Requeued, Finished, Deleted,
+                      // ChargeChanged, ClusterQueueChanged, DeviceAllocated, DeviceReleased
+  std::string state;  // the workload's state after the change
+  std::string clusterQueue;
+  ResourceList recorded;  // after the change
+  std::string detail;     // condition reason/message, or the device and claim
+};
+
+struct WorkloadHistory {
+  std::string ns, name;
+  bool found = false;  // the workload appears in the log at all
+  std::vector<HistoryEntry> entries;
+};
+
+WorkloadHistory workloadHistory(const Ledger& ledger, const std::string& ns,
+                                const std::string& name, std::optional<std::int64_t> fromNs,
+                                std::optional<std::int64_t> toNs);
+
+}  // namespace ledger::replay

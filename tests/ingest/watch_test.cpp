@@ -1,0 +1,582 @@
+// The sidecar daemon (ledger-ingest --watch) against a fake API server on
+// 127.0.0.1: initial sync with paging, live events and bookmarks, absent
+// APIs, resume from the ledger's cursor, 410 Gone with objects deleted and
+// replaced during the gap, server restart, 500s, stalls, /metrics; and, with
+// the real binary ($LEDGER_INGEST), SIGKILL mid-stream and SIGTERM during a
+// burst.
+#include <fcntl.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "fake_apiserver.h"
+#include "kube/watch_daemon.h"
+#include "test_support.h"
+#include "verify.h"
+
+using namespace ledger;
+using namespace ledger::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Resource = FakeApiServer::Resource;
+
+const Resource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", "Workload", true};
+const Resource kClusterQueues{"kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue", false};
+const Resource kPods{"", "v1", "pods", "Pod", true};
+const Resource kNamespaces{"", "v1", "namespaces", "Namespace", false};
+const Resource kKueues{"kueue.openshift.io", "v1", "kueues", "Kueue", false};
+const Resource kConfigMaps{"", "v1", "configmaps", "ConfigMap", true};
+const char* kWorkloadId = "kueue.x-k8s.io/workloads";
+
+Json object(const std::string& ns, const std::string& name) {
+  Json m = {{"name", name}};
+  if (!ns.empty()) m["namespace"] = ns;
+  return {{"metadata", m}, {"spec", {{"note", name}}}};
+}
+
+kube::DaemonOptions daemonOptions(const FakeApiServer& server, const std::string& resources) {
+  kube::DaemonOptions o;
+  o.cluster = kube::serverUrlConfig(server.url());
+  o.resources = kube::parseResources(resources);
+  o.writer.batchRecords = 50;
+  o.writer.flushInterval = 20ms;
+  o.informer.pageSize = 2;
+  o.informer.backoffInitial = 20ms;
+  o.informer.backoffMax = 200ms;
+  o.informer.idleTimeout = 1500ms;
+  o.informer.absentRetry = 200ms;
+  o.listen = "127.0.0.1:0";
+  return o;
+}
+
+std::vector<Record> records(const Ledger& ledger) {
+  std::vector<Record> out;
+  REQUIRE(ledger
+              .scanRecords(1, 0,
+                           [&](const Record& r, const Digest&) {
+                             out.push_back(r);
+                             return true;
+                           })
+              .isOk());
+  return out;
+}
+
+void requireSound(const Ledger& ledger) {
+  VerifyReport v;
+  REQUIRE(verifyLog(ledger, &v).isOk());
+  INFO(v.problem);
+  REQUIRE(v.ok());
+}
+
+// Every (uid, resourceVersion, type) once.
+void requireNoDuplicates(const std::vector<Record>& recs) {
+  std::set<std::string> seen;
+  for (const auto& r : recs) {
+    const std::string k =
+        r.identity.uid + "@" + r.identity.resourceVersion + "/" + eventTypeName(r.type);
+    INFO(k);
+    REQUIRE(seen.insert(k).second);
+  }
+}
+
+std::string httpGet(int port, const std::string& path, int* status = nullptr) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(5, 0);
+  auto res = c.Get(path.c_str());
+  if (!res) {
+    if (status != nullptr) *status = 0;
+    return {};
+  }
+  if (status != nullptr) *status = res->status;
+  return res->body;
+}
+
+// Prometheus text -> {"name{labels}": value}; checks each family has a TYPE.
+std::map<std::string, double> parseMetrics(const std::string& text) {
+  std::map<std::string, double> out;
+  std::set<std::string> typed;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (line.rfind("# TYPE ", 0) == 0) {
+      typed.insert(line.substr(7, line.find(' ', 7) - 7));
+      continue;
+    }
+    if (line[0] == '#') continue;
+    const auto space = line.rfind(' ');
+    REQUIRE(space != std::string::npos);
+    const std::string series = line.substr(0, space);
+    const std::string family = series.substr(0, series.find('{'));
+    INFO(line);
+    REQUIRE(typed.count(family) == 1);
+    out[series] = std::stod(line.substr(space + 1));
+  }
+  return out;
+}
+
+double metric(const std::map<std::string, double>& m, const std::string& series) {
+  auto it = m.find(series);
+  return it == m.end() ? -1 : it->second;
+}
+
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+pid_t spawnDaemon(const std::vector<std::string>& args, const std::string& logFile) {
+  const char* binary = std::getenv("LEDGER_INGEST");
+  REQUIRE(binary != nullptr);
+  std::vector<std::string> all = {binary};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    int log = ::open(logFile.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(devnull, STDOUT_FILENO);
+    dup2(log, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  REQUIRE(pid > 0);
+  return pid;
+}
+
+// Waits for `pid` at most `timeoutMs`; -1 if it is still running.
+int waitExit(pid_t pid, int timeoutMs) {
+  int status = 0;
+  const bool done =
+      FakeApiServer::waitFor([&] { return waitpid(pid, &status, WNOHANG) == pid; }, timeoutMs);
+  if (!done) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::vector<std::string> daemonArgs(const std::string& ledgerDir, const FakeApiServer& server,
+                                    int port, const std::string& batch,
+                                    const std::string& flushMs) {
+  return {"--watch",
+          "--ledger",
+          ledgerDir,
+          "--server",
+          server.url(),
+          "--resources",
+          "workloads.kueue.x-k8s.io",
+          "--listen",
+          "127.0.0.1:" + std::to_string(port),
+          "--batch",
+          batch,
+          "--flush-ms",
+          flushMs,
+          "--backoff-initial-ms",
+          "20",
+          "--backoff-max-ms",
+          "200",
+          "--log-format",
+          "json"};
+}
+
+double scrape(int port, const std::string& series) {
+  int status = 0;
+  const std::string body = httpGet(port, "/metrics", &status);
+  if (status != 200) return -1;
+  return metric(parseMetrics(body), series);
+}
+
+}  // namespace
+
+TEST_CASE("initial sync lists with paging, then records live events, bookmarks and late APIs",
+          "[watch]") {
+  TempDir dir;
+  FakeApiServer server;
+  for (const auto& r : {kWorkloads, kClusterQueues, kPods, kNamespaces, kConfigMaps}) {
+    server.serve(r);
+  }
+  server.create("configmaps", object("kueue-system", "kueue-manager-config"));
+  server.create("configmaps", object("kueue-system", "unrelated"));
+  for (int i = 1; i <= 5; ++i)
+    server.create("workloads", object("team-a", "w" + std::to_string(i)));
+  for (int i = 1; i <= 3; ++i) server.create("pods", object("team-a", "p" + std::to_string(i)));
+  server.create("namespaces", object("", "team-a"));
+  server.create("namespaces", object("", "team-b"));
+  server.create("clusterqueues", object("", "cq"));
+  server.start();
+  auto ledger = openLedger(dir.path("ledger"));
+  auto options = daemonOptions(server, "default");
+  options.resources.push_back(kube::configMapResource("kueue-system/kueue-manager-config"));
+  kube::WatchDaemon daemon(*ledger, options);
+  daemon.start();
+  const int port = daemon.listenPort();
+  REQUIRE(FakeApiServer::waitFor([&] { return daemon.metrics().ready(); }, 10000));
+  int status = 0;
+  httpGet(port, "/readyz", &status);
+  CHECK(status == 200);
+  CHECK(httpGet(port, "/healthz", &status) == "ok\n");
+  CHECK(status == 200);
+  CHECK(daemon.metrics().headSeq() == 12);        // one ConfigMap of two
+  CHECK(server.listRequests() >= 3 + 2 + 1 + 1);  // 5 workloads in pages of 2, ...
+  CHECK(daemon.metrics().state("kueue.openshift.io/kueues") == kube::ResourceState::kAbsent);
+  CHECK(daemon.metrics().state("resource.k8s.io/deviceclasses") == kube::ResourceState::kAbsent);
+
+  server.create("workloads", object("team-a", "w6"));
+  server.update("workloads", "team-a", "w1", [](Json& o) { o["spec"]["note"] = "changed"; });
+  server.remove("workloads", "team-a", "w2");
+  server.update("configmaps", "kueue-system", "unrelated", [](Json& o) {
+    o["data"] = {{"a", "b"}};
+  });
+  server.update("configmaps", "kueue-system", "kueue-manager-config", [](Json& o) {
+    o["data"] = {{"controller_manager_config.yaml", "x: 1"}};
+  });
+  REQUIRE(FakeApiServer::waitFor([&] { return daemon.metrics().headSeq() == 16; }, 10000));
+  // A bookmark moves the cursor without a record (pods saw nothing newer).
+  const std::uint64_t bookmarkRv = server.resourceVersion();
+  server.sendBookmarks();
+  REQUIRE(FakeApiServer::waitFor(
+      [&] {
+        Cursor c;
+        return ledger->cursor("watch:core/pods", &c).isOk() &&
+               c.resourceVersion == std::to_string(bookmarkRv);
+      },
+      10000));
+  // An API that appears later is found on the next retry.
+  server.serve(kKueues);
+  server.create("kueues", object("", "cluster"));
+  REQUIRE(FakeApiServer::waitFor([&] { return daemon.metrics().headSeq() == 17; }, 10000));
+  daemon.stop();
+
+  requireSound(*ledger);
+  const auto recs = records(*ledger);
+  REQUIRE(recs.size() == 17);
+  requireNoDuplicates(recs);
+  std::map<std::string, int> byType;
+  for (const auto& r : recs) ++byType[std::string(eventTypeName(r.type))];
+  CHECK(byType["ADDED"] == 14);
+  CHECK(byType["MODIFIED"] == 2);
+  for (const auto& r : recs) {
+    if (r.identity.kind == "ConfigMap") CHECK(r.identity.name == "kueue-manager-config");
+  }
+  CHECK(byType["DELETED"] == 1);
+  // Built-in kinds arrive without apiVersion/kind in LIST items; they are filled in.
+  const auto pod = std::find_if(recs.begin(), recs.end(),
+                                [](const Record& r) { return r.identity.kind == "Pod"; });
+  REQUIRE(pod != recs.end());
+  CHECK(pod->identity.version == "v1");
+  CHECK(Json::parse(pod->objectJson)["kind"] == "Pod");
+  CHECK(recs.back().identity.kind == "Kueue");
+}
+
+TEST_CASE("restart resumes from the cursor; 410 relists and records DELETED for the gap",
+          "[watch]") {
+  TempDir dir;
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  for (const char* n : {"a", "b", "c"}) server.create("workloads", object("team-a", n));
+  server.start();
+  auto ledger = openLedger(dir.path("ledger"));
+  const std::string resources = "workloads.kueue.x-k8s.io";
+  {
+    kube::WatchDaemon daemon(*ledger, daemonOptions(server, resources));
+    daemon.start();
+    REQUIRE(FakeApiServer::waitFor([&] { return daemon.metrics().ready(); }, 10000));
+    server.create("workloads", object("team-a", "e"));
+    REQUIRE(FakeApiServer::waitFor([&] { return daemon.metrics().headSeq() == 4; }, 10000));
+    daemon.stop();
+  }
+  // While the daemon is down: one event it can resume to, then a gap that
+  // compaction erases.
+  server.create("workloads", object("team-a", "f"));
+  {
+    kube::WatchDaemon daemon(*ledger, daemonOptions(server, resources));
+    daemon.start();
+    REQUIRE(FakeApiServer::waitFor([&] { return daemon.metrics().headSeq() == 5; }, 10000));
+    CHECK(daemon.metrics().relists(kWorkloadId) == 0);  // resumed, no LIST
+    daemon.stop();
+  }
+  const std::string oldUidA = server.objects("workloads")[0]["metadata"]["uid"];
+  server.remove("workloads", "team-a", "b");
+  server.update("workloads", "team-a", "c", [](Json& o) { o["spec"]["note"] = "changed"; });
+  server.create("workloads", object("team-a", "d"));
+  server.remove("workloads", "team-a", "a");
+  server.create("workloads", object("team-a", "a"));  // same name, new uid
+  server.compact();
+  std::uint64_t before = ledger->lastSeq();
+  {
+    kube::WatchDaemon daemon(*ledger, daemonOptions(server, resources));
+    daemon.start();
+    // DELETED b, MODIFIED c, ADDED d, DELETED a (old uid), ADDED a (new uid).
+    REQUIRE(
+        FakeApiServer::waitFor([&] { return daemon.metrics().headSeq() == before + 5; }, 10000));
+    CHECK(daemon.metrics().relists(kWorkloadId) == 1);
+
+    // 410 as an HTTP status this time, while the daemon runs.
+    server.setExpiredAs(FakeApiServer::ExpiredAs::kHttp410);
+    server.setStalled(true);
+    server.remove("workloads", "team-a", "e");
+    server.compact();
+    server.dropWatches();
+    server.setStalled(false);
+    REQUIRE(
+        FakeApiServer::waitFor([&] { return daemon.metrics().headSeq() == before + 6; }, 10000));
+    CHECK(daemon.metrics().relists(kWorkloadId) == 2);
+    // /metrics, parsed back.
+    int status = 0;
+    const auto m = parseMetrics(httpGet(daemon.listenPort(), "/metrics", &status));
+    REQUIRE(status == 200);
+    CHECK(metric(m, "ledger_records_appended_total{kind=\"Workload\"}") == 6);
+    CHECK(metric(m, "ledger_relists_total{resource=\"kueue.x-k8s.io/workloads\"}") == 2);
+    CHECK(metric(m,
+                 "ledger_watch_restarts_total{resource=\"kueue.x-k8s.io/"
+                 "workloads\",reason=\"expired\"}") >= 1);
+    CHECK(metric(m, "ledger_head_seq") == static_cast<double>(before + 6));
+    CHECK(metric(m, "ledger_watch_synced{resource=\"kueue.x-k8s.io/workloads\"}") == 1);
+    CHECK(metric(m, "ledger_stored_bytes") > 0);
+    CHECK(metric(m, "ledger_ingest_lag_seconds") >= 0);
+    CHECK(metric(m, "ledger_last_event_age_seconds{kind=\"Workload\"}") >= 0);
+    daemon.stop();
+  }
+  requireSound(*ledger);
+  const auto recs = records(*ledger);
+  requireNoDuplicates(recs);
+  REQUIRE(recs.size() == before + 6);
+  std::vector<std::string> gap;
+  for (std::size_t i = before; i < recs.size(); ++i) {
+    const auto& r = recs[i];
+    gap.push_back(std::string(eventTypeName(r.type)) + " " + r.identity.name);
+    if (r.type == EventType::kDeleted) {
+      const Json obj = Json::parse(r.objectJson);
+      CHECK(obj["metadata"]["annotations"].contains(kube::kSynthesizedAnnotation));
+      if (r.identity.name == "a") CHECK(r.identity.uid == oldUidA);
+    }
+  }
+  std::multiset<std::string> got(gap.begin(), gap.end() - 1);
+  CHECK(got ==
+        std::multiset<std::string>{"DELETED b", "MODIFIED c", "ADDED d", "DELETED a", "ADDED a"});
+  CHECK(gap.back() == "DELETED e");
+  // The replaced object's deletion comes before its new incarnation.
+  auto delA = std::find(gap.begin(), gap.end(), "DELETED a");
+  auto addA = std::find(gap.begin(), gap.end(), "ADDED a");
+  CHECK(delA < addA);
+  // The ledger's live view equals the server's objects.
+  std::set<std::string> live;
+  REQUIRE(ledger
+              ->scanLive("kueue.x-k8s.io/Workload/",
+                         [&](std::string_view k, const LiveObject& o) {
+                           live.insert(std::string(k) + "@" + o.uid);
+                         })
+              .isOk());
+  std::set<std::string> expected;
+  for (const auto& o : server.objects("workloads")) {
+    expected.insert("kueue.x-k8s.io/Workload/team-a/" + o["metadata"]["name"].get<std::string>() +
+                    "@" + o["metadata"]["uid"].get<std::string>());
+  }
+  CHECK(live == expected);
+}
+
+TEST_CASE("server restart, 500s and stalls: reconnects and resumes from the last resourceVersion",
+          "[watch]") {
+  TempDir dir;
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  server.create("workloads", object("team-a", "w0"));
+  server.start();
+  const int apiPort = server.port();
+  auto ledger = openLedger(dir.path("ledger"));
+  kube::WatchDaemon daemon(*ledger, daemonOptions(server, "workloads.kueue.x-k8s.io"));
+  daemon.start();
+  REQUIRE(FakeApiServer::waitFor([&] { return daemon.metrics().ready(); }, 10000));
+  auto& metrics = daemon.metrics();
+
+  // The API server goes away and comes back; changes made meanwhile arrive.
+  server.stop();
+  server.create("workloads", object("team-a", "w1"));
+  std::this_thread::sleep_for(100ms);  // a few failed reconnects
+  server.start(apiPort);
+  REQUIRE(FakeApiServer::waitFor([&] { return metrics.headSeq() == 2; }, 10000));
+  CHECK(metrics.restarts(kWorkloadId) >= 1);
+
+  // 500s on reconnect: backoff, then resume.
+  server.failRequests(3, 500, "watch");
+  server.dropWatches();
+  server.create("workloads", object("team-a", "w2"));
+  REQUIRE(FakeApiServer::waitFor([&] { return metrics.headSeq() == 3; }, 10000));
+
+  // A stalled connection is cut after the idle timeout.
+  const auto restartsBefore = metrics.restarts(kWorkloadId);
+  server.setStalled(true);
+  REQUIRE(FakeApiServer::waitFor([&] { return metrics.restarts(kWorkloadId) > restartsBefore; },
+                                 10000));
+  server.setStalled(false);
+  server.create("workloads", object("team-a", "w3"));
+  REQUIRE(FakeApiServer::waitFor([&] { return metrics.headSeq() == 4; }, 10000));
+  CHECK(metrics.relists(kWorkloadId) == 0);
+  const auto m = parseMetrics(httpGet(daemon.listenPort(), "/metrics"));
+  CHECK(
+      metric(
+          m,
+          "ledger_watch_restarts_total{resource=\"kueue.x-k8s.io/workloads\",reason=\"stall\"}") >=
+      1);
+  CHECK(
+      metric(
+          m,
+          "ledger_watch_restarts_total{resource=\"kueue.x-k8s.io/workloads\",reason=\"error\"}") >=
+      1);
+  CHECK(metric(m,
+               "ledger_watch_restarts_total{resource=\"kueue.x-k8s.io/"
+               "workloads\",reason=\"disconnect\"}") >= 1);
+  daemon.stop();
+  requireSound(*ledger);
+  const auto recs = records(*ledger);
+  REQUIRE(recs.size() == 4);
+  requireNoDuplicates(recs);
+}
+
+TEST_CASE("SIGKILL mid-stream: each restart resumes; nothing lost, nothing duplicated",
+          "[watch][process]") {
+  TempDir dir;
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  server.start();
+  const std::string ledgerDir = dir.path("ledger");
+  const std::string log = dir.path("daemon.log");
+  const int port = freePort();
+  const auto args = daemonArgs(ledgerDir, server, port, "20", "10");
+  // First run: synced (the empty LIST) before the cluster starts changing.
+  pid_t pid = spawnDaemon(args, log);
+  REQUIRE(FakeApiServer::waitFor(
+      [&] {
+        int status = 0;
+        httpGet(port, "/readyz", &status);
+        return status == 200;
+      },
+      15000));
+  constexpr int kChanges = 1200;
+  std::atomic<bool> producing{true};
+  std::thread producer([&] {
+    for (int i = 0; i < kChanges; ++i) {
+      const std::string name = "w" + std::to_string(i / 3);
+      if (i % 3 == 0) {
+        server.create("workloads", object("team-a", name));
+      } else {
+        server.update("workloads", "team-a", name, [i](Json& o) { o["spec"]["step"] = i; });
+      }
+      if (i % 4 == 0) std::this_thread::sleep_for(1ms);
+    }
+    producing = false;
+  });
+  std::mt19937 rng(8);
+  std::uniform_int_distribution<int> delayMs(60, 250);
+  int kills = 0;
+  for (int round = 0; round < 6; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs(rng)));
+    if (kill(pid, SIGKILL) == 0) ++kills;
+    waitpid(pid, nullptr, 0);
+    pid = spawnDaemon(args, log);
+  }
+  producer.join();
+  CHECK(kills == 6);
+  REQUIRE(
+      FakeApiServer::waitFor([&] { return scrape(port, "ledger_head_seq") == kChanges; }, 20000));
+  kill(pid, SIGTERM);
+  CHECK(waitExit(pid, 10000) == 0);
+
+  auto ledger = openLedger(ledgerDir);
+  requireSound(*ledger);
+  const auto recs = records(*ledger);
+  REQUIRE(recs.size() == static_cast<std::size_t>(kChanges));
+  requireNoDuplicates(recs);
+  // In resourceVersion order, as the API server produced them.
+  for (std::size_t i = 1; i < recs.size(); ++i) {
+    REQUIRE(std::stoull(recs[i - 1].identity.resourceVersion) <
+            std::stoull(recs[i].identity.resourceVersion));
+  }
+}
+
+TEST_CASE("SIGTERM during a burst: everything received is committed; exit 0 in seconds",
+          "[watch][process]") {
+  TempDir dir;
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  server.start();
+  const std::string ledgerDir = dir.path("ledger");
+  const std::string log = dir.path("daemon.log");
+  const int port = freePort();
+  // Large batches and a long flush interval: much is pending when the signal comes.
+  pid_t pid = spawnDaemon(daemonArgs(ledgerDir, server, port, "100000", "60000"), log);
+  REQUIRE(FakeApiServer::waitFor(
+      [&] {
+        int status = 0;
+        httpGet(port, "/readyz", &status);
+        return status == 200;
+      },
+      15000));
+  const std::string received =
+      "ledger_watch_events_total{resource=\"kueue.x-k8s.io/workloads\",type=\"ADDED\"}";
+  std::atomic<bool> stop{false};
+  std::thread producer([&] {
+    for (int i = 0; i < 5000 && !stop; ++i)
+      server.create("workloads", object("team-a", "w" + std::to_string(i)));
+  });
+  REQUIRE(FakeApiServer::waitFor([&] { return scrape(port, received) >= 300; }, 15000));
+  const double acknowledged = scrape(port, received);
+  const auto signalled = std::chrono::steady_clock::now();
+  kill(pid, SIGTERM);
+  const int code = waitExit(pid, 10000);
+  const auto took = std::chrono::steady_clock::now() - signalled;
+  stop = true;
+  producer.join();
+  CHECK(code == 0);
+  CHECK(took < 5s);
+
+  auto ledger = openLedger(ledgerDir);
+  requireSound(*ledger);
+  const auto recs = records(*ledger);
+  CHECK(static_cast<double>(recs.size()) >= acknowledged);
+  requireNoDuplicates(recs);
+  // A gapless prefix of what the server sent, in order.
+  const auto all = server.objects("workloads");
+  std::map<std::string, std::string> rvByName;
+  for (const auto& o : all) rvByName[o["metadata"]["name"]] = o["metadata"]["resourceVersion"];
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    REQUIRE(recs[i].identity.name == "w" + std::to_string(i));
+    REQUIRE(recs[i].identity.resourceVersion == rvByName[recs[i].identity.name]);
+  }
+  // --log-format json: every log line is a JSON object.
+  std::ifstream in(log);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    INFO(line);
+    const Json j = Json::parse(line, nullptr, false);
+    REQUIRE(j.is_object());
+    REQUIRE(j.contains("msg"));
+  }
+  CHECK(lines > 3);
+}

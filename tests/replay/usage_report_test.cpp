@@ -1,0 +1,180 @@
+// Usage over a period (ledger-query report): integrals checked by hand on a
+// small timeline, grouping, CSV/JSON through the command, and the SVG chart
+// parsed back with an XML parser.
+#include <fstream>
+#include <pugixml.hpp>
+
+#include "kueue_objects.h"
+#include "query_commands.h"
+#include "rfc3339.h"
+#include "test_support.h"
+#include "usage_chart.h"
+#include "usage_report.h"
+#include "workload_history.h"
+
+using namespace ledger;
+using namespace ledger::testing;
+using namespace ledger::testing::k8s;
+
+namespace {
+
+std::int64_t at(const std::string& t) { return *tryParseRfc3339(t); }
+
+// cq (4 GPUs nominal) in namespace ns: w1 admitted 10:00 (2 GPUs), evicted
+// (quota released) 10:30, re-admitted 11:00, finished 12:00. w2 (ns2 via
+// lq2) holds 1 GPU from 10:15 to the end of the period (13:00).
+std::string timeline() {
+  Json spec = {{"containers", Json::array({container("c", {{"nvidia.com/gpu", "2"}})})}};
+  Json w1 = workload("ns", "w1", "lq", Json::array({podSet("main", 1, spec)}));
+  Json reserved = admitted(w1, "cq", "default", {{"nvidia.com/gpu", "2"}});
+  Json evicted = reserved;
+  evicted["status"]["conditions"] = Json::array(
+      {{{"type", "QuotaReserved"}, {"status", "False"}, {"reason", "Pending"}, {"message", ""}},
+       {{"type", "Evicted"},
+        {"status", "True"},
+        {"reason", "Preempted"},
+        {"message", "preempted"}}});
+  evicted["status"].erase("admission");
+  Json w2 = workload("ns2", "w2", "lq2", Json::array({podSet("main", 1, spec)}));
+  auto rv = [](Json o, const std::string& v) {
+    o["metadata"]["resourceVersion"] = v;
+    return o;
+  };
+  return event("ADDED", resourceFlavor("default"), "2026-11-01T09:00:00Z") +
+         event("ADDED", clusterQueue("cq", "v1beta2", "", {{"default", {{"nvidia.com/gpu", 4}}}}),
+               "2026-11-01T09:00:00Z") +
+         event("ADDED", localQueue("ns", "lq", "cq"), "2026-11-01T09:00:00Z") +
+         event("ADDED", localQueue("ns2", "lq2", "cq"), "2026-11-01T09:00:00Z") +
+         event("ADDED", w1, "2026-11-01T09:30:00Z") +
+         event("MODIFIED", rv(reserved, "2"), "2026-11-01T10:00:00Z") +
+         event("ADDED", admitted(w2, "cq", "default", {{"nvidia.com/gpu", "1"}}),
+               "2026-11-01T10:15:00Z") +
+         event("MODIFIED", rv(evicted, "3"), "2026-11-01T10:30:00Z") +
+         event("MODIFIED", rv(reserved, "4"), "2026-11-01T11:00:00Z") +
+         event("MODIFIED", rv(finished(reserved), "5"), "2026-11-01T12:00:00Z");
+}
+
+const replay::UsageRow* rowOf(const replay::UsagePeriod& p, const std::string& group,
+                              const std::string& resource) {
+  for (const auto& r : p.rows) {
+    if (r.group == group && r.resource == resource) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("report: integrals of reserved quota match a hand computation", "[report]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  ingestText(*ledger, timeline());
+  auto p =
+      replay::computeUsagePeriod(*ledger, at("2026-11-01T09:00:00Z"), at("2026-11-01T13:00:00Z"),
+                                 replay::GroupBy::kClusterQueue, std::nullopt);
+  const auto* r = rowOf(p, "cq", "nvidia.com/gpu");
+  REQUIRE(r != nullptr);
+  // w1: 2 GPUs x (30 min + 60 min) = 10800 GPU-s; w2: 1 x 165 min = 9900 GPU-s.
+  CHECK(r->reserved.seconds() == "20700.000000000");
+  CHECK(r->reserved.hours() == "5.750000");
+  REQUIRE(r->quota);
+  CHECK(r->quota->seconds() == "57600.000000000");  // 4 GPUs x 4 h
+
+  SECTION("by namespace and by workload") {
+    auto byNs =
+        replay::computeUsagePeriod(*ledger, at("2026-11-01T09:00:00Z"), at("2026-11-01T13:00:00Z"),
+                                   replay::GroupBy::kNamespace, std::nullopt);
+    CHECK(rowOf(byNs, "ns", "nvidia.com/gpu")->reserved.seconds() == "10800.000000000");
+    CHECK(rowOf(byNs, "ns2", "nvidia.com/gpu")->reserved.seconds() == "9900.000000000");
+    CHECK_FALSE(rowOf(byNs, "ns", "nvidia.com/gpu")->quota);
+    auto byWl =
+        replay::computeUsagePeriod(*ledger, at("2026-11-01T09:00:00Z"), at("2026-11-01T13:00:00Z"),
+                                   replay::GroupBy::kWorkload, std::nullopt);
+    CHECK(rowOf(byWl, "ns/w1", "nvidia.com/gpu")->reserved.hours() == "3.000000");
+  }
+  SECTION("a window inside the timeline starts from the state at --from") {
+    auto mid = replay::computeUsagePeriod(*ledger, at("2026-11-01T10:20:00Z"),
+                                          at("2026-11-01T11:30:00.5Z"),
+                                          replay::GroupBy::kClusterQueue, std::nullopt);
+    // w1: 2 x (10 min + 30.5 min... 30 min + 0.5 s) ; w2: 1 x (70 min + 0.5 s)
+    // = 2 x (600 + 1800.5) + 4200.5 = 9001.5 GPU-s
+    CHECK(rowOf(mid, "cq", "nvidia.com/gpu")->reserved.seconds() == "9001.500000000");
+  }
+}
+
+TEST_CASE("report: the command prints CSV and JSON and writes an SVG with one series per resource",
+          "[report]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  ingestText(*ledger, timeline());
+  cli::QueryArgs args;
+  args.from = at("2026-11-01T09:00:00Z");
+  args.to = at("2026-11-01T13:00:00Z");
+  args.output = cli::OutputFormat::kCsv;
+  args.svg = dir.path("usage.svg");
+  std::ostringstream csv;
+  REQUIRE(cli::runQuery(*ledger, "report", args, csv) == cli::kExitOk);
+  CHECK_THAT(csv.str(), Catch::StartsWith("group,resource,reserved_resource_seconds"));
+  CHECK_THAT(csv.str(),
+             Catch::Contains("cq,nvidia.com/gpu,20700.000000000,5.750000,57600.000000000,35.93%"));
+
+  args.output = cli::OutputFormat::kJson;
+  std::ostringstream json;
+  REQUIRE(cli::runQuery(*ledger, "report", args, json) == cli::kExitOk);
+  auto j = nlohmann::json::parse(json.str());
+  CHECK(j["rows"][0]["reservedResourceHours"] == "5.750000");
+
+  pugi::xml_document doc;
+  auto parsed = doc.load_file(args.svg->c_str());
+  INFO(parsed.description());
+  REQUIRE(parsed);
+  auto svg = doc.child("svg");
+  REQUIRE(svg);
+  int series = 0;
+  for (auto line : svg.children("polyline")) {
+    if (std::string(line.attribute("class").value()) != "series") continue;
+    ++series;
+    CHECK(std::string(line.attribute("data-cluster-queue").value()) == "cq");
+    CHECK(std::string(line.attribute("data-resource").value()) == "nvidia.com/gpu");
+    CHECK(std::string(line.attribute("points").value()).size() > 20);
+  }
+  CHECK(series == 1);
+  CHECK(svg.child("title"));
+}
+
+TEST_CASE("workload history: every change with time and seq, and the devices held", "[history]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  ingestText(*ledger, timeline());
+  cli::QueryArgs args;
+  args.target = "ns/w1";
+  args.output = cli::OutputFormat::kJson;
+  std::ostringstream out;
+  REQUIRE(cli::runQuery(*ledger, "workload", args, out) == cli::kExitOk);
+  auto j = nlohmann::json::parse(out.str());
+  std::vector<std::string> events;
+  for (const auto& c : j["changes"]) events.push_back(c["event"]);
+  CHECK(events == std::vector<std::string>{"Created", "QuotaReserved", "Admitted", "Evicted",
+                                           "QuotaReserved", "Admitted", "Finished"});
+  CHECK(j["changes"][3]["time"] == "2026-11-01T10:30:00Z");
+  CHECK(j["changes"][3]["detail"] == "Preempted: preempted");
+  args.target = "ns/nope";
+  CHECK_THROWS_AS(cli::runQuery(*ledger, "workload", args, out), cli::UsageError);
+}
+
+TEST_CASE("workload history lists the DRA devices the workload's pods held and when", "[history]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  std::ifstream in(LEDGER_SOURCE_DIR "/tools/demo/cluster-events.jsonl");
+  ingestText(*ledger, std::string(std::istreambuf_iterator<char>(in), {}));
+  auto h = replay::workloadHistory(*ledger, "team-a", "job-train-resnet-126ec", std::nullopt,
+                                   std::nullopt);
+  REQUIRE(h.found);
+  std::vector<std::string> events;
+  for (const auto& e : h.entries)
+    events.push_back(e.event +
+                     (e.event.rfind("Device", 0) == 0 ? " " + e.detail.substr(0, 27) : ""));
+  CHECK(std::find(events.begin(), events.end(), "DeviceAllocated gpu.nvidia.com/node-1/gpu-0") !=
+        events.end());
+  CHECK(std::find(events.begin(), events.end(), "DeviceReleased gpu.nvidia.com/node-1/gpu-0") !=
+        events.end());
+}

@@ -1,0 +1,83 @@
+#include "admit_command.h"
+
+#include <stdexcept>
+
+#include "admission.h"
+#include "progress.h"
+#include "replayer.h"
+#include "workload_manifest.h"
+
+namespace ledger::cli {
+
+namespace {
+
+namespace adm = replay::admission;
+
+std::uint64_t admitSeq(const Ledger& ledger, const QueryArgs& args) {
+  if (args.seq && args.at) throw UsageError("give --at or --seq, not both");
+  if (args.seq) return std::min(*args.seq, ledger.lastSeq());
+  if (args.at) return replay::Replayer(ledger).seqAt(*args.at);
+  return ledger.lastSeq();
+}
+
+}  // namespace
+
+int runAdmit(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
+  const bool fromFile = args.workloadFile.has_value();
+  if (fromFile == !args.target.empty()) {
+    throw UsageError("admit: give a workload as NAMESPACE/NAME or --workload FILE (one of them)");
+  }
+  std::unique_ptr<replay::StoredObject> manifest;
+  std::string ns, name;
+  if (fromFile) {
+    try {
+      manifest = adm::loadWorkloadManifest(*args.workloadFile);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("admit: ") + e.what());
+    }
+    ns = manifest->ns();
+    name = manifest->name();
+  } else {
+    const auto slash = args.target.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == args.target.size()) {
+      throw UsageError("admit: the workload must be NAMESPACE/NAME, got '" + args.target + "'");
+    }
+    ns = args.target.substr(0, slash);
+    name = args.target.substr(slash + 1);
+  }
+
+  const std::uint64_t seq = admitSeq(ledger, args);
+  ProgressBar progress("admit");
+  replay::FoldOptions fo;
+  fo.useCheckpoints = args.useCheckpoints;
+  fo.progress = progress.callback();
+  fo.onBadCheckpoint = warnBadCheckpoint;
+  const replay::ClusterState state = replay::Replayer(ledger).foldTo(seq, fo);
+  progress.done();
+
+  const replay::StoredObject* subject = manifest.get();
+  if (!fromFile) {
+    subject = state.find(replay::ObjectKind::kWorkload, ns, name);
+    if (subject == nullptr) {
+      throw UsageError("admit: no Workload " + args.target + " at that moment (seq " +
+                       std::to_string(state.seq()) + ")");
+    }
+  }
+  adm::AdmissionSubject s;
+  s.ns = ns;
+  s.name = name;
+  s.workload = subject->projection().getBody().getWorkload();
+  s.creationNs = subject->projection().getCreationNs();
+  // A manifest without creationTimestamp would be created now: the newest.
+  if (fromFile && s.creationNs == 0) s.creationNs = state.timeNs() + 1;
+  s.fromLedger = !fromFile;
+  const adm::AdmissionReport report = adm::evaluateAdmission(state, s);
+  if (args.output == OutputFormat::kJson) {
+    out << adm::admissionToJson(report).dump(2) << "\n";
+  } else {
+    out << adm::admissionToTable(report);
+  }
+  return kExitOk;
+}
+
+}  // namespace ledger::cli

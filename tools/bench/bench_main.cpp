@@ -1,0 +1,208 @@
+// ledger-bench: the README's performance figures, from one command.
+//
+//   ledger-bench --max N [--sizes 100000,1000000,10000000] [--workdir DIR]
+//
+// For each size up to --max: generates the simulated cluster's stream
+// (tools/generator), then, each phase in its own child process: the raw
+// RocksDB write baseline, ingest through the real ingest path, the baseline
+// again (the faster of the two counts), a raw scan of the projection, a full
+// replay, the raw scan again, checkpoints, and point-in-time queries.
+// Prints a markdown table per size and the scaling rows. Benchmarks are not
+// tests: it exits 0 when every phase ran, whatever the numbers; 2 when a
+// phase failed, 1 on bad usage.
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "bench_report.h"
+#include "cli.h"
+#include "cluster_sim.h"
+#include "phases.h"
+#include "raw_baseline.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+using namespace ledger::bench;
+
+namespace {
+
+struct Config {
+  std::vector<std::uint64_t> sizes;
+  fs::path workdir;
+  std::uint64_t seed = 1;
+  int nodes = 64, queues = 16, queries = 200;
+  std::size_t batch = 5000;
+  bool keep = false;
+};
+
+std::vector<std::uint64_t> parseSizes(const std::string& text, std::uint64_t max) {
+  std::vector<std::uint64_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const std::uint64_t n = std::stoull(item);
+    if (n <= max) out.push_back(n);
+  }
+  if (out.empty()) out.push_back(max);  // a small machine or a smoke test: just --max
+  return out;
+}
+
+std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "unknown CPU";
+}
+
+void log(std::uint64_t n, const std::string& what) {
+  std::cerr << "ledger-bench [" << n << " events] " << what << std::endl;
+}
+
+PhaseOutcome faster(PhaseOutcome a, PhaseOutcome b) {
+  if (!a.ok) return b;
+  if (!b.ok) return a;
+  return a.metrics["seconds"] <= b.metrics["seconds"] ? a : b;
+}
+
+SizeRun runSize(const Config& c, std::uint64_t n) {
+  SizeRun run;
+  run.events = n;
+  const std::string tag = std::to_string(n);
+  const std::string events = (c.workdir / ("events-" + tag + ".jsonl")).string();
+  const std::string ledgerDir = (c.workdir / ("ledger-" + tag)).string();
+  const std::string rawDir = (c.workdir / ("raw-" + tag)).string();
+
+  log(n, "generating " + events);
+  {
+    ledger::gen::SimOptions so;
+    so.seed = c.seed;
+    so.events = n;
+    so.nodes = c.nodes;
+    so.queues = c.queues;
+    std::ofstream out(events, std::ios::binary | std::ios::trunc);
+    const double start = nowSeconds();
+    ledger::gen::ClusterSim sim(so);
+    run.jsonBytes = static_cast<double>(sim.writeAll(out));
+    out.close();
+    run.generateSeconds = nowSeconds() - start;
+    if (!out) throw std::runtime_error("cannot write " + events);
+  }
+  log(n, "raw RocksDB write (1 of 2)");
+  PhaseOutcome raw1 = runPhase([&] { return rawWrite(events, rawDir, c.batch); });
+  log(n, "ingest");
+  run.ingest = runPhase([&] { return ingestPhase(events, ledgerDir, c.batch); });
+  log(n, "raw RocksDB write (2 of 2)");
+  PhaseOutcome raw2 = runPhase([&] { return rawWrite(events, rawDir, c.batch); });
+  run.rawWrite = faster(raw1, raw2);
+  run.settle = runPhase([&] { return settlePhase(ledgerDir); });
+  run.ledgerBytes = static_cast<double>(directoryBytes(ledgerDir));
+  log(n, "raw scan, replay, raw scan");
+  PhaseOutcome scan1 = runPhase([&] { return rawScanPhase(ledgerDir); });
+  run.replay = runPhase([&] { return replayPhase(ledgerDir); });
+  PhaseOutcome scan2 = runPhase([&] { return rawScanPhase(ledgerDir); });
+  run.rawScan = faster(scan1, scan2);
+  log(n, "checkpoints");
+  run.checkpoints = runPhase([&] { return checkpointPhase(ledgerDir); });
+  run.settleCheckpoints = runPhase([&] { return settlePhase(ledgerDir); });
+  auto cp = run.settleCheckpoints.metrics.find("bytes.checkpoints");
+  run.checkpointBytes = cp == run.settleCheckpoints.metrics.end() ? 0 : cp->second;
+  log(n, std::to_string(c.queries) + " point-in-time queries");
+  run.query = runPhase([&] { return queryPhase(ledgerDir, c.queries, c.seed); });
+  if (!c.keep) {
+    std::error_code ec;
+    fs::remove(events, ec);
+    fs::remove_all(ledgerDir, ec);
+    fs::remove_all(rawDir, ec);
+  }
+  return run;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  po::options_description opts("ledger-bench: measure the ledger against raw RocksDB");
+  // clang-format off
+  opts.add_options()
+    ("help,h", "show this help")
+    ("version", "print the version")
+    ("max", po::value<std::uint64_t>()->default_value(1000000), "largest size to run (bounds the run on small machines)")
+    ("sizes", po::value<std::string>()->default_value("100000,1000000,10000000"), "event counts, comma-separated")
+    ("workdir", po::value<std::string>()->default_value(""), "scratch directory (default: a new one under $TMPDIR or /tmp, removed after)")
+    ("seed", po::value<std::uint64_t>()->default_value(1), "generator seed")
+    ("nodes", po::value<int>()->default_value(64), "simulated GPU nodes")
+    ("queues", po::value<int>()->default_value(16), "simulated ClusterQueues")
+    ("queries", po::value<int>()->default_value(200), "point-in-time queries per size")
+    ("batch", po::value<std::size_t>()->default_value(5000), "records per commit, ledger and baseline alike")
+    ("keep", "keep the generated streams and databases");
+  // clang-format on
+  po::variables_map vm;
+  Config c;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+    po::notify(vm);
+    if (vm.count("help")) {
+      std::cout << opts;
+      return ledger::cli::kExitOk;
+    }
+    if (vm.count("version")) {
+      std::cout << ledger::cli::versionText("ledger-bench") << "\n";
+      return ledger::cli::kExitOk;
+    }
+    c.sizes = parseSizes(vm["sizes"].as<std::string>(), vm["max"].as<std::uint64_t>());
+    c.seed = vm["seed"].as<std::uint64_t>();
+    c.nodes = vm["nodes"].as<int>();
+    c.queues = vm["queues"].as<int>();
+    c.queries = vm["queries"].as<int>();
+    c.batch = vm["batch"].as<std::size_t>();
+    c.keep = vm.count("keep") != 0;
+  } catch (const std::exception& e) {
+    std::cerr << "ledger-bench: " << e.what() << "\n" << opts;
+    return ledger::cli::kExitUsage;
+  }
+  bool ownWorkdir = false;
+  std::string workdir = vm["workdir"].as<std::string>();
+  if (workdir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/ledger-bench-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      std::cerr << "ledger-bench: cannot create a scratch directory\n";
+      return ledger::cli::kExitUsage;
+    }
+    workdir = pattern;
+    ownWorkdir = true;
+  }
+  c.workdir = workdir;
+  fs::create_directories(c.workdir);
+
+  std::cout << "## ledger-bench\n\n" << cpuModel() << ", " << std::thread::hardware_concurrency()
+            << " CPUs; seed " << c.seed << ", " << c.nodes << " nodes (" << c.nodes * 8
+            << " GPUs), " << c.queues << " ClusterQueues.\n";
+  std::vector<SizeRun> runs;
+  bool failed = false;
+  try {
+    for (std::uint64_t n : c.sizes) {
+      runs.push_back(runSize(c, n));
+      printSizeTable(std::cout, runs.back(), c.batch, Targets{});
+      std::cout.flush();
+      for (const PhaseOutcome* p : {&runs.back().rawWrite, &runs.back().ingest, &runs.back().replay,
+                                    &runs.back().rawScan, &runs.back().checkpoints, &runs.back().query}) {
+        failed = failed || !p->ok;
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "ledger-bench: " << e.what() << "\n";
+    failed = true;
+  }
+  printScaling(std::cout, runs);
+  if (ownWorkdir && !c.keep) {
+    std::error_code ec;
+    fs::remove_all(c.workdir, ec);
+  }
+  return failed ? ledger::cli::kExitInput : ledger::cli::kExitOk;
+}

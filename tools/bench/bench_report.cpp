@@ -1,0 +1,132 @@
+#include "bench_report.h"
+
+#include <cstdio>
+
+namespace ledger::bench {
+
+namespace {
+
+double get(const PhaseOutcome& p, const char* key) {
+  auto it = p.metrics.find(key);
+  return it == p.metrics.end() ? 0 : it->second;
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// 1234567 -> "1.23M", 45600 -> "45.6k".
+std::string human(double v) {
+  if (v >= 1e9) return fmt("%.2fG", v / 1e9);
+  if (v >= 1e6) return fmt("%.2fM", v / 1e6);
+  if (v >= 1e3) return fmt("%.1fk", v / 1e3);
+  return fmt("%.0f", v);
+}
+
+double rate(double n, double seconds) { return seconds > 0 ? n / seconds : 0; }
+double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+const char* verdict(bool met) { return met ? "met" : "**missed**"; }
+
+struct Derived {
+  double ingestEps, ingestMbps, rawEps, rawMbps, replayRps, scanRps, fullMs, medianMs, p99Ms;
+  double stored, checkpoints;
+};
+
+Derived derive(const SizeRun& r) {
+  Derived d{};
+  const double mb = 1024.0 * 1024.0;
+  d.ingestEps = rate(get(r.ingest, "values"), get(r.ingest, "seconds"));
+  d.ingestMbps = rate(get(r.ingest, "bytes") / mb, get(r.ingest, "seconds"));
+  d.rawEps = rate(get(r.rawWrite, "records"), get(r.rawWrite, "seconds"));
+  d.rawMbps = rate(get(r.rawWrite, "bytes") / mb, get(r.rawWrite, "seconds"));
+  d.replayRps = rate(get(r.replay, "records"), get(r.replay, "seconds"));
+  d.scanRps = rate(get(r.rawScan, "records"), get(r.rawScan, "seconds"));
+  d.fullMs = get(r.replay, "seconds") * 1000;
+  d.medianMs = get(r.query, "foldMedianMs");
+  d.p99Ms = get(r.query, "foldP99Ms");
+  d.stored = r.ledgerBytes;
+  d.checkpoints = r.checkpointBytes;
+  return d;
+}
+
+}  // namespace
+
+void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, const Targets& t) {
+  const Derived d = derive(r);
+  const double mb = 1024.0 * 1024.0;
+  out << "\n### " << human(static_cast<double>(r.events)) << " events ("
+      << fmt("%.0f", r.jsonBytes / mb) << " MB of JSON, generated in "
+      << fmt("%.1f", r.generateSeconds) << " s)\n\n";
+  out << "| measure | ledger | baseline | ratio | target |\n|---|---|---|---|---|\n";
+  out << "| ingest, events/s | " << human(d.ingestEps) << " | " << human(d.rawEps)
+      << " (raw RocksDB write) | " << fmt("%.2f", ratio(d.ingestEps, d.rawEps)) << " | >= "
+      << t.ingestRatio << ": " << verdict(ratio(d.ingestEps, d.rawEps) >= t.ingestRatio) << " |\n";
+  out << "| ingest, MB/s of JSON | " << fmt("%.1f", d.ingestMbps) << " | " << fmt("%.1f", d.rawMbps)
+      << " | " << fmt("%.2f", ratio(d.ingestMbps, d.rawMbps)) << " | |\n";
+  out << "| replay, records/s | " << human(d.replayRps) << " | " << human(d.scanRps)
+      << " (raw scan of the projection) | " << fmt("%.2f", ratio(d.replayRps, d.scanRps))
+      << " | >= " << t.replayRatio << ": "
+      << verdict(ratio(d.replayRps, d.scanRps) >= t.replayRatio) << " |\n";
+  const double speedup = ratio(d.fullMs, d.medianMs);
+  out << "| point-in-time query, median | " << fmt("%.2f", d.medianMs) << " ms | "
+      << fmt("%.0f", d.fullMs) << " ms (full replay) | " << fmt("%.0f", speedup) << "x | >= "
+      << fmt("%.0f", t.pointInTimeSpeedup) << "x at 10M: "
+      << (r.events >= 10000000 ? verdict(speedup >= t.pointInTimeSpeedup) : "n/a below 10M")
+      << " |\n";
+  out << "| point-in-time query, p99 | " << fmt("%.2f", d.p99Ms) << " ms | | "
+      << fmt("%.0f", ratio(d.fullMs, d.p99Ms)) << "x | |\n";
+  out << "| state report after a query, median / p99 | "
+      << fmt("%.2f", get(r.query, "reportMedianMs")) << " / "
+      << fmt("%.2f", get(r.query, "reportP99Ms")) << " ms | | | |\n";
+  const double share = ratio(d.stored, r.jsonBytes);
+  out << "| stored bytes (ledger, no checkpoints) | " << fmt("%.1f", d.stored / mb) << " MB | "
+      << fmt("%.1f", r.jsonBytes / mb) << " MB raw JSON | " << fmt("%.1f%%", share * 100)
+      << " | <= " << fmt("%.0f%%", t.storedShare * 100) << ": " << verdict(share <= t.storedShare)
+      << " |\n";
+  out << "| stored bytes: log / projection / indexes | "
+      << fmt("%.1f", get(r.settle, "bytes.log") / mb) << " / "
+      << fmt("%.1f", get(r.settle, "bytes.projection") / mb) << " / "
+      << fmt("%.1f", (get(r.settle, "bytes.time_index") + get(r.settle, "bytes.events") +
+                      get(r.settle, "bytes.live")) / mb)
+      << " MB | " << fmt("%.1f", get(r.rawWrite, "dbBytes") / mb)
+      << " MB (raw JSON in RocksDB, zstd) | | |\n";
+  out << "| checkpoint bytes (" << fmt("%.0f", get(r.checkpoints, "written")) << " every "
+      << fmt("%.0f", get(r.checkpoints, "interval")) << " records, written in "
+      << fmt("%.1f", get(r.checkpoints, "seconds")) << " s) | " << fmt("%.1f", d.checkpoints / mb)
+      << " MB | | " << fmt("%.1f%%", ratio(d.checkpoints, r.jsonBytes) * 100) << " of raw JSON | |\n";
+  out << "| peak RSS: ingest / replay / query | " << fmt("%.0f", r.ingest.maxRssMb) << " / "
+      << fmt("%.0f", get(r.replay, "rssMb")) << " / " << fmt("%.0f", r.query.maxRssMb)
+      << " MB | " << fmt("%.0f", r.rawWrite.maxRssMb) << " MB (raw write) | | replay flat |\n";
+  out << "\nIngest: batches of " << batch
+      << " records, sync off for both the ledger and the raw write. Replay: Replayer::foldTo "
+         "without checkpoints, state report excluded (built afterwards in "
+      << fmt("%.2f", get(r.replay, "reportSeconds")) << " s; "
+      << fmt("%.0f", get(r.replay, "liveObjects")) << " live objects, "
+      << fmt("%.0f", get(r.replay, "findings")) << " findings). Query: seqAt + foldTo from the "
+         "nearest checkpoint, report excluded.\n";
+  for (const PhaseOutcome* p : {&r.rawWrite, &r.ingest, &r.settle, &r.replay, &r.rawScan,
+                                &r.checkpoints, &r.settleCheckpoints, &r.query}) {
+    if (!p->ok) out << "\nA phase failed: " << p->error << "\n";
+  }
+}
+
+void printScaling(std::ostream& out, const std::vector<SizeRun>& runs) {
+  out << "\n### Scaling\n\n| events | ingest MB/s (vs raw) | replay records/s (vs raw scan) | "
+         "full replay | query median / p99 (speedup) | stored / raw JSON | peak RSS ingest / "
+         "replay / query |\n|---|---|---|---|---|---|---|\n";
+  for (const SizeRun& r : runs) {
+    const Derived d = derive(r);
+    out << "| " << human(static_cast<double>(r.events)) << " | " << fmt("%.1f", d.ingestMbps)
+        << " (" << fmt("%.2f", ratio(d.ingestMbps, d.rawMbps)) << ") | " << human(d.replayRps)
+        << " (" << fmt("%.2f", ratio(d.replayRps, d.scanRps)) << ") | "
+        << fmt("%.2f", d.fullMs / 1000) << " s | " << fmt("%.1f", d.medianMs) << " / "
+        << fmt("%.1f", d.p99Ms) << " ms (" << fmt("%.0f", ratio(d.fullMs, d.medianMs)) << "x) | "
+        << fmt("%.1f%%", ratio(d.stored, r.jsonBytes) * 100) << " | "
+        << fmt("%.0f", r.ingest.maxRssMb) << " / " << fmt("%.0f", get(r.replay, "rssMb")) << " / "
+        << fmt("%.0f", r.query.maxRssMb) << " MB |\n";
+  }
+}
+
+}  // namespace ledger::bench

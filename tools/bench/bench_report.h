@@ -1,0 +1,35 @@
+// What one benchmark size measured, and how ledger-bench prints it: a
+// markdown table per size (ledger vs baseline, ratio, target) and the
+// scaling rows across sizes. Pure formatting; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "child.h"
+
+namespace ledger::bench {
+
+struct SizeRun {
+  std::uint64_t events = 0;
+  double jsonBytes = 0;
+  double generateSeconds = 0;
+  // Each phase's outcome (empty metrics when it failed or did not run).
+  PhaseOutcome rawWrite, ingest, settle, replay, rawScan, checkpoints, settleCheckpoints, query;
+  double ledgerBytes = 0;      // directory, before checkpoints
+  double checkpointBytes = 0;  // the checkpoints family after they were written
+};
+
+struct Targets {
+  double ingestRatio = 0.5;
+  double replayRatio = 0.5;
+  double pointInTimeSpeedup = 1000;  // at 10M events
+  double storedShare = 0.25;
+};
+
+void printSizeTable(std::ostream& out, const SizeRun& run, std::size_t batch, const Targets& t);
+void printScaling(std::ostream& out, const std::vector<SizeRun>& runs);
+
+}  // namespace ledger::bench

@@ -1,0 +1,35 @@
+// Runs one benchmark phase in a child process (fork), so that each phase's
+// peak RSS is its own (wait4's ru_maxrss) and a phase that crashes or leaks
+// does not disturb the next. The child hands back named numbers.
+//
+// The parent must not hold RocksDB handles or other threads when it forks
+// (only the forking thread survives in the child).
+// Thread safety: call from one thread. Errors: a phase that throws or dies
+// comes back with ok == false and the reason; runPhase itself throws
+// std::system_error when fork/pipe fail.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+namespace ledger::bench {
+
+using Metrics = std::map<std::string, double>;
+
+struct PhaseOutcome {
+  bool ok = false;
+  std::string error;
+  Metrics metrics;
+  double maxRssMb = 0;  // peak resident set of the child
+};
+
+PhaseOutcome runPhase(const std::function<Metrics()>& body);
+
+// This process's peak resident set so far (VmHWM), in MB; 0 if unknown.
+double peakRssMb();
+
+// Seconds on a monotonic clock.
+double nowSeconds();
+
+}  // namespace ledger::bench

@@ -1,0 +1,164 @@
+#include "phases.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "checkpoints.h"
+#include "format.h"
+#include "ingester.h"
+#include "ledger.h"
+#include "replayer.h"
+#include "report.h"
+#include "sim_rng.h"
+#include "value_reader.h"
+#include "watch_event.h"
+
+namespace ledger::bench {
+
+namespace {
+
+std::unique_ptr<Ledger> openLedger(const std::string& dir, bool readOnly, bool create = false) {
+  Ledger::Options o;
+  o.createIfMissing = create;
+  o.readOnly = readOnly;
+  o.sync = false;
+  std::unique_ptr<Ledger> ledger;
+  if (Status st = Ledger::open(dir, o, &ledger); !st.isOk()) {
+    throw std::runtime_error(st.toString());
+  }
+  return ledger;
+}
+
+// Nearest-rank percentile of sorted samples.
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  auto rank = static_cast<std::size_t>(p * static_cast<double>(sorted.size()) + 0.999999);
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+}  // namespace
+
+Metrics ingestPhase(const std::string& jsonlPath, const std::string& dir, std::size_t batch) {
+  std::filesystem::remove_all(dir);
+  auto ledger = openLedger(dir, false, true);
+  ingest::IngestOptions io;
+  io.batchRecords = batch;
+  ingest::Ingester ingester(*ledger, io);
+  std::ifstream in(jsonlPath, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + jsonlPath);
+  const std::string source = "file:" + std::filesystem::absolute(jsonlPath).string();
+  std::uint64_t values = 0, rejected = 0;
+  const double start = nowSeconds();
+  // The loop of ledger-ingest (tools/ledger_ingest.cpp, ingestStream).
+  ingest::ValueReader reader(in);
+  ingest::DecodedValue value;
+  while (reader.next(&value)) {
+    ++values;
+    if (!value.error.empty()) {
+      ++rejected;
+      continue;
+    }
+    auto normalized = ingest::normalizeValue(std::move(value.value));
+    rejected += normalized.errors.size();
+    for (auto& ev : normalized.events) ingester.add(source, std::move(ev), value.endOffset);
+  }
+  ingester.advance(source, reader.bytesConsumed());
+  ingester.flush();
+  const double seconds = nowSeconds() - start;
+  return {{"values", static_cast<double>(values)},
+          {"recorded", static_cast<double>(ingester.stats().recorded)},
+          {"rejected", static_cast<double>(rejected)},
+          {"bytes", static_cast<double>(reader.bytesConsumed())},
+          {"seconds", seconds}};
+}
+
+Metrics settlePhase(const std::string& dir) {
+  auto ledger = openLedger(dir, false);
+  Metrics m;
+  for (const auto& [family, bytes] : ledger->diskUsage()) {
+    m["bytes." + family] = static_cast<double>(bytes);
+  }
+  return m;
+}
+
+Metrics replayPhase(const std::string& dir) {
+  auto ledger = openLedger(dir, true);
+  replay::Replayer replayer(*ledger);
+  replay::FoldOptions fo;
+  fo.useCheckpoints = false;
+  double start = nowSeconds();
+  replay::ClusterState state = replayer.foldTo(ledger->lastSeq(), fo);
+  const double seconds = nowSeconds() - start;
+  const double rss = peakRssMb();
+  start = nowSeconds();
+  const replay::StateReport report = replay::buildReport(state);
+  const double reportSeconds = nowSeconds() - start;
+  return {{"records", static_cast<double>(state.seq())},
+          {"seconds", seconds},
+          {"liveObjects", static_cast<double>(state.liveObjects())},
+          {"workloads", static_cast<double>(report.workloads.size())},
+          {"findings", static_cast<double>(report.findings.size())},
+          {"rssMb", rss},
+          {"reportSeconds", reportSeconds}};
+}
+
+Metrics rawScanPhase(const std::string& dir) {
+  auto ledger = openLedger(dir, true);
+  std::uint64_t records = 0, bytes = 0, checksum = 0;
+  const double start = nowSeconds();
+  Status st = ledger->scanRaw(format::kProjectionFamily, [&](std::string_view key, std::string_view value) {
+    ++records;
+    bytes += key.size() + value.size();
+    // Touch the value so the scan cannot skip reading it.
+    for (std::size_t i = 0; i < value.size(); i += 64) checksum += static_cast<unsigned char>(value[i]);
+  });
+  const double seconds = nowSeconds() - start;
+  if (!st.isOk()) throw std::runtime_error(st.toString());
+  return {{"records", static_cast<double>(records)},
+          {"bytes", static_cast<double>(bytes)},
+          {"seconds", seconds},
+          {"checksum", static_cast<double>(checksum % 1000)}};
+}
+
+Metrics checkpointPhase(const std::string& dir) {
+  auto ledger = openLedger(dir, false);
+  const double start = nowSeconds();
+  const std::uint64_t written = replay::writeCheckpoints(*ledger, replay::kDefaultCheckpointInterval);
+  return {{"written", static_cast<double>(written)}, {"seconds", nowSeconds() - start},
+          {"interval", static_cast<double>(replay::kDefaultCheckpointInterval)}};
+}
+
+Metrics queryPhase(const std::string& dir, int queries, std::uint64_t seed) {
+  auto ledger = openLedger(dir, true);
+  replay::Replayer replayer(*ledger);
+  std::int64_t first = 0;
+  if (Status st = ledger->timeOf(1, &first); !st.isOk()) throw std::runtime_error(st.toString());
+  const std::int64_t last = ledger->lastTimeNs();
+  gen::SimRng rng(seed ^ 0x51ED2701ULL);
+  std::vector<double> fold, report;
+  for (int i = 0; i < queries; ++i) {
+    const std::int64_t at = first + static_cast<std::int64_t>(rng.below(
+                                        static_cast<std::uint64_t>(std::max<std::int64_t>(1, last - first))));
+    double start = nowSeconds();
+    const std::uint64_t seq = replayer.seqAt(at);
+    replay::ClusterState state = replayer.foldTo(seq == 0 ? 1 : seq);
+    fold.push_back((nowSeconds() - start) * 1000);
+    start = nowSeconds();
+    const replay::StateReport r = replay::buildReport(state);
+    report.push_back((nowSeconds() - start) * 1000);
+  }
+  std::sort(fold.begin(), fold.end());
+  std::sort(report.begin(), report.end());
+  return {{"queries", static_cast<double>(queries)},
+          {"foldMedianMs", percentile(fold, 0.5)},
+          {"foldP99Ms", percentile(fold, 0.99)},
+          {"reportMedianMs", percentile(report, 0.5)},
+          {"reportP99Ms", percentile(report, 0.99)}};
+}
+
+}  // namespace ledger::bench

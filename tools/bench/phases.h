@@ -1,0 +1,45 @@
+// The ledger's side of each benchmark phase, each meant to run in its own
+// child process (child.h). All go through the project's real code paths:
+// ValueReader -> normalizeValue -> Ingester (as ledger-ingest does), the
+// Replayer, checkpoints and Ledger::scanRaw.
+//
+// Errors: throw (std::runtime_error, LedgerError, ReplayError) on failure;
+// runPhase turns that into a failed outcome.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "child.h"
+
+namespace ledger::bench {
+
+// Ingests `jsonlPath` into a fresh ledger at `dir` with sync off and
+// `batch` records per commit. Metrics: values, recorded, rejected, bytes
+// (file size), seconds (up to the last commit).
+Metrics ingestPhase(const std::string& jsonlPath, const std::string& dir, std::size_t batch);
+
+// Opens the ledger writable and closes it: RocksDB writes what the last run
+// left in its write-ahead log into table files, so sizes are comparable.
+// Metrics: bytes.<family> (SST bytes per column family) and bytes.total.
+Metrics settlePhase(const std::string& dir);
+
+// A full replay: Replayer::foldTo(last) without checkpoints; the state
+// report is not built in the timed part (buildSeconds is measured after).
+// Metrics: records, seconds, liveObjects, rssMb (peak RSS right after the
+// fold), reportSeconds.
+Metrics replayPhase(const std::string& dir);
+
+// The baseline: Ledger::scanRaw over the projection family, touching every
+// byte. Metrics: records, bytes, seconds.
+Metrics rawScanPhase(const std::string& dir);
+
+// writeCheckpoints with the default interval. Metrics: written, seconds.
+Metrics checkpointPhase(const std::string& dir);
+
+// `queries` point-in-time queries at random times (seeded): seqAt(time) +
+// foldTo(seq) with checkpoints, then buildReport separately.
+// Metrics: queries, foldMedianMs, foldP99Ms, reportMedianMs, reportP99Ms.
+Metrics queryPhase(const std::string& dir, int queries, std::uint64_t seed);
+
+}  // namespace ledger::bench

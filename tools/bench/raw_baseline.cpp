@@ -1,0 +1,109 @@
+#include "raw_baseline.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+
+#include "format.h"
+
+namespace ledger::bench {
+
+namespace {
+
+void check(const rocksdb::Status& s, const char* what) {
+  if (!s.ok()) throw std::runtime_error(std::string(what) + ": " + s.ToString());
+}
+
+// Mirrors ledger.cpp's open(): the same DBOptions, and the `log` family's
+// column family options, where the ledger keeps the JSON.
+rocksdb::Options ledgerLikeOptions() {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  o.keep_log_file_num = 2;
+  o.max_background_jobs = 2;
+  o.paranoid_checks = true;
+  o.compression = rocksdb::kZSTD;
+  o.bottommost_compression = rocksdb::kZSTD;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_size = 64 * 1024;
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return o;
+}
+
+}  // namespace
+
+Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch) {
+  std::filesystem::remove_all(dbDir);
+  rocksdb::DB* raw = nullptr;
+  check(rocksdb::DB::Open(ledgerLikeOptions(), dbDir, &raw), "opening raw baseline");
+  std::unique_ptr<rocksdb::DB> db(raw);
+  std::ifstream in(jsonlPath, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + jsonlPath);
+
+  rocksdb::WriteOptions wo;
+  wo.sync = false;
+  rocksdb::WriteBatch wb;
+  std::uint64_t seq = 0, bytes = 0;
+  std::string buffer(1 << 20, '\0');
+  std::string carry;
+  const double start = nowSeconds();
+  auto put = [&](const char* data, std::size_t size) {
+    if (size == 0) return;
+    ++seq;
+    bytes += size;
+    wb.Put(format::seqKey(seq), rocksdb::Slice(data, size));
+    if (wb.Count() >= batch) {
+      check(db->Write(wo, &wb), "raw write");
+      wb.Clear();
+    }
+  };
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    std::size_t pos = 0;
+    while (pos < got) {
+      const char* nl = static_cast<const char*>(std::memchr(buffer.data() + pos, '\n', got - pos));
+      const std::size_t end = nl ? static_cast<std::size_t>(nl - buffer.data()) : got;
+      if (!carry.empty() || nl == nullptr) {
+        carry.append(buffer.data() + pos, end - pos);
+        if (nl != nullptr) {
+          put(carry.data(), carry.size());
+          carry.clear();
+        }
+      } else {
+        put(buffer.data() + pos, end - pos);
+      }
+      pos = end + 1;
+    }
+  }
+  put(carry.data(), carry.size());
+  if (wb.Count() > 0) check(db->Write(wo, &wb), "raw write");
+  const double seconds = nowSeconds() - start;
+  check(db->Flush(rocksdb::FlushOptions()), "raw flush");
+  check(db->Close(), "raw close");
+  db.reset();
+  return {{"records", static_cast<double>(seq)},
+          {"bytes", static_cast<double>(bytes)},
+          {"seconds", seconds},
+          {"dbBytes", static_cast<double>(directoryBytes(dbDir))}};
+}
+
+std::uint64_t directoryBytes(const std::string& dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += it->file_size(ec);
+  }
+  return total;
+}
+
+}  // namespace ledger::bench

@@ -1,0 +1,29 @@
+// The baselines the ledger is measured against, side by side on the same
+// machine and input:
+// - rawWrite: the stream's JSON bytes, one value per line, written into a
+//   fresh RocksDB keyed by sequence number with the ledger's own options
+//   (ledger/ledger.cpp: its DBOptions and the `log` family's ZSTD table
+//   options), in batches of the same size, WAL on and not synced - exactly
+//   what the ledger's ingest does minus parsing, projecting and hashing.
+// - directory sizes, for stored-bytes comparisons.
+//
+// Ownership: opens and closes its own database. Thread safety: none.
+// Errors: throws std::runtime_error when RocksDB or the file fails.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "child.h"
+
+namespace ledger::bench {
+
+// Metrics: records, bytes (JSON, without newlines), seconds (read + write,
+// up to the last batch committed; the final memtable flush is not timed,
+// as for the ledger), dbBytes (directory size after a flush).
+Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch);
+
+// Bytes of every regular file under `dir`.
+std::uint64_t directoryBytes(const std::string& dir);
+
+}  // namespace ledger::bench

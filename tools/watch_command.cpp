@@ -1,0 +1,166 @@
+#include "watch_command.h"
+
+#include <signal.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <memory>
+
+#include "cli.h"
+#include "kube/watch_daemon.h"
+#include "ledger.h"
+
+namespace po = boost::program_options;
+
+namespace ledger::cli {
+
+namespace {
+
+// %* : the message as a JSON string body (quotes, backslashes, control
+// characters escaped), so that --log-format json lines always parse.
+class JsonMessageFlag : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    static const char* hex = "0123456789abcdef";
+    for (char c : msg.payload) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        dest.push_back('\\');
+        dest.push_back(c);
+      } else if (u < 0x20) {
+        const char esc[] = {'\\', 'u', '0', '0', hex[u >> 4], hex[u & 15]};
+        dest.append(esc, esc + sizeof esc);
+      } else {
+        dest.push_back(c);
+      }
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonMessageFlag>();
+  }
+};
+
+void useJsonLogLines() {
+  auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  f->add_flag<JsonMessageFlag>('*').set_pattern(
+      R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%*"})");
+  spdlog::set_formatter(std::move(f));
+}
+
+std::chrono::milliseconds ms(const po::variables_map& vm, const char* name) {
+  return std::chrono::milliseconds(vm[name].as<long>());
+}
+
+}  // namespace
+
+po::options_description watchOptions() {
+  po::options_description opts("Live source (--watch): list+watch the Kubernetes API as a daemon");
+  // clang-format off
+  opts.add_options()
+    ("watch", "run as a daemon recording live changes from the API server (until SIGTERM)")
+    ("server", po::value<std::string>()->default_value(""), "API server URL; plain http only on loopback (tests, kubectl proxy)")
+    ("kubeconfig", po::value<std::string>()->default_value(""), "kubeconfig file (default $KUBECONFIG, then in-cluster, then ~/.kube/config)")
+    ("context", po::value<std::string>()->default_value(""), "kubeconfig context (default: current-context)")
+    ("resources", po::value<std::string>()->default_value("default"), "comma-separated RESOURCE[.GROUP][@VERSION|VERSION], 'default' for the contract's list")
+    ("config-map", po::value<std::vector<std::string>>(), "also watch this ConfigMap, NAMESPACE/NAME (repeatable)")
+    ("listen", po::value<std::string>()->default_value(kube::kDefaultListen), "address for /healthz, /readyz, /metrics ('off' for none; ':PORT' for all interfaces)")
+    ("flush-ms", po::value<long>()->default_value(200), "commit a batch at most this long after its first event (--batch bounds its size)")
+    ("page-size", po::value<std::size_t>()->default_value(500), "LIST page size (limit)")
+    ("watch-timeout", po::value<long>()->default_value(300), "seconds a watch asks the server to stay open (randomised up to twice that)")
+    ("idle-timeout-ms", po::value<long>()->default_value(0), "reconnect a watch that sends nothing this long (0: twice --watch-timeout plus a minute)")
+    ("backoff-initial-ms", po::value<long>()->default_value(500), "first reconnect delay (doubles, with jitter)")
+    ("backoff-max-ms", po::value<long>()->default_value(30000), "longest reconnect delay")
+    ("absent-retry-ms", po::value<long>()->default_value(60000), "how often to look again for a resource the API does not serve");
+  // clang-format on
+  return opts;
+}
+
+int runWatch(const po::variables_map& vm) {
+  // SIGTERM/SIGINT are taken synchronously by this thread; every thread
+  // started from here on (RocksDB's too, at open) inherits the mask. A peer
+  // closing a socket is not fatal.
+  sigset_t stopSignals;
+  sigemptyset(&stopSignals);
+  sigaddset(&stopSignals, SIGTERM);
+  sigaddset(&stopSignals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  if (vm["log-format"].as<std::string>() == "json") useJsonLogLines();
+  kube::DaemonOptions o;
+  try {
+    o.cluster = kube::resolveClusterConfig(vm["server"].as<std::string>(),
+                                           vm["kubeconfig"].as<std::string>(),
+                                           vm["context"].as<std::string>());
+    o.resources = kube::parseResources(vm["resources"].as<std::string>());
+    if (vm.count("config-map")) {
+      for (const auto& cm : vm["config-map"].as<std::vector<std::string>>()) {
+        o.resources.push_back(kube::configMapResource(cm));
+      }
+    }
+    o.listen = vm["listen"].as<std::string>();
+    if (o.listen == "off") o.listen.clear();
+    if (!o.listen.empty()) kube::parseListenAddress(o.listen);
+    o.writer.batchRecords = vm["batch"].as<std::size_t>();
+    o.writer.flushInterval = ms(vm, "flush-ms");
+    o.informer.pageSize = vm["page-size"].as<std::size_t>();
+    o.informer.watchTimeout = std::chrono::seconds(std::max(1L, vm["watch-timeout"].as<long>()));
+    o.informer.idleTimeout = ms(vm, "idle-timeout-ms");
+    if (o.informer.idleTimeout.count() <= 0) {
+      o.informer.idleTimeout = 2 * o.informer.watchTimeout + std::chrono::seconds(60);
+    }
+    o.informer.backoffInitial = ms(vm, "backoff-initial-ms");
+    o.informer.backoffMax = ms(vm, "backoff-max-ms");
+    o.informer.absentRetry = ms(vm, "absent-retry-ms");
+    if (o.writer.batchRecords == 0 || o.writer.flushInterval.count() <= 0 ||
+        o.informer.pageSize == 0) {
+      throw std::invalid_argument("--batch, --flush-ms and --page-size must be positive");
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return kExitUsage;
+  }
+
+  const std::string dir = resolveLedgerDir(vm["ledger"].as<std::string>());
+  std::unique_ptr<Ledger> ledger;
+  Ledger::Options lo;
+  lo.sync = !vm.count("no-sync");
+  if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
+    spdlog::error("{}", st.toString());
+    return st.isCorruption() ? kExitCorrupt : kExitUsage;
+  }
+  spdlog::info("ledger {} at seq {}; commits {}", dir, ledger->lastSeq(),
+               lo.sync ? "are fsync'd" : "are not fsync'd (--no-sync)");
+  kube::WatchDaemon daemon(*ledger, o);
+  try {
+    daemon.start();
+  } catch (const ingest::LedgerError& e) {
+    spdlog::error("reading the ledger's cursors failed: {}", e.what());
+    return e.status().isCorruption() ? kExitCorrupt : kExitLive;
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    daemon.stop();
+    return kExitUsage;
+  }
+  const timespec tick{0, 200 * 1000 * 1000};
+  for (;;) {
+    const int sig = sigtimedwait(&stopSignals, nullptr, &tick);
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::info("received {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      break;
+    }
+    if (daemon.failed()) break;
+  }
+  daemon.stop();
+  if (daemon.failed()) {
+    const Status st = daemon.failure();
+    spdlog::error("exiting: the ledger refused a write: {}", st.toString());
+    return st.isCorruption() ? kExitCorrupt : kExitLive;
+  }
+  return kExitOk;
+}
+
+}  // namespace ledger::cli
