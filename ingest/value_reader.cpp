@@ -218,6 +218,18 @@ bool ValueReader::nextJson(DecodedValue* out) {
       out->endOffset = bufferBase_ + pos_;
       return true;
     }
+    if (inString && !escaped && c != '"' && c != '\\' && c != '\n') {
+      // Most bytes of a value are string contents that change nothing:
+      // skip to the next quote, backslash or newline in one tight loop
+      // (never past the size limit, so that check fires where it did).
+      const char* p = buffer_.data() + pos_ + 1;
+      const std::uint64_t limit = maxValueBytes_ < buffer_.size() ? start + maxValueBytes_ + 1
+                                                                   : buffer_.size();
+      const char* end = buffer_.data() + std::min<std::uint64_t>(buffer_.size(), limit);
+      while (p < end && *p != '"' && *p != '\\' && *p != '\n') ++p;
+      pos_ = static_cast<std::size_t>(p - buffer_.data());
+      continue;
+    }
     if (inString) {
       if (escaped) {
         escaped = false;

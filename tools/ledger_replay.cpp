@@ -4,10 +4,13 @@
 //   ledger-replay export [--from-seq N]                           the log as watch-event JSON lines
 //   ledger-replay rebuild-projection                              re-derive the typed projection
 //   ledger-replay checkpoint [--every N]                          write checkpoints
+//   ledger-replay stats                                           sizes per column family
 #include <spdlog/spdlog.h>
 
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "checkpoints.h"
 #include "cli.h"
@@ -112,12 +115,50 @@ int runExport(const Ledger& ledger, std::uint64_t from) {
   return cli::kExitOk;
 }
 
+// Sizes of what the ledger holds (uncompressed value bytes per column family,
+// and the directory on disk): how much checkpoints cost beside the log.
+int runStats(const Ledger& ledger, cli::OutputFormat output) {
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> families;  // count, bytes
+  for (const char* f : {"log", "projection", "checkpoints", "time_index", "events", "live"}) {
+    auto& [count, bytes] = families[f];
+    Status st = ledger.scanRaw(f, [&](std::string_view k, std::string_view v) {
+      ++count;
+      bytes += k.size() + v.size();
+    });
+    if (!st.isOk()) {
+      spdlog::error("{}", st.toString());
+      return cli::kExitCorrupt;
+    }
+  }
+  std::uint64_t onDisk = 0;
+  for (const auto& e : std::filesystem::directory_iterator(ledger.directory())) {
+    if (e.is_regular_file()) onDisk += e.file_size();
+  }
+  nlohmann::ordered_json j;
+  j["records"] = ledger.lastSeq();
+  j["bytesOnDisk"] = onDisk;
+  for (const auto& [f, cb] : families) j["families"][f] = {{"entries", cb.first}, {"valueBytes", cb.second}};
+  const double log = static_cast<double>(families["log"].second);
+  j["checkpointBytesPerLogByte"] = log > 0 ? static_cast<double>(families["checkpoints"].second) / log : 0.0;
+  if (output == cli::OutputFormat::kJson) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "records " << ledger.lastSeq() << ", " << onDisk << " bytes on disk\n";
+    for (const auto& [f, cb] : families) {
+      std::cout << "  " << f << ": " << cb.first << " entries, " << cb.second << " bytes uncompressed\n";
+    }
+    std::cout << "checkpoints cost " << j["checkpointBytesPerLogByte"].get<double>() * 100
+              << "% of the log's bytes\n";
+  }
+  return cli::kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   po::options_description opts(
       "ledger-replay [COMMAND] [options]\n"
-      "commands: (none) the state report | verify | export | rebuild-projection | checkpoint\n"
+      "commands: (none) the state report | verify | export | rebuild-projection | checkpoint | stats\n"
       "options");
   // clang-format off
   opts.add_options()
@@ -130,6 +171,7 @@ int main(int argc, char** argv) {
     ("from-seq", po::value<std::uint64_t>()->default_value(1), "export: first seq")
     ("every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "checkpoint: records between checkpoints")
     ("no-checkpoints", "fold from the start, ignoring checkpoints")
+    ("rewrite", "checkpoint: drop existing checkpoints first")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("command", po::value<std::string>()->default_value(""), "command");
   // clang-format on
@@ -162,6 +204,7 @@ int main(int argc, char** argv) {
       return runReport(*ledger, vm, output);
     }
     if (command == "verify") return runVerify(*cli::openForReading(dir), output);
+    if (command == "stats") return runStats(*cli::openForReading(dir), output);
     if (command == "export") return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());
     if (command == "rebuild-projection" || command == "checkpoint") {
       std::unique_ptr<Ledger> ledger;
@@ -171,6 +214,12 @@ int main(int argc, char** argv) {
         throw cli::LedgerOpenError(st.toString(), st.isNotFound() ? cli::kExitUsage : cli::kExitCorrupt);
       }
       if (command == "checkpoint") {
+        if (vm.count("rewrite")) {
+          if (Status st = ledger->dropCheckpoints(); !st.isOk()) {
+            spdlog::error("{}", st.toString());
+            return cli::kExitCorrupt;
+          }
+        }
         const auto written = replay::writeCheckpoints(*ledger, vm["every"].as<std::uint64_t>());
         std::cout << "wrote " << written << " checkpoints (every " << vm["every"].as<std::uint64_t>()
                   << " records)\n";

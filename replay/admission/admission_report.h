@@ -14,11 +14,13 @@
 //   "podSets": [{                 // workload order
 //     "name": "main", "count": 1, "evaluated": bool,  // Kueue stops at the first failure
 //     "requests": {"cpu": "1", ...},                   // pod set totals, Kueue's formatting
-//     "flavors": [{"resource", "flavor", "mode": "Fit|Borrow|Preempt|NoFit",
-//                  "borrowed": "qty"|null, "cohort": "name"|null}],        // by resource
+//     "flavors": [{"resource", "flavor", "mode": "Fit|Borrow|Preempt",
+//                  "borrowed": "qty"|null, "cohort": "name"|null}],  // by resource; borrowed
+//                  // and cohort only in Borrow mode (what this request adds beyond nominal)
 //     "shortfalls": [{"resource", "flavor", "requested", "available", "short",
-//                     "reason", "kueueMessage"}],   // in check order; only when not fitting
-//     "rejectedFlavors": [{"flavor", "reason"}]}],   // taints/affinity/missing, when not fitting
+//                     "reason", "kueueMessage"}],  // in check order; only for a pod set that
+//                     // does not fit, and only the checks Kueue's status reports
+//     "rejectedFlavors": [{"flavor", "reason"}]}],  // taints/affinity/missing flavor, likewise
 //   "preemptionCandidates": [{"workload", "priority", "clusterQueue", "allowedByPolicy",
 //                             "policy", "holds": {"flavor": {"resource": "qty"}}}],  // by workload
 //   "warnings": ["..."]

@@ -102,6 +102,15 @@ double peakRssMb() {
   return 0;
 }
 
+double cpuSeconds() {
+  struct rusage self {};
+  ::getrusage(RUSAGE_SELF, &self);
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return seconds(self.ru_utime) + seconds(self.ru_stime);
+}
+
 double nowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

@@ -31,5 +31,9 @@ double peakRssMb();
 
 // Seconds on a monotonic clock.
 double nowSeconds();
+// CPU seconds (user + system) of every thread of this process so far: on a
+// shared machine the work a phase did, where wall time also counts waiting
+// for the CPU.
+double cpuSeconds();
 
 }  // namespace ledger::bench

@@ -54,6 +54,7 @@ Metrics ingestPhase(const std::string& jsonlPath, const std::string& dir, std::s
   const std::string source = "file:" + std::filesystem::absolute(jsonlPath).string();
   std::uint64_t values = 0, rejected = 0;
   const double start = nowSeconds();
+  const double cpuStart = cpuSeconds();
   // The loop of ledger-ingest (tools/ledger_ingest.cpp, ingestStream).
   ingest::ValueReader reader(in);
   ingest::DecodedValue value;
@@ -70,7 +71,9 @@ Metrics ingestPhase(const std::string& jsonlPath, const std::string& dir, std::s
   ingester.advance(source, reader.bytesConsumed());
   ingester.flush();
   const double seconds = nowSeconds() - start;
+  const double cpu = cpuSeconds() - cpuStart;
   return {{"values", static_cast<double>(values)},
+          {"cpuSeconds", cpu},
           {"recorded", static_cast<double>(ingester.stats().recorded)},
           {"rejected", static_cast<double>(rejected)},
           {"bytes", static_cast<double>(reader.bytesConsumed())},
@@ -92,14 +95,17 @@ Metrics replayPhase(const std::string& dir) {
   replay::FoldOptions fo;
   fo.useCheckpoints = false;
   double start = nowSeconds();
+  const double cpuStart = cpuSeconds();
   replay::ClusterState state = replayer.foldTo(ledger->lastSeq(), fo);
   const double seconds = nowSeconds() - start;
+  const double cpu = cpuSeconds() - cpuStart;
   const double rss = peakRssMb();
   start = nowSeconds();
   const replay::StateReport report = replay::buildReport(state);
   const double reportSeconds = nowSeconds() - start;
   return {{"records", static_cast<double>(state.seq())},
           {"seconds", seconds},
+          {"cpuSeconds", cpu},
           {"liveObjects", static_cast<double>(state.liveObjects())},
           {"workloads", static_cast<double>(report.workloads.size())},
           {"findings", static_cast<double>(report.findings.size())},
@@ -111,6 +117,7 @@ Metrics rawScanPhase(const std::string& dir) {
   auto ledger = openLedger(dir, true);
   std::uint64_t records = 0, bytes = 0, checksum = 0;
   const double start = nowSeconds();
+  const double cpuStart = cpuSeconds();
   Status st = ledger->scanRaw(format::kProjectionFamily, [&](std::string_view key, std::string_view value) {
     ++records;
     bytes += key.size() + value.size();
@@ -118,10 +125,12 @@ Metrics rawScanPhase(const std::string& dir) {
     for (std::size_t i = 0; i < value.size(); i += 64) checksum += static_cast<unsigned char>(value[i]);
   });
   const double seconds = nowSeconds() - start;
+  const double cpu = cpuSeconds() - cpuStart;
   if (!st.isOk()) throw std::runtime_error(st.toString());
   return {{"records", static_cast<double>(records)},
           {"bytes", static_cast<double>(bytes)},
           {"seconds", seconds},
+          {"cpuSeconds", cpu},
           {"checksum", static_cast<double>(checksum % 1000)}};
 }
 

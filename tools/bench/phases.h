@@ -16,7 +16,7 @@ namespace ledger::bench {
 
 // Ingests `jsonlPath` into a fresh ledger at `dir` with sync off and
 // `batch` records per commit. Metrics: values, recorded, rejected, bytes
-// (file size), seconds (up to the last commit).
+// (file size), seconds (up to the last commit), cpuSeconds (same span).
 Metrics ingestPhase(const std::string& jsonlPath, const std::string& dir, std::size_t batch);
 
 // Opens the ledger writable and closes it: RocksDB writes what the last run
@@ -26,12 +26,12 @@ Metrics settlePhase(const std::string& dir);
 
 // A full replay: Replayer::foldTo(last) without checkpoints; the state
 // report is not built in the timed part (buildSeconds is measured after).
-// Metrics: records, seconds, liveObjects, rssMb (peak RSS right after the
-// fold), reportSeconds.
+// Metrics: records, seconds, cpuSeconds, liveObjects, rssMb (peak RSS right
+// after the fold), reportSeconds.
 Metrics replayPhase(const std::string& dir);
 
 // The baseline: Ledger::scanRaw over the projection family, touching every
-// byte. Metrics: records, bytes, seconds.
+// byte. Metrics: records, bytes, seconds, cpuSeconds.
 Metrics rawScanPhase(const std::string& dir);
 
 // writeCheckpoints with the default interval. Metrics: written, seconds.

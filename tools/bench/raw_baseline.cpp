@@ -55,6 +55,7 @@ Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::si
   std::string buffer(1 << 20, '\0');
   std::string carry;
   const double start = nowSeconds();
+  const double cpuStart = cpuSeconds();
   auto put = [&](const char* data, std::size_t size) {
     if (size == 0) return;
     ++seq;
@@ -87,12 +88,14 @@ Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::si
   put(carry.data(), carry.size());
   if (wb.Count() > 0) check(db->Write(wo, &wb), "raw write");
   const double seconds = nowSeconds() - start;
+  const double cpu = cpuSeconds() - cpuStart;
   check(db->Flush(rocksdb::FlushOptions()), "raw flush");
   check(db->Close(), "raw close");
   db.reset();
   return {{"records", static_cast<double>(seq)},
           {"bytes", static_cast<double>(bytes)},
           {"seconds", seconds},
+          {"cpuSeconds", cpu},
           {"dbBytes", static_cast<double>(directoryBytes(dbDir))}};
 }
 

@@ -20,7 +20,8 @@ namespace ledger::bench {
 
 // Metrics: records, bytes (JSON, without newlines), seconds (read + write,
 // up to the last batch committed; the final memtable flush is not timed,
-// as for the ledger), dbBytes (directory size after a flush).
+// as for the ledger), cpuSeconds (all threads, same span), dbBytes
+// (directory size after a flush).
 Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch);
 
 // Bytes of every regular file under `dir`.
