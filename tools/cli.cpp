@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -11,6 +12,35 @@
 #include "rfc3339.h"
 
 namespace ledger::cli {
+
+namespace {
+
+// %* : the message as a JSON string body (quotes, backslashes, control
+// characters escaped), so that --log-format json lines always parse.
+class JsonMessageFlag : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    static const char* hex = "0123456789abcdef";
+    for (char c : msg.payload) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        dest.push_back('\\');
+        dest.push_back(c);
+      } else if (u < 0x20) {
+        const char esc[] = {'\\', 'u', '0', '0', hex[u >> 4], hex[u & 15]};
+        dest.append(esc, esc + sizeof esc);
+      } else {
+        dest.push_back(c);
+      }
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonMessageFlag>();
+  }
+};
+
+}  // namespace
 
 std::string resolveLedgerDir(const std::string& flag) {
   if (!flag.empty()) return flag;
@@ -66,9 +96,9 @@ std::unique_ptr<Ledger> openForReading(const std::string& dir) {
   options.readOnly = true;
   Status st = Ledger::open(dir, options, &ledger);
   if (st.isOk()) return ledger;
-  const int code = st.isNotFound() ? kExitUsage
+  const int code = st.isNotFound()                                                   ? kExitUsage
                    : (st.isCorruption() || st.code() == Status::Code::kIncompatible) ? kExitCorrupt
-                                                                                      : kExitUsage;
+                                                                                     : kExitUsage;
   throw LedgerOpenError(st.toString(), code);
 }
 

@@ -29,9 +29,11 @@ namespace {
 int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputFormat output) {
   replay::Replayer replayer(ledger);
   std::uint64_t seq = ledger.lastSeq();
-  if (vm.count("until-seq")) seq = std::min<std::uint64_t>(vm["until-seq"].as<std::uint64_t>(), seq);
+  if (vm.count("until-seq"))
+    seq = std::min<std::uint64_t>(vm["until-seq"].as<std::uint64_t>(), seq);
   if (vm.count("until")) {
-    seq = std::min(seq, replayer.seqAt(cli::parseTimeArg(vm["until"].as<std::string>(), "--until")));
+    seq =
+        std::min(seq, replayer.seqAt(cli::parseTimeArg(vm["until"].as<std::string>(), "--until")));
   }
   cli::ProgressBar progress("replay");
   replay::FoldOptions fo;
@@ -64,9 +66,13 @@ int runVerify(const Ledger& ledger, cli::OutputFormat output) {
     j["recordsChecked"] = log.recordsChecked;
     j["lastSeq"] = log.lastSeq;
     j["lastHash"] = log.lastHashHex;
-    j["checks"] = {"dense sequence from 1", "SHA-256 hash chain", "records decode",
-                   "times never go backwards", "projection and time index present",
-                   "head matches last record", "checkpoints equal a fresh replay"};
+    j["checks"] = {"dense sequence from 1",
+                   "SHA-256 hash chain",
+                   "records decode",
+                   "times never go backwards",
+                   "projection and time index present",
+                   "head matches last record",
+                   "checkpoints equal a fresh replay"};
     j["checkpointsChecked"] = cps.checked;
     if (!log.ok()) {
       j["firstBadSeq"] = log.firstBadSeq;
@@ -137,15 +143,18 @@ int runStats(const Ledger& ledger, cli::OutputFormat output) {
   nlohmann::ordered_json j;
   j["records"] = ledger.lastSeq();
   j["bytesOnDisk"] = onDisk;
-  for (const auto& [f, cb] : families) j["families"][f] = {{"entries", cb.first}, {"valueBytes", cb.second}};
+  for (const auto& [f, cb] : families)
+    j["families"][f] = {{"entries", cb.first}, {"valueBytes", cb.second}};
   const double log = static_cast<double>(families["log"].second);
-  j["checkpointBytesPerLogByte"] = log > 0 ? static_cast<double>(families["checkpoints"].second) / log : 0.0;
+  j["checkpointBytesPerLogByte"] =
+      log > 0 ? static_cast<double>(families["checkpoints"].second) / log : 0.0;
   if (output == cli::OutputFormat::kJson) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "records " << ledger.lastSeq() << ", " << onDisk << " bytes on disk\n";
     for (const auto& [f, cb] : families) {
-      std::cout << "  " << f << ": " << cb.first << " entries, " << cb.second << " bytes uncompressed\n";
+      std::cout << "  " << f << ": " << cb.first << " entries, " << cb.second
+                << " bytes uncompressed\n";
     }
     std::cout << "checkpoints cost " << j["checkpointBytesPerLogByte"].get<double>() * 100
               << "% of the log's bytes\n";
@@ -158,7 +167,8 @@ int runStats(const Ledger& ledger, cli::OutputFormat output) {
 int main(int argc, char** argv) {
   po::options_description opts(
       "ledger-replay [COMMAND] [options]\n"
-      "commands: (none) the state report | verify | export | rebuild-projection | checkpoint | stats\n"
+      "commands: (none) the state report | verify | export | rebuild-projection | checkpoint | "
+      "stats\n"
       "options");
   // clang-format off
   opts.add_options()
@@ -199,19 +209,22 @@ int main(int argc, char** argv) {
     const std::string command = vm["command"].as<std::string>();
     const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
     if (command.empty()) {
-      if (vm.count("until") && vm.count("until-seq")) throw cli::UsageError("give --until or --until-seq, not both");
+      if (vm.count("until") && vm.count("until-seq"))
+        throw cli::UsageError("give --until or --until-seq, not both");
       auto ledger = cli::openForReading(dir);
       return runReport(*ledger, vm, output);
     }
     if (command == "verify") return runVerify(*cli::openForReading(dir), output);
     if (command == "stats") return runStats(*cli::openForReading(dir), output);
-    if (command == "export") return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());
+    if (command == "export")
+      return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());
     if (command == "rebuild-projection" || command == "checkpoint") {
       std::unique_ptr<Ledger> ledger;
       Ledger::Options lo;
       lo.createIfMissing = false;
       if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
-        throw cli::LedgerOpenError(st.toString(), st.isNotFound() ? cli::kExitUsage : cli::kExitCorrupt);
+        throw cli::LedgerOpenError(st.toString(),
+                                   st.isNotFound() ? cli::kExitUsage : cli::kExitCorrupt);
       }
       if (command == "checkpoint") {
         if (vm.count("rewrite")) {
@@ -221,8 +234,8 @@ int main(int argc, char** argv) {
           }
         }
         const auto written = replay::writeCheckpoints(*ledger, vm["every"].as<std::uint64_t>());
-        std::cout << "wrote " << written << " checkpoints (every " << vm["every"].as<std::uint64_t>()
-                  << " records)\n";
+        std::cout << "wrote " << written << " checkpoints (every "
+                  << vm["every"].as<std::uint64_t>() << " records)\n";
         return cli::kExitOk;
       }
       std::uint64_t rewritten = 0;

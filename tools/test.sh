@@ -14,3 +14,16 @@ meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildty
 ninja -C build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   meson test -C build-asan --print-errorlogs --num-processes 1 unit scenarios
+# One closing line for CI: tests run in both builds (unit test cases are
+# counted inside the 'unit' executable; this counts meson test programs).
+python3 - <<'PY'
+import json
+passed = failed = skipped = 0
+for log in ("build/meson-logs/testlog.json", "build-asan/meson-logs/testlog.json"):
+    for line in open(log):
+        r = json.loads(line).get("result")
+        if r == "OK": passed += 1
+        elif r == "SKIP": skipped += 1
+        else: failed += 1
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+PY

@@ -19,38 +19,6 @@ namespace ledger::cli {
 
 namespace {
 
-// %* : the message as a JSON string body (quotes, backslashes, control
-// characters escaped), so that --log-format json lines always parse.
-class JsonMessageFlag : public spdlog::custom_flag_formatter {
- public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&,
-              spdlog::memory_buf_t& dest) override {
-    static const char* hex = "0123456789abcdef";
-    for (char c : msg.payload) {
-      const auto u = static_cast<unsigned char>(c);
-      if (c == '"' || c == '\\') {
-        dest.push_back('\\');
-        dest.push_back(c);
-      } else if (u < 0x20) {
-        const char esc[] = {'\\', 'u', '0', '0', hex[u >> 4], hex[u & 15]};
-        dest.append(esc, esc + sizeof esc);
-      } else {
-        dest.push_back(c);
-      }
-    }
-  }
-  std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<JsonMessageFlag>();
-  }
-};
-
-void useJsonLogLines() {
-  auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-  f->add_flag<JsonMessageFlag>('*').set_pattern(
-      R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%*"})");
-  spdlog::set_formatter(std::move(f));
-}
-
 std::chrono::milliseconds ms(const po::variables_map& vm, const char* name) {
   return std::chrono::milliseconds(vm[name].as<long>());
 }
@@ -89,7 +57,6 @@ int runWatch(const po::variables_map& vm) {
   sigaddset(&stopSignals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
-  if (vm["log-format"].as<std::string>() == "json") useJsonLogLines();
   kube::DaemonOptions o;
   try {
     o.cluster = kube::resolveClusterConfig(vm["server"].as<std::string>(),

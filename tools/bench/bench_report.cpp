@@ -89,7 +89,7 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
       << " |\n";
   out << "| point-in-time query, p99 | " << fmt("%.2f", d.p99Ms) << " ms | | "
       << fmt("%.0f", ratio(d.fullMs, d.p99Ms)) << "x | |\n";
-  out << "| state report after a query, median / p99 | "
+  out << "| state report after a query (20 queries), median / p99 | "
       << fmt("%.2f", get(r.query, "reportMedianMs")) << " / "
       << fmt("%.2f", get(r.query, "reportP99Ms")) << " ms | | | |\n";
   const double share = ratio(d.stored, r.jsonBytes);

@@ -38,7 +38,7 @@ Metrics rawScanPhase(const std::string& dir);
 Metrics checkpointPhase(const std::string& dir);
 
 // `queries` point-in-time queries at random times (seeded): seqAt(time) +
-// foldTo(seq) with checkpoints, then buildReport separately.
+// foldTo(seq) with checkpoints; for the first 20, buildReport separately.
 // Metrics: queries, foldMedianMs, foldP99Ms, reportMedianMs, reportP99Ms.
 Metrics queryPhase(const std::string& dir, int queries, std::uint64_t seed);
 

@@ -18,6 +18,17 @@ J counters(bool whole) {
           {"ofa-engines", {{"value", whole ? "1" : "0"}}}};
 }
 
+// The driver's opaque configuration a claim carries from its template, and
+// that the scheduler copies into the allocation.
+J gpuConfig(bool mig) {
+  J sharing = mig ? J{{"strategy", "MPS"}, {"mpsConfig", {{"defaultActiveThreadPercentage", 100}}}}
+                  : J{{"strategy", "TimeSlicing"}, {"timeSlicingConfig", {{"interval", "Default"}}}};
+  J parameters = {{"apiVersion", "resource.nvidia.com/v1beta1"}, {"kind", mig ? "MigDeviceConfig" : "GpuConfig"},
+                  {"sharing", sharing}};
+  return {{"requests", J::array({"gpu"})},
+          {"opaque", {{"driver", kDriver}, {"parameters", parameters}}}};
+}
+
 std::string counterSet(int gpu) { return "gpu-" + std::to_string(gpu) + "-counter-set"; }
 
 std::string gpuUuid(const NodeState& node, int gpu) {
@@ -70,7 +81,9 @@ J deviceClassObject(const char* name, const char* deviceType, const std::string&
 J claimTemplateObject(const QueueState& q, const char* name, const char* deviceClass, int count,
                       const std::string& uid, const std::string& rv) {
   J exactly = {{"deviceClassName", deviceClass}, {"allocationMode", "ExactCount"}, {"count", count}};
-  J spec = {{"spec", {{"devices", {{"requests", J::array({{{"name", "gpu"}, {"exactly", exactly}}})}}}}}};
+  J devices = {{"requests", J::array({{{"name", "gpu"}, {"exactly", exactly}}})},
+               {"config", J::array({gpuConfig(std::string(deviceClass) == kMigClass)})}};
+  J spec = {{"spec", {{"devices", devices}}}};
   J meta = {{"name", name}, {"namespace", q.ns}, {"uid", uid}, {"resourceVersion", rv},
             {"creationTimestamp", rfc3339(q.createdNs)}};
   meta["managedFields"] = J::array({managedEntry("kubectl-client-side-apply", "Update", kResourceApi,
@@ -133,7 +146,8 @@ J resourceClaimObject(const Job& job, const PodRun& run, const NodeState& node, 
   const bool mig = job.shape == JobShape::kMig;
   J exactly = {{"deviceClassName", mig ? kMigClass : kGpuClass}, {"allocationMode", "ExactCount"},
                {"count", job.devicesPerPod()}};
-  J spec = {{"devices", {{"requests", J::array({{{"name", "gpu"}, {"exactly", exactly}}})}}}};
+  J spec = {{"devices", {{"requests", J::array({{{"name", "gpu"}, {"exactly", exactly}}})},
+                         {"config", J::array({gpuConfig(mig)})}}}};
   J meta = {{"name", run.claimName},
             {"generateName", run.name + "-gpu-"},
             {"namespace", job.ns},
@@ -158,7 +172,10 @@ J resourceClaimObject(const Job& job, const PodRun& run, const NodeState& node, 
     J selector = {{"nodeSelectorTerms",
                    J::array({{{"matchFields", J::array({{{"key", "metadata.name"}, {"operator", "In"},
                                                          {"values", J::array({node.name})}}})}}})}};
-    status["allocation"] = {{"devices", {{"results", results}}}, {"nodeSelector", selector}};
+    J config = gpuConfig(mig);
+    config["source"] = "FromClaim";
+    status["allocation"] = {{"devices", {{"results", results}, {"config", J::array({config})}}},
+                            {"nodeSelector", selector}};
     status["reservedFor"] =
         J::array({{{"resource", "pods"}, {"name", run.name}, {"uid", run.uid}}});
     managed.push_back(managedEntry("kube-scheduler", "Update", kResourceApi, nowNs,
