@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <iostream>
 
 #include "format.h"
 #include "rfc3339.h"
@@ -87,6 +88,31 @@ void setUpLogging(const std::string& format, const std::string& level) {
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
   }
   spdlog::set_level(spdlog::level::from_str(level.empty() ? "info" : level));
+}
+
+std::optional<int> parseCommandLine(
+    const char* program, int argc, char** argv,
+    const boost::program_options::options_description& options,
+    const boost::program_options::positional_options_description& positional,
+    boost::program_options::variables_map* vm) {
+  namespace po = boost::program_options;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(),
+              *vm);
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (vm->count("help")) {
+    std::cout << options;
+    return kExitOk;
+  }
+  if (vm->count("version")) {
+    std::cout << versionText(program) << "\n";
+    return kExitOk;
+  }
+  return std::nullopt;
 }
 
 std::unique_ptr<Ledger> openForReading(const std::string& dir) {

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <boost/program_options.hpp>
+
 #include "ledger.h"
 
 namespace ledger::cli {
@@ -49,6 +51,15 @@ std::int64_t parseTimeArg(const std::string& value, const char* flag);
 std::string versionText(const char* program);
 // spdlog to stderr; "json" gives one JSON object per line.
 void setUpLogging(const std::string& format, const std::string& level);
+
+// Parses the command line into `vm`; handles --help and --version. Returns
+// the exit code when the program should stop here (help, version, or a
+// usage error already reported on stderr), nullopt to go on.
+std::optional<int> parseCommandLine(
+    const char* program, int argc, char** argv,
+    const boost::program_options::options_description& options,
+    const boost::program_options::positional_options_description& positional,
+    boost::program_options::variables_map* vm);
 
 // Opens an existing ledger read-only. Throws LedgerOpenError.
 std::unique_ptr<Ledger> openForReading(const std::string& dir);

@@ -41,21 +41,7 @@ int main(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("command", 1).add("target", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "ledger-query: " << e.what() << "\n";
-    return cli::kExitUsage;
-  }
-  if (vm.count("help")) {
-    std::cout << opts;
-    return cli::kExitOk;
-  }
-  if (vm.count("version")) {
-    std::cout << cli::versionText("ledger-query") << "\n";
-    return cli::kExitOk;
-  }
+  if (auto exit = cli::parseCommandLine("ledger-query", argc, argv, opts, pos, &vm)) return *exit;
   try {
     cli::setUpLogging(vm["log-format"].as<std::string>(), "info");
     const std::string command = vm["command"].as<std::string>();
@@ -72,7 +58,8 @@ int main(int argc, char** argv) {
     if (vm.count("svg")) args.svg = vm["svg"].as<std::string>();
     if (vm.count("workload")) args.workloadFile = vm["workload"].as<std::string>();
     args.by = vm["by"].as<std::string>();
-    if (command.empty()) throw cli::UsageError("give a command: state, usage, workload, report or admit");
+    if (command.empty())
+      throw cli::UsageError("give a command: state, usage, workload, report or admit");
     auto ledger = cli::openForReading(cli::resolveLedgerDir(vm["ledger"].as<std::string>()));
     return cli::runQuery(*ledger, command, args, std::cout);
   } catch (const cli::UsageError& e) {

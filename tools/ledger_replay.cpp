@@ -188,21 +188,7 @@ int main(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("command", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "ledger-replay: " << e.what() << "\n";
-    return cli::kExitUsage;
-  }
-  if (vm.count("help")) {
-    std::cout << opts;
-    return cli::kExitOk;
-  }
-  if (vm.count("version")) {
-    std::cout << cli::versionText("ledger-replay") << "\n";
-    return cli::kExitOk;
-  }
+  if (auto exit = cli::parseCommandLine("ledger-replay", argc, argv, opts, pos, &vm)) return *exit;
   try {
     cli::setUpLogging(vm["log-format"].as<std::string>(), "info");
     const cli::OutputFormat output = cli::resolveOutput(vm["output"].as<std::string>());
