@@ -346,8 +346,8 @@ Status Ledger::scanProjections(
   return fromRocks(it->status(), "scanning projection");
 }
 
-Status Ledger::readProjection(std::uint64_t seq,
-                              const std::function<void(schema::ProjectedRecord::Reader)>& fn) const {
+Status Ledger::readProjection(
+    std::uint64_t seq, const std::function<void(schema::ProjectedRecord::Reader)>& fn) const {
   rocksdb::PinnableSlice value;
   auto s = db_->Get(rocksdb::ReadOptions(), family(format::kProjectionFamily), format::seqKey(seq),
                     &value);
@@ -357,8 +357,8 @@ Status Ledger::readProjection(std::uint64_t seq,
     capnp::FlatArrayMessageReader reader(buffer.load(value.ToStringView()));
     fn(reader.getRoot<schema::ProjectedRecord>());
   } catch (const kj::Exception& e) {
-    return Status::corruption("seq " + std::to_string(seq) + ": projection does not decode: " +
-                              e.getDescription().cStr());
+    return Status::corruption("seq " + std::to_string(seq) +
+                              ": projection does not decode: " + e.getDescription().cStr());
   }
   return Status::ok();
 }

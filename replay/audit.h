@@ -19,7 +19,6 @@
 
 namespace ledger::replay {
 
-
 struct AuditContext {
   const ClusterState& state;
   dra::ResourceMapper mapper;
@@ -38,11 +37,12 @@ struct WorkloadAudit {
   WorkloadReport report;
   const StoredObject* object = nullptr;
   std::map<FlavorResource, Quantity> usage;  // recorded, per (flavor, resource)
-  std::vector<std::string> uids;  // ownerReference uids (the Job etc.)
+  std::vector<std::string> uids;             // ownerReference uids (the Job etc.)
 };
 
 std::vector<WorkloadAudit> auditWorkloads(AuditContext& ctx);
-std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx, const std::vector<WorkloadAudit>& wls);
+std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
+                                            const std::vector<WorkloadAudit>& wls);
 std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>& wls,
                                    std::vector<ClusterQueueReport>& queues);
 

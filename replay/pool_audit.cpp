@@ -35,11 +35,13 @@ class Attributor {
     auto projection = claim.projection();
     for (auto o : projection.getOwnerReferences()) {
       if (auto it = podsByUid_.find(o.getUid().cStr()); it != podsByUid_.end()) a.pod = it->second;
-      if (auto it = byOwnerUid_.find(o.getUid().cStr()); it != byOwnerUid_.end()) a.workload = it->second;
+      if (auto it = byOwnerUid_.find(o.getUid().cStr()); it != byOwnerUid_.end())
+        a.workload = it->second;
     }
     if (a.pod == nullptr) {
       for (auto c : projection.getBody().getResourceClaim().getReservedFor()) {
-        if (auto it = podsByUid_.find(c.getUid().cStr()); it != podsByUid_.end()) a.pod = it->second;
+        if (auto it = podsByUid_.find(c.getUid().cStr()); it != podsByUid_.end())
+          a.pod = it->second;
       }
     }
     if (a.pod == nullptr) {
@@ -103,7 +105,8 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
     }
     pools.emplace(key, std::move(p));
   }
-  for (const auto& problem : ctx.catalog.problems()) ctx.finding("MalformedQuantity", "ResourceSlice", problem);
+  for (const auto& problem : ctx.catalog.problems())
+    ctx.finding("MalformedQuantity", "ResourceSlice", problem);
 
   Attributor attributor(ctx.state, wls);
   std::map<std::string, ClusterQueueReport*> queueByName;
@@ -132,7 +135,8 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
       const dra::CatalogDevice* device = ctx.catalog.find(driver, poolName, a.device);
       a.published = device != nullptr;
       if (!a.published) {
-        ctx.finding("UnpublishedDevice", objectRef("ResourceClaim", claimObj->ns(), claimObj->name()),
+        ctx.finding("UnpublishedDevice",
+                    objectRef("ResourceClaim", claimObj->ns(), claimObj->name()),
                     "allocated device " + driver + "/" + poolName + "/" + a.device +
                         " is not published by any current ResourceSlice");
       }
@@ -144,15 +148,18 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
             auto q = Quantity::tryParse(c.getValue().cStr());
             if (!q) continue;
             for (auto& cr : poolIt->second.counters) {
-              if (cr.counterSet == consumption.getCounterSet().cStr() && cr.counter == c.getKey().cStr()) {
+              if (cr.counterSet == consumption.getCounterSet().cStr() &&
+                  cr.counter == c.getKey().cStr()) {
                 cr.consumed += *q;
               }
             }
-            if (!a.clusterQueue.empty()) heldCounters[a.clusterQueue][{driver, c.getKey().cStr()}] += *q;
+            if (!a.clusterQueue.empty())
+              heldCounters[a.clusterQueue][{driver, c.getKey().cStr()}] += *q;
           }
         }
       }
-      if (auto q = queueByName.find(a.clusterQueue); q != queueByName.end()) ++q->second->heldDevices;
+      if (auto q = queueByName.find(a.clusterQueue); q != queueByName.end())
+        ++q->second->heldDevices;
       // UnchargedDRA: a reserved workload holds a device its usage does not charge.
       if (who.workload != nullptr && who.workload->report.quotaReserved &&
           !who.workload->report.finished && !result.getAdminAccess()) {
@@ -172,9 +179,9 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
           for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
           ctx.finding("UnchargedDRA",
                       objectRef("Workload", who.workload->report.ns, who.workload->report.name),
-                      "holds device " + driver + "/" + poolName + "/" + a.device + " (DeviceClass " +
-                          (cls.empty() ? std::string("unknown") : cls) + ") through claim " +
-                          claimRef + ", but its recorded usage charges " +
+                      "holds device " + driver + "/" + poolName + "/" + a.device +
+                          " (DeviceClass " + (cls.empty() ? std::string("unknown") : cls) +
+                          ") through claim " + claimRef + ", but its recorded usage charges " +
                           (list.empty() ? std::string("nothing for it (the class is not mapped)")
                                         : "none of: " + list));
         }
@@ -184,11 +191,14 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
   }
   for (const auto& [dev, claims] : holders) {
     if (claims.size() < 2) continue;
-    const dra::CatalogDevice* device = ctx.catalog.find(std::get<0>(dev), std::get<1>(dev), std::get<2>(dev));
+    const dra::CatalogDevice* device =
+        ctx.catalog.find(std::get<0>(dev), std::get<1>(dev), std::get<2>(dev));
     if (device != nullptr && device->device.getAllowMultipleAllocations()) continue;
     std::string list;
     for (const auto& c : claims) list += (list.empty() ? "" : ", ") + c;
-    ctx.finding("DeviceDoubleAllocated", "ResourceSlice device " + std::get<0>(dev) + "/" + std::get<1>(dev) + "/" + std::get<2>(dev),
+    ctx.finding("DeviceDoubleAllocated",
+                "ResourceSlice device " + std::get<0>(dev) + "/" + std::get<1>(dev) + "/" +
+                    std::get<2>(dev),
                 "allocated to " + std::to_string(claims.size()) + " claims: " + list);
   }
   std::vector<PoolReport> out;
@@ -202,14 +212,16 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
     }
     std::sort(p.allocations.begin(), p.allocations.end(),
               [](const AllocationReport& a, const AllocationReport& b) {
-                return std::tie(a.device, a.claim, a.request) < std::tie(b.device, b.claim, b.request);
+                return std::tie(a.device, a.claim, a.request) <
+                       std::tie(b.device, b.claim, b.request);
               });
     out.push_back(std::move(p));
   }
   for (auto& [queue, counters] : heldCounters) {
     auto q = queueByName.find(queue);
     if (q == queueByName.end()) continue;
-    for (auto& [k, v] : counters) q->second->heldCounters.push_back(HeldCounter{k.first, k.second, v});
+    for (auto& [k, v] : counters)
+      q->second->heldCounters.push_back(HeldCounter{k.first, k.second, v});
   }
   return out;
 }

@@ -40,7 +40,8 @@ void checkStatus(AuditContext& ctx, const std::string& cq,
 
 }  // namespace
 
-std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx, const std::vector<WorkloadAudit>& wls) {
+std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
+                                            const std::vector<WorkloadAudit>& wls) {
   QuotaTree::Usage reserved, admitted;
   std::map<std::string, std::array<int, 3>> counts;  // pending, reserved, admitted
   for (const WorkloadAudit& a : wls) {
@@ -122,8 +123,8 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx, const std::vector
       const Quantity quota = tree.subtreeQuota(root, true, fr);
       if (used > quota) {
         ctx.finding("QuotaExceeded", objectRef("Cohort", "", root),
-                    fr.first + "/" + fr.second + ": the cohort's queues reserve " + used.toString() +
-                        " beyond its total quota " + quota.toString());
+                    fr.first + "/" + fr.second + ": the cohort's queues reserve " +
+                        used.toString() + " beyond its total quota " + quota.toString());
       }
     }
   }

@@ -38,7 +38,8 @@ class QuotaTree {
   bool hasClusterQueue(const std::string& name) const;
   // Parent cohort of a queue or cohort ("" at the root).
   std::string parentOf(const std::string& node, bool isCohort) const;
-  const ResourceLimits* limits(const std::string& node, bool isCohort, const FlavorResource& fr) const;
+  const ResourceLimits* limits(const std::string& node, bool isCohort,
+                               const FlavorResource& fr) const;
 
   Quantity subtreeQuota(const std::string& node, bool isCohort, const FlavorResource& fr) const;
   Quantity localQuota(const std::string& node, bool isCohort, const FlavorResource& fr) const;

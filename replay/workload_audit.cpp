@@ -84,8 +84,10 @@ std::vector<WorkloadAudit> auditWorkloads(AuditContext& ctx) {
       std::vector<std::string> problems;
       r.recorded = recordedUsage(wl, &problems);
       a.usage = admissionUsage(wl, nullptr);
-      for (const auto& p : problems) ctx.finding("MalformedQuantity", objectRef("Workload", r.ns, r.name), p);
-    } else if (const StoredObject* lq = ctx.state.find(ObjectKind::kLocalQueue, r.ns, r.localQueue)) {
+      for (const auto& p : problems)
+        ctx.finding("MalformedQuantity", objectRef("Workload", r.ns, r.name), p);
+    } else if (const StoredObject* lq =
+                   ctx.state.find(ObjectKind::kLocalQueue, r.ns, r.localQueue)) {
       r.clusterQueue = lq->projection().getBody().getLocalQueue().getClusterQueue().cStr();
     }
     for (auto o : obj->projection().getOwnerReferences()) a.uids.emplace_back(o.getUid().cStr());

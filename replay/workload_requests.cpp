@@ -27,7 +27,8 @@ namespace {
 // Extended resources some DeviceClass backs: DRA resources, absent from the
 // requests when the DRA charge cannot be computed.
 bool draBacked(const ClusterState& state, const std::string& name) {
-  return isExtendedResourceName(name) && dra::deviceClassForExtendedResource(state, name) != nullptr;
+  return isExtendedResourceName(name) &&
+         dra::deviceClassForExtendedResource(state, name) != nullptr;
 }
 
 }  // namespace

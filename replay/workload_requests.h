@@ -33,7 +33,8 @@ struct WorkloadRequests {
 
 // `clusterQueue` may be null (then `pods` is not added).
 WorkloadRequests workloadRequests(dra::DraContext& ctx, const std::string& ns,
-                                  schema::Workload::Reader workload, const StoredObject* clusterQueue);
+                                  schema::Workload::Reader workload,
+                                  const StoredObject* clusterQueue);
 
 bool coversResource(const StoredObject* clusterQueue, const std::string& resource);
 

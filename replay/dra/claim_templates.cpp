@@ -24,19 +24,24 @@ bool countDevicesPerClass(capnp::List<schema::DeviceRequest>::Reader requests,
     auto req = requests[i];
     const std::string at = indexed("devices.requests", i);
     if (req.getFirstAvailable()) {
-      *error = FieldError::invalid(at, std::nullopt, "FirstAvailable device selection is not supported");
+      *error =
+          FieldError::invalid(at, std::nullopt, "FirstAvailable device selection is not supported");
       return false;
     }
     if (req.getDeviceClassName().size() == 0) {
-      *error = FieldError::invalid(at, std::nullopt, "Exactly must be set if FirstAvailable is nil");
+      *error =
+          FieldError::invalid(at, std::nullopt, "Exactly must be set if FirstAvailable is nil");
       return false;
     }
     auto selectors = compileSelectors(cache, textList(req.getSelectors()));
     if (!selectors.ok()) {
-      const std::string inner = FieldError::invalid(
-          at + indexed(".exactly.selectors", static_cast<std::size_t>(selectors.failedIndex)) + ".cel.expression",
-          selectors.expressions[static_cast<std::size_t>(selectors.failedIndex)],
-          "CEL compilation failed: " + selectors.compileError).render();
+      const std::string inner =
+          FieldError::invalid(
+              at + indexed(".exactly.selectors", static_cast<std::size_t>(selectors.failedIndex)) +
+                  ".cel.expression",
+              selectors.expressions[static_cast<std::size_t>(selectors.failedIndex)],
+              "CEL compilation failed: " + selectors.compileError)
+              .render();
       *error = FieldError::invalid(at + ".exactly.selectors", std::nullopt, inner);
       return false;
     }
@@ -100,9 +105,9 @@ std::vector<FieldError> validateSelectorsAgainstDevices(
     if (!cls.empty()) {
       const StoredObject* dc = ctx.state.find(ObjectKind::kDeviceClass, cls);
       if (dc == nullptr) {
-        errors.push_back(FieldError::internal(
-            at, "failed to get DeviceClass " + cls + ": " +
-                    apiNotFound("deviceclasses.resource.k8s.io", cls)));
+        errors.push_back(
+            FieldError::internal(at, "failed to get DeviceClass " + cls + ": " +
+                                         apiNotFound("deviceclasses.resource.k8s.io", cls)));
         continue;
       }
       classSelectors = compileSelectors(
@@ -124,9 +129,9 @@ std::vector<FieldError> validateSelectorsAgainstDevices(
       cel::EvalResult r = matchSelectors(classSelectors, *devices[d]);
       if (r.ok() && r.matched) r = matchSelectors(requestSelectors, *devices[d]);
       if (!r.ok()) {
-        errors.push_back(FieldError::invalid(at + ".exactly.selectors", std::nullopt,
-                                             "CEL evaluation failed for DeviceClass " + cls + ": " +
-                                                 r.error));
+        errors.push_back(
+            FieldError::invalid(at + ".exactly.selectors", std::nullopt,
+                                "CEL evaluation failed for DeviceClass " + cls + ": " + r.error));
         failed = true;
         break;
       }

@@ -27,19 +27,20 @@ std::int64_t saturatingMul(std::int64_t a, std::int64_t b) {
 
 // Per-request selectors shared by the counter and capacity paths
 // (prepareDeviceSelectors). Returns false with an error appended.
-bool prepareSelectors(DraContext& ctx, schema::DeviceRequest::Reader req, const std::string& reqPath,
-                      SelectorSet* classSel, SelectorSet* reqSel, std::vector<FieldError>& errors) {
+bool prepareSelectors(DraContext& ctx, schema::DeviceRequest::Reader req,
+                      const std::string& reqPath, SelectorSet* classSel, SelectorSet* reqSel,
+                      std::vector<FieldError>& errors) {
   const std::string cls = req.getDeviceClassName().cStr();
   if (!cls.empty()) {
     const StoredObject* dc = ctx.state.find(ObjectKind::kDeviceClass, cls);
     if (dc == nullptr) {
-      errors.push_back(FieldError::internal(
-          reqPath, "failed to get DeviceClass " + cls + ": " +
-                       apiNotFound("deviceclasses.resource.k8s.io", cls)));
+      errors.push_back(
+          FieldError::internal(reqPath, "failed to get DeviceClass " + cls + ": " +
+                                            apiNotFound("deviceclasses.resource.k8s.io", cls)));
       return false;
     }
-    *classSel = compileSelectors(ctx.selectors,
-                                 textList(dc->projection().getBody().getDeviceClass().getSelectors()));
+    *classSel = compileSelectors(
+        ctx.selectors, textList(dc->projection().getBody().getDeviceClass().getSelectors()));
     if (!classSel->ok()) {
       const auto k = static_cast<std::size_t>(classSel->failedIndex);
       errors.push_back(FieldError::invalid(
@@ -62,13 +63,14 @@ bool prepareSelectors(DraContext& ctx, schema::DeviceRequest::Reader req, const 
 // matchDevicesForSource: complete pools of the driver, newest generation;
 // source selector, then DeviceClass selectors, then request selectors.
 bool matchDevices(DraContext& ctx, const std::string& driver, const std::string& sourceSelector,
-                  const SelectorSet& classSel, const SelectorSet& reqSel, const std::string& reqPath,
-                  std::vector<const CatalogDevice*>* matched, std::vector<FieldError>& errors) {
+                  const SelectorSet& classSel, const SelectorSet& reqSel,
+                  const std::string& reqPath, std::vector<const CatalogDevice*>* matched,
+                  std::vector<FieldError>& errors) {
   SelectorSet srcSel = compileSelectors(ctx.selectors, {sourceSelector});
   if (!srcSel.ok()) {
-    errors.push_back(FieldError::invalid(indexed(reqPath, 0) + ".cel.expression", sourceSelector,
-                                         "deviceSelector CEL compilation failed: " +
-                                             srcSel.compileError));
+    errors.push_back(
+        FieldError::invalid(indexed(reqPath, 0) + ".cel.expression", sourceSelector,
+                            "deviceSelector CEL compilation failed: " + srcSel.compileError));
     return false;
   }
   for (const CatalogDevice* d : ctx.catalog.completePoolDevices(driver)) {
@@ -84,8 +86,8 @@ bool matchDevices(DraContext& ctx, const std::string& driver, const std::string&
       cel::EvalResult r = matchSelectors(*s.set, *d);
       if (!r.ok()) {
         errors.push_back(FieldError::internal(reqPath, std::string("CEL evaluation error in ") +
-                                                            s.what + " for device " + d->name +
-                                                            ": " + r.error));
+                                                           s.what + " for device " + d->name +
+                                                           ": " + r.error));
         return false;
       }
       if (!r.matched) {
@@ -138,53 +140,54 @@ void forEachTemplateRequest(DraContext& ctx, const std::string& ns, schema::Work
 
 void chargeCounters(DraContext& ctx, const std::string& ns, schema::Workload::Reader wl,
                     WorkloadCharge& out) {
-  forEachTemplateRequest(ctx, ns, wl, out, [&](schema::DeviceRequest::Reader req,
-                                               const std::string& reqPath, ResourceList& charged,
-                                               std::vector<FieldError>& errors) {
-    const auto& configs = ctx.mapper.counters(req.getDeviceClassName().cStr());
-    if (configs.empty()) return true;
-    SelectorSet classSel, reqSel;
-    if (!prepareSelectors(ctx, req, reqPath, &classSel, &reqSel, errors)) return false;
-    const std::int64_t count = requestCount(req);
-    for (const CounterSourceConfig& cc : configs) {
-      std::vector<const CatalogDevice*> matched;
-      if (!matchDevices(ctx, cc.driver, cc.deviceSelector, classSel, reqSel, reqPath, &matched,
-                        errors)) {
-        return false;
-      }
-      if (static_cast<std::int64_t>(matched.size()) < count) {
-        errors.push_back(FieldError::internal(
-            reqPath, "insufficient matching devices for counter driver: " +
-                         std::to_string(matched.size()) + " device(s) match but " +
-                         std::to_string(count) + " requested"));
-        return false;
-      }
-      // The largest value of the counter across every counter set of every
-      // matched device (computeCounterCharges).
-      std::optional<Quantity> best;
-      for (const CatalogDevice* d : matched) {
-        for (auto consumption : d->device.getConsumesCounters()) {
-          for (auto c : consumption.getCounters()) {
-            if (c.getKey() != cc.counterName) continue;
-            auto q = Quantity::tryParse(c.getValue().cStr());
-            if (q && (!best || *q > *best)) best = *q;
+  forEachTemplateRequest(
+      ctx, ns, wl, out,
+      [&](schema::DeviceRequest::Reader req, const std::string& reqPath, ResourceList& charged,
+          std::vector<FieldError>& errors) {
+        const auto& configs = ctx.mapper.counters(req.getDeviceClassName().cStr());
+        if (configs.empty()) return true;
+        SelectorSet classSel, reqSel;
+        if (!prepareSelectors(ctx, req, reqPath, &classSel, &reqSel, errors)) return false;
+        const std::int64_t count = requestCount(req);
+        for (const CounterSourceConfig& cc : configs) {
+          std::vector<const CatalogDevice*> matched;
+          if (!matchDevices(ctx, cc.driver, cc.deviceSelector, classSel, reqSel, reqPath, &matched,
+                            errors)) {
+            return false;
           }
+          if (static_cast<std::int64_t>(matched.size()) < count) {
+            errors.push_back(FieldError::internal(
+                reqPath, "insufficient matching devices for counter driver: " +
+                             std::to_string(matched.size()) + " device(s) match but " +
+                             std::to_string(count) + " requested"));
+            return false;
+          }
+          // The largest value of the counter across every counter set of every
+          // matched device (computeCounterCharges).
+          std::optional<Quantity> best;
+          for (const CatalogDevice* d : matched) {
+            for (auto consumption : d->device.getConsumesCounters()) {
+              for (auto c : consumption.getCounters()) {
+                if (c.getKey() != cc.counterName) continue;
+                auto q = Quantity::tryParse(c.getValue().cStr());
+                if (q && (!best || *q > *best)) best = *q;
+              }
+            }
+          }
+          if (!best) {
+            errors.push_back(FieldError::internal(
+                reqPath, "matched devices have no consumesCounters entry for counter \"" +
+                             cc.counterName + "\""));
+            return false;
+          }
+          std::int64_t v = safeValue(*best);
+          if (v < 0) v = 0;  // upstream clamps negative driver values to 0
+          if (count > 1) v = saturatingMul(v, count);
+          addInto(charged, ResourceList{{cc.quotaResource,
+                                         Quantity::fromInt(v, Quantity::Format::kBinarySI)}});
         }
-      }
-      if (!best) {
-        errors.push_back(FieldError::internal(
-            reqPath, "matched devices have no consumesCounters entry for counter \"" +
-                         cc.counterName + "\""));
-        return false;
-      }
-      std::int64_t v = safeValue(*best);
-      if (v < 0) v = 0;  // upstream clamps negative driver values to 0
-      if (count > 1) v = saturatingMul(v, count);
-      addInto(charged, ResourceList{{cc.quotaResource,
-                                     Quantity::fromInt(v, Quantity::Format::kBinarySI)}});
-    }
-    return true;
-  });
+        return true;
+      });
 }
 
 namespace {
@@ -222,71 +225,75 @@ std::optional<Quantity> roundToPolicy(const Quantity& base, schema::DeviceCapaci
 
 void chargeCapacity(DraContext& ctx, const std::string& ns, schema::Workload::Reader wl,
                     WorkloadCharge& out) {
-  forEachTemplateRequest(ctx, ns, wl, out, [&](schema::DeviceRequest::Reader req,
-                                               const std::string& reqPath, ResourceList& charged,
-                                               std::vector<FieldError>& errors) {
-    const std::string cls = req.getDeviceClassName().cStr();
-    const auto& configs = ctx.mapper.capacities(cls);
-    if (configs.empty()) return true;
-    auto quotaResource = ctx.mapper.lookup(cls);
-    if (!quotaResource) return true;
-    SelectorSet classSel, reqSel;
-    if (!prepareSelectors(ctx, req, reqPath, &classSel, &reqSel, errors)) return false;
-    const std::int64_t count = requestCount(req);
-    for (const CapacitySourceConfig& cfg : configs) {
-      std::vector<const CatalogDevice*> matched;
-      if (!matchDevices(ctx, cfg.driver, cfg.deviceSelector, classSel, reqSel, reqPath, &matched,
-                        errors)) {
-        return false;
-      }
-      if (static_cast<std::int64_t>(matched.size()) < count) {
-        errors.push_back(FieldError::internal(
-            reqPath, "insufficient matching devices for capacity driver: " +
-                         std::to_string(matched.size()) + " device(s) match but " +
-                         std::to_string(count) + " requested"));
-        return false;
-      }
-      std::optional<Quantity> explicitRequest;
-      for (auto c : req.getCapacityRequests()) {
-        if (c.getName() == cfg.capacityName) explicitRequest = Quantity::tryParse(c.getValue().cStr());
-      }
-      bool hasDimension = false;
-      std::optional<Quantity> best;
-      for (const CatalogDevice* d : matched) {
-        for (auto dim : d->device.getCapacity()) {
-          if (dim.getName() != cfg.capacityName) continue;
-          hasDimension = true;
-          std::optional<Quantity> base = explicitRequest;
-          if (!base && dim.getHasRequestPolicy() && dim.getRequestPolicy().getDefault().size() > 0) {
-            base = Quantity::tryParse(dim.getRequestPolicy().getDefault().cStr());
+  forEachTemplateRequest(
+      ctx, ns, wl, out,
+      [&](schema::DeviceRequest::Reader req, const std::string& reqPath, ResourceList& charged,
+          std::vector<FieldError>& errors) {
+        const std::string cls = req.getDeviceClassName().cStr();
+        const auto& configs = ctx.mapper.capacities(cls);
+        if (configs.empty()) return true;
+        auto quotaResource = ctx.mapper.lookup(cls);
+        if (!quotaResource) return true;
+        SelectorSet classSel, reqSel;
+        if (!prepareSelectors(ctx, req, reqPath, &classSel, &reqSel, errors)) return false;
+        const std::int64_t count = requestCount(req);
+        for (const CapacitySourceConfig& cfg : configs) {
+          std::vector<const CatalogDevice*> matched;
+          if (!matchDevices(ctx, cfg.driver, cfg.deviceSelector, classSel, reqSel, reqPath,
+                            &matched, errors)) {
+            return false;
           }
-          if (!base) base = Quantity::tryParse(dim.getValue().cStr());
-          if (!base) continue;
-          auto rounded = roundToPolicy(*base, dim);
-          if (rounded && (!best || *rounded > *best)) best = rounded;
+          if (static_cast<std::int64_t>(matched.size()) < count) {
+            errors.push_back(FieldError::internal(
+                reqPath, "insufficient matching devices for capacity driver: " +
+                             std::to_string(matched.size()) + " device(s) match but " +
+                             std::to_string(count) + " requested"));
+            return false;
+          }
+          std::optional<Quantity> explicitRequest;
+          for (auto c : req.getCapacityRequests()) {
+            if (c.getName() == cfg.capacityName)
+              explicitRequest = Quantity::tryParse(c.getValue().cStr());
+          }
+          bool hasDimension = false;
+          std::optional<Quantity> best;
+          for (const CatalogDevice* d : matched) {
+            for (auto dim : d->device.getCapacity()) {
+              if (dim.getName() != cfg.capacityName) continue;
+              hasDimension = true;
+              std::optional<Quantity> base = explicitRequest;
+              if (!base && dim.getHasRequestPolicy() &&
+                  dim.getRequestPolicy().getDefault().size() > 0) {
+                base = Quantity::tryParse(dim.getRequestPolicy().getDefault().cStr());
+              }
+              if (!base) base = Quantity::tryParse(dim.getValue().cStr());
+              if (!base) continue;
+              auto rounded = roundToPolicy(*base, dim);
+              if (rounded && (!best || *rounded > *best)) best = rounded;
+            }
+          }
+          if (!hasDimension) {
+            errors.push_back(FieldError::internal(
+                reqPath,
+                "matched devices have no capacity dimension \"" + cfg.capacityName + "\""));
+            return false;
+          }
+          if (!best) {
+            errors.push_back(FieldError::invalid(
+                reqPath, std::nullopt,
+                "capacity request cannot be satisfied by any matched device's RequestPolicy for "
+                "dimension \"" +
+                    cfg.capacityName + "\""));
+            return false;
+          }
+          std::int64_t v = safeValue(*best);
+          if (v < 0) v = 0;
+          if (count > 1) v = saturatingMul(v, count);
+          addInto(charged, ResourceList{{*quotaResource,
+                                         Quantity::fromInt(v, Quantity::Format::kBinarySI)}});
         }
-      }
-      if (!hasDimension) {
-        errors.push_back(FieldError::internal(
-            reqPath, "matched devices have no capacity dimension \"" + cfg.capacityName + "\""));
-        return false;
-      }
-      if (!best) {
-        errors.push_back(FieldError::invalid(
-            reqPath, std::nullopt,
-            "capacity request cannot be satisfied by any matched device's RequestPolicy for "
-            "dimension \"" +
-                cfg.capacityName + "\""));
-        return false;
-      }
-      std::int64_t v = safeValue(*best);
-      if (v < 0) v = 0;
-      if (count > 1) v = saturatingMul(v, count);
-      addInto(charged, ResourceList{{*quotaResource,
-                                     Quantity::fromInt(v, Quantity::Format::kBinarySI)}});
-    }
-    return true;
-  });
+        return true;
+      });
 }
 
 }  // namespace ledger::replay::dra

@@ -109,7 +109,8 @@ DeviceCatalog::DeviceCatalog(const ClusterState& state) {
       devices_.push_back(std::move(d));
       if (current) {
         pool.devices.push_back(&devices_.back());
-        byName_[{devices_.back().driver, devices_.back().pool, devices_.back().name}] = &devices_.back();
+        byName_[{devices_.back().driver, devices_.back().pool, devices_.back().name}] =
+            &devices_.back();
       }
     }
   }
@@ -118,7 +119,8 @@ DeviceCatalog::DeviceCatalog(const ClusterState& state) {
   }
 }
 
-std::vector<const CatalogDevice*> DeviceCatalog::completePoolDevices(const std::string& driver) const {
+std::vector<const CatalogDevice*> DeviceCatalog::completePoolDevices(
+    const std::string& driver) const {
   std::vector<const CatalogDevice*> out;
   for (auto it = pools_.lower_bound({driver, ""}); it != pools_.end() && it->first.first == driver;
        ++it) {

@@ -27,8 +27,8 @@ struct CatalogDevice {
   std::string sliceName;
   std::int64_t generation = 0;
   schema::Device::Reader device;
-  cel::Device celDevice;      // what a CEL selector sees
-  std::string inputError;     // set when the device cannot be a CEL input
+  cel::Device celDevice;   // what a CEL selector sees
+  std::string inputError;  // set when the device cannot be a CEL input
 };
 
 struct CounterSetCapacity {
@@ -74,6 +74,7 @@ class DeviceCatalog {
 };
 
 // Splits a DRA QualifiedName: "domain/id" or a bare id in `driver`'s domain.
-std::pair<std::string, std::string> qualifiedName(const std::string& name, const std::string& driver);
+std::pair<std::string, std::string> qualifiedName(const std::string& name,
+                                                  const std::string& driver);
 
 }  // namespace ledger::replay::dra

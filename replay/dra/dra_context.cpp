@@ -2,7 +2,8 @@
 
 namespace ledger::replay::dra {
 
-SelectorSet compileSelectors(cel::SelectorCache& cache, const std::vector<std::string>& expressions) {
+SelectorSet compileSelectors(cel::SelectorCache& cache,
+                             const std::vector<std::string>& expressions) {
   SelectorSet set;
   set.expressions = expressions;
   for (std::size_t i = 0; i < expressions.size(); ++i) {

@@ -31,7 +31,8 @@ struct SelectorSet {
   bool ok() const { return failedIndex < 0; }
 };
 
-SelectorSet compileSelectors(cel::SelectorCache& cache, const std::vector<std::string>& expressions);
+SelectorSet compileSelectors(cel::SelectorCache& cache,
+                             const std::vector<std::string>& expressions);
 // Evaluates every selector against the device, stopping at the first false or error.
 cel::EvalResult matchSelectors(const SelectorSet& set, const CatalogDevice& device);
 

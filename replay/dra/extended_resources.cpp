@@ -11,7 +11,8 @@ const StoredObject* deviceClassForExtendedResource(const ClusterState& state,
   const StoredObject* chosen = nullptr;
   std::int64_t chosenSecond = 0;
   for (const auto& [key, obj] : state.objects(ObjectKind::kDeviceClass)) {
-    if (obj->projection().getBody().getDeviceClass().getExtendedResourceName() != resource) continue;
+    if (obj->projection().getBody().getDeviceClass().getExtendedResourceName() != resource)
+      continue;
     // creationTimestamp has second granularity; the map is name-ordered, so
     // on a tie the first seen (smallest name) stays chosen.
     const std::int64_t second = obj->projection().getCreationNs() / 1000000000;

@@ -23,7 +23,8 @@ struct FieldError {
   // Set on the "DeviceClass X is not mapped" error: raises UnmappedDeviceClass.
   std::string unmappedDeviceClass;
 
-  static FieldError invalid(std::string field, std::optional<std::string> value, std::string detail);
+  static FieldError invalid(std::string field, std::optional<std::string> value,
+                            std::string detail);
   static FieldError notFound(std::string field, std::string value);
   static FieldError internal(std::string field, std::string detail);
 
