@@ -12,7 +12,7 @@ namespace ledger::gen {
 namespace {
 
 constexpr double kDay = 86400;
-constexpr double kMeanRunSec = 2400;       // 40 minutes
+constexpr double kMeanRunSec = 2400;            // 40 minutes
 constexpr double kMeanRepublishSec = 2 * kDay;  // per node: driver restarts, upgrades
 // Mean GPUs a workload holds (sim_lifecycle.cpp's mix: 40% one GPU, 20% two,
 // 30% one MIG slice = 1/7 GPU, 10% CPU only; 1, 2 or 4 pods, mean 2).
@@ -96,8 +96,8 @@ void SimEngine::setup() {
   const int perFlavorNodes = std::max(1, flavorNodes[0]);
   FlavorUsage quota;
   quota.gpus = std::max<std::int64_t>(8, perFlavorNodes * kGpusPerNode / o_.queues);
-  quota.gpuMemoryMi = std::max<std::int64_t>(8 * kMigMemoryMi,
-                                             perFlavorNodes * 2 * kGpusPerNode * kMigMemoryMi / o_.queues);
+  quota.gpuMemoryMi = std::max<std::int64_t>(
+      8 * kMigMemoryMi, perFlavorNodes * 2 * kGpusPerNode * kMigMemoryMi / o_.queues);
   quota.cpuMilli = std::max<std::int64_t>(64, perFlavorNodes * 96 * 2 / o_.queues) * 1000;
   quota.memoryMi = std::max<std::int64_t>(512, perFlavorNodes * 1024 * 2 / o_.queues) * 1024;
   for (int q = 0; q < o_.queues; ++q) {
@@ -170,12 +170,23 @@ void SimEngine::step() {
     if (it == jobs_.end() || it->second.epoch != a.epoch) continue;  // evicted meanwhile
     Job& job = it->second;
     switch (a.act) {
-      case Act::kStartPods: startPods(job); break;
-      case Act::kPodsRunning: podsRunning(job); break;
-      case Act::kFinish: finish(job); break;
-      case Act::kEvict: evict(job); break;
-      case Act::kCleanup: cleanup(job); break;
-      default: break;
+      case Act::kStartPods:
+        startPods(job);
+        break;
+      case Act::kPodsRunning:
+        podsRunning(job);
+        break;
+      case Act::kFinish:
+        finish(job);
+        break;
+      case Act::kEvict:
+        evict(job);
+        break;
+      case Act::kCleanup:
+        cleanup(job);
+        break;
+      default:
+        break;
     }
   }
 }

@@ -30,7 +30,7 @@ struct SimOptions {
   std::uint64_t events = 100000;  // lines to produce
   int nodes = 64;
   int queues = 16;
-  int cohortSize = 4;                          // ClusterQueues per cohort
+  int cohortSize = 4;                                  // ClusterQueues per cohort
   std::int64_t startNs = 1795161600LL * 1000000000LL;  // 2026-11-20T08:00:00Z
 };
 

@@ -25,7 +25,7 @@ J namespaceObject(const QueueState& q, const std::string& rv);
 J podTemplateSpec(const Job& job);
 // phase: Pending (bound, containers starting), Running, Succeeded or Failed.
 std::string podObject(const Job& job, const PodRun& run, int index, const NodeState& node,
-            const char* phase, const std::string& rv, std::int64_t nowNs);
+                      const char* phase, const std::string& rv, std::int64_t nowNs);
 
 // ---- kueue.x-k8s.io and the DRA quota configuration (objects_kueue.cpp)
 J kueueConfigObject(const std::string& uid, std::int64_t createdNs, const std::string& rv);
@@ -33,7 +33,8 @@ J resourceFlavorObject(int flavor, const std::string& uid, std::int64_t createdN
                        const std::string& rv);
 std::string clusterQueueObject(const QueueState& q, const std::string& rv, std::int64_t nowNs);
 J localQueueObject(const QueueState& q, const std::string& rv);
-std::string workloadObject(const Job& job, const QueueState& q, const std::string& rv, std::int64_t nowNs);
+std::string workloadObject(const Job& job, const QueueState& q, const std::string& rv,
+                           std::int64_t nowNs);
 
 // ---- resource.k8s.io/v1 (objects_dra.cpp)
 J deviceClassObject(const char* name, const char* deviceType, const std::string& uid,

@@ -10,17 +10,25 @@ constexpr const char* kResources[] = {"cpu", "memory", "nvidia.com/gpu", "gpu.me
 
 std::string amount(const FlavorUsage& u, int resource) {
   switch (resource) {
-    case 0: return cpuQuantity(u.cpuMilli);
-    case 1: return memQuantity(u.memoryMi);
-    case 2: return std::to_string(u.gpus);
-    default: return memQuantity(u.gpuMemoryMi);
+    case 0:
+      return cpuQuantity(u.cpuMilli);
+    case 1:
+      return memQuantity(u.memoryMi);
+    case 2:
+      return std::to_string(u.gpus);
+    default:
+      return memQuantity(u.gpuMemoryMi);
   }
 }
 
 J condition(const char* type, const char* status, const char* reason, const std::string& message,
             std::int64_t ns, std::int64_t generation) {
-  return {{"type", type}, {"status", status}, {"observedGeneration", generation},
-          {"lastTransitionTime", rfc3339(ns)}, {"reason", reason}, {"message", message}};
+  return {{"type", type},
+          {"status", status},
+          {"observedGeneration", generation},
+          {"lastTransitionTime", rfc3339(ns)},
+          {"reason", reason},
+          {"message", message}};
 }
 
 J flavorUsageList(const QueueState& q) {
@@ -28,8 +36,8 @@ J flavorUsageList(const QueueState& q) {
   for (int f = 0; f < kFlavorCount; ++f) {
     J resources = J::array();
     for (int r = 0; r < 4; ++r) {
-      resources.push_back({{"name", kResources[r]}, {"total", amount(q.reserved[f], r)},
-                           {"borrowed", "0"}});
+      resources.push_back(
+          {{"name", kResources[r]}, {"total", amount(q.reserved[f], r)}, {"borrowed", "0"}});
     }
     list.push_back({{"name", kFlavors[f]}, {"resources", resources}});
   }
@@ -43,7 +51,8 @@ J workloadStatus(const Job& job, const QueueState& q) {
   if (job.phase == JobPhase::kPending) {
     if (job.evictions > 0) {
       conds.push_back(condition("Evicted", "True", "Preempted",
-                                "Preempted to accommodate a workload in the cohort", job.evictedNs, g));
+                                "Preempted to accommodate a workload in the cohort", job.evictedNs,
+                                g));
       conds.push_back(condition("QuotaReserved", "False", "Pending",
                                 "The workload was evicted and requeued", job.evictedNs, g));
       conds.push_back(condition("Requeued", "True", "Preempted", "Requeued after preemption",
@@ -51,13 +60,15 @@ J workloadStatus(const Job& job, const QueueState& q) {
     } else if (job.inadmissibleSeen) {
       conds.push_back(condition("QuotaReserved", "False", "Pending",
                                 "couldn't assign flavors to pod set main: insufficient unused "
-                                "quota in cluster queue " + q.name, job.createdNs, g));
+                                "quota in cluster queue " +
+                                    q.name,
+                                job.createdNs, g));
     }
   } else {
     conds.push_back(condition("QuotaReserved", "True", "QuotaReserved",
                               "Quota reserved in ClusterQueue " + q.name, job.reservedNs, g));
-    conds.push_back(condition("Admitted", "True", "Admitted", "The workload is admitted",
-                              job.reservedNs, g));
+    conds.push_back(
+        condition("Admitted", "True", "Admitted", "The workload is admitted", job.reservedNs, g));
     if (job.phase == JobPhase::kRunning) {
       conds.push_back(condition("PodsReady", "True", "PodsReady",
                                 "All pods reached readiness and the workload is running",
@@ -76,10 +87,11 @@ J workloadStatus(const Job& job, const QueueState& q) {
       flavors[kResources[r]] = kFlavors[job.flavor];
       usage[kResources[r]] = amount(total, r);
     }
-    status["admission"] = {
-        {"clusterQueue", q.name},
-        {"podSetAssignments", J::array({{{"name", "main"}, {"flavors", flavors},
-                                         {"resourceUsage", usage}, {"count", job.pods}}})}};
+    status["admission"] = {{"clusterQueue", q.name},
+                           {"podSetAssignments", J::array({{{"name", "main"},
+                                                            {"flavors", flavors},
+                                                            {"resourceUsage", usage},
+                                                            {"count", job.pods}}})}};
   }
   if (!conds.empty()) status["conditions"] = conds;
   const FlavorUsage per = job.perPod();
@@ -98,14 +110,21 @@ J kueueConfigObject(const std::string& uid, std::int64_t createdNs, const std::s
                       {"deviceClassNames", J::array({kMigClass})},
                       {"sources", J::array({{{"type", "Counter"}, {"counter", counter}}})}});
   J spec = {{"managementState", "Managed"},
-            {"config", {{"integrations", {{"frameworks", J::array({"BatchJob", "Pod"})}}},
-                        {"queueing", {{"queueingStrategy", "BestEffortFIFO"}}},
-                        {"resources", {{"deviceClassMappings", mappings}}}}}};
-  J meta = {{"name", "cluster"}, {"uid", uid}, {"resourceVersion", rv}, {"generation", 1},
+            {"config",
+             {{"integrations", {{"frameworks", J::array({"BatchJob", "Pod"})}}},
+              {"queueing", {{"queueingStrategy", "BestEffortFIFO"}}},
+              {"resources", {{"deviceClassMappings", mappings}}}}}};
+  J meta = {{"name", "cluster"},
+            {"uid", uid},
+            {"resourceVersion", rv},
+            {"generation", 1},
             {"creationTimestamp", rfc3339(createdNs)}};
-  meta["managedFields"] = J::array({managedEntry("kubectl-client-side-apply", "Update",
-                                                 "kueue.openshift.io/v1", createdNs, {{"spec", spec}})});
-  return {{"apiVersion", "kueue.openshift.io/v1"}, {"kind", "Kueue"}, {"metadata", meta},
+  meta["managedFields"] =
+      J::array({managedEntry("kubectl-client-side-apply", "Update", "kueue.openshift.io/v1",
+                             createdNs, {{"spec", spec}})});
+  return {{"apiVersion", "kueue.openshift.io/v1"},
+          {"kind", "Kueue"},
+          {"metadata", meta},
           {"spec", spec}};
 }
 
@@ -115,15 +134,19 @@ J resourceFlavorObject(int flavor, const std::string& uid, std::int64_t createdN
   if (flavor == 1) {
     spec["nodeTaints"] = J::array(
         {{{"key", "cloud.example.com/spot"}, {"value", "true"}, {"effect", "NoSchedule"}}});
-    spec["tolerations"] = J::array({{{"key", "cloud.example.com/spot"}, {"operator", "Exists"},
-                                     {"effect", "NoSchedule"}}});
+    spec["tolerations"] = J::array(
+        {{{"key", "cloud.example.com/spot"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}});
   }
-  J meta = {{"name", kFlavors[flavor]}, {"uid", uid}, {"resourceVersion", rv}, {"generation", 1},
+  J meta = {{"name", kFlavors[flavor]},
+            {"uid", uid},
+            {"resourceVersion", rv},
+            {"generation", 1},
             {"creationTimestamp", rfc3339(createdNs)},
             {"finalizers", J::array({"kueue.x-k8s.io/resource-in-use"})}};
   meta["managedFields"] = J::array({managedEntry("kubectl-client-side-apply", "Update", kKueueApi,
                                                  createdNs, {{"spec", spec}})});
-  return {{"apiVersion", kKueueApi}, {"kind", "ResourceFlavor"}, {"metadata", meta}, {"spec", spec}};
+  return {
+      {"apiVersion", kKueueApi}, {"kind", "ResourceFlavor"}, {"metadata", meta}, {"spec", spec}};
 }
 
 std::string clusterQueueObject(const QueueState& q, const std::string& rv, std::int64_t nowNs) {
@@ -143,17 +166,22 @@ std::string clusterQueueObject(const QueueState& q, const std::string& rv, std::
               {"namespaceSelector", J::object()},
               {"queueingStrategy", "BestEffortFIFO"},
               {"stopPolicy", "None"},
-              {"flavorFungibility", {{"whenCanBorrow", "MayStopSearch"}, {"whenCanPreempt", "TryNextFlavor"}}},
-              {"preemption", {{"borrowWithinCohort", {{"policy", "Never"}}},
-                              {"reclaimWithinCohort", "Any"},
-                              {"withinClusterQueue", "LowerPriority"}}},
+              {"flavorFungibility",
+               {{"whenCanBorrow", "MayStopSearch"}, {"whenCanPreempt", "TryNextFlavor"}}},
+              {"preemption",
+               {{"borrowWithinCohort", {{"policy", "Never"}}},
+                {"reclaimWithinCohort", "Any"},
+                {"withinClusterQueue", "LowerPriority"}}},
               {"resourceGroups", J::array({group})}};
     q.specRaw = spec.dump();
     q.specEntryRaw = managedEntry("kubectl-client-side-apply", "Update", kKueueApi, q.createdNs,
                                   {{"spec", spec}})
                          .dump();
   }
-  J meta = {{"name", q.name}, {"uid", q.uid}, {"resourceVersion", rv}, {"generation", 1},
+  J meta = {{"name", q.name},
+            {"uid", q.uid},
+            {"resourceVersion", rv},
+            {"generation", 1},
             {"creationTimestamp", rfc3339(q.createdNs)},
             {"finalizers", J::array({"kueue.x-k8s.io/resource-in-use"})}};
   J status = {{"pendingWorkloads", q.pending},
@@ -161,20 +189,24 @@ std::string clusterQueueObject(const QueueState& q, const std::string& rv, std::
               {"admittedWorkloads", q.admitted},
               {"flavorsReservation", flavorUsageList(q)},
               {"flavorsUsage", flavorUsageList(q)},
-              {"conditions", J::array({condition("Active", "True", "Ready", "Can admit new workloads",
-                                                 q.createdNs, 1)})}};
-  meta["managedFields"] = J::array(
-      {rawSlot(0),
-       managedEntry("kueue-admission", "Apply", kKueueApi, nowNs, {{"status", status}}, "status")});
-  J cq = {{"apiVersion", kKueueApi}, {"kind", "ClusterQueue"}, {"metadata", std::move(meta)},
-          {"spec", rawSlot(1)}, {"status", std::move(status)}};
+              {"conditions", J::array({condition("Active", "True", "Ready",
+                                                 "Can admit new workloads", q.createdNs, 1)})}};
+  meta["managedFields"] =
+      J::array({rawSlot(0), managedEntry("kueue-admission", "Apply", kKueueApi, nowNs,
+                                         {{"status", status}}, "status")});
+  J cq = {{"apiVersion", kKueueApi},
+          {"kind", "ClusterQueue"},
+          {"metadata", std::move(meta)},
+          {"spec", rawSlot(1)},
+          {"status", std::move(status)}};
   return dumpWithRaw(cq, {&q.specEntryRaw, &q.specRaw});
 }
 
 J localQueueObject(const QueueState& q, const std::string& rv) {
   J spec = {{"clusterQueue", q.name}, {"stopPolicy", "None"}};
-  J meta = {{"name", "user-queue"}, {"namespace", q.ns}, {"uid", q.lqUid}, {"resourceVersion", rv},
-            {"generation", 1}, {"creationTimestamp", rfc3339(q.createdNs)}};
+  J meta = {{"name", "user-queue"}, {"namespace", q.ns},
+            {"uid", q.lqUid},       {"resourceVersion", rv},
+            {"generation", 1},      {"creationTimestamp", rfc3339(q.createdNs)}};
   meta["managedFields"] = J::array({managedEntry("kubectl-client-side-apply", "Update", kKueueApi,
                                                  q.createdNs, {{"spec", spec}})});
   return {{"apiVersion", kKueueApi}, {"kind", "LocalQueue"}, {"metadata", meta}, {"spec", spec}};
@@ -189,17 +221,26 @@ std::string workloadObject(const Job& job, const QueueState& q, const std::strin
             {"generation", job.generation},
             {"creationTimestamp", rfc3339(job.createdNs)},
             {"labels", {{"kueue.x-k8s.io/job-uid", job.jobUid}}},
-            {"ownerReferences", J::array({{{"apiVersion", "batch/v1"}, {"kind", "Job"},
-                                           {"name", job.jobName}, {"uid", job.jobUid},
-                                           {"controller", true}, {"blockOwnerDeletion", true}}})}};
+            {"ownerReferences", J::array({{{"apiVersion", "batch/v1"},
+                                           {"kind", "Job"},
+                                           {"name", job.jobName},
+                                           {"uid", job.jobUid},
+                                           {"controller", true},
+                                           {"blockOwnerDeletion", true}}})}};
   if (job.specRaw.empty()) {
-    J podSet = {{"name", "main"},
-                {"count", job.pods},
-                {"template", {{"metadata", {{"labels", {{"batch.kubernetes.io/job-name", job.jobName},
-                                                        {"kueue.x-k8s.io/podset", "main"}}}}},
-                              {"spec", podTemplateSpec(job)}}}};
-    J spec = {{"active", true}, {"podSets", J::array({std::move(podSet)})},
-              {"priority", job.priority}, {"priorityClassSource", ""}, {"queueName", "user-queue"}};
+    J podSet = {
+        {"name", "main"},
+        {"count", job.pods},
+        {"template",
+         {{"metadata",
+           {{"labels",
+             {{"batch.kubernetes.io/job-name", job.jobName}, {"kueue.x-k8s.io/podset", "main"}}}}},
+          {"spec", podTemplateSpec(job)}}}};
+    J spec = {{"active", true},
+              {"podSets", J::array({std::move(podSet)})},
+              {"priority", job.priority},
+              {"priorityClassSource", ""},
+              {"queueName", "user-queue"}};
     job.specEntryRaw = managedEntry("kueue-controller-manager", "Update", kKueueApi, job.createdNs,
                                     {{"metadata", ownedMetadata(meta)}, {"spec", spec}})
                            .dump();
@@ -211,12 +252,15 @@ std::string workloadObject(const Job& job, const QueueState& q, const std::strin
   J status = workloadStatus(job, q);
   J managed = J::array({rawSlot(0)});
   if (status.contains("conditions")) {
-    managed.push_back(managedEntry("kueue-admission", "Apply", kKueueApi, nowNs,
-                                   {{"status", status}}, "status"));
+    managed.push_back(
+        managedEntry("kueue-admission", "Apply", kKueueApi, nowNs, {{"status", status}}, "status"));
   }
   meta["managedFields"] = std::move(managed);
-  J wl = {{"apiVersion", kKueueApi}, {"kind", "Workload"}, {"metadata", std::move(meta)},
-          {"spec", rawSlot(1)}, {"status", std::move(status)}};
+  J wl = {{"apiVersion", kKueueApi},
+          {"kind", "Workload"},
+          {"metadata", std::move(meta)},
+          {"spec", rawSlot(1)},
+          {"status", std::move(status)}};
   return dumpWithRaw(wl, {&job.specEntryRaw, &job.specRaw});
 }
 

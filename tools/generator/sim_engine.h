@@ -29,7 +29,15 @@ class SimEngine {
   std::deque<std::string>& ready() { return ready_; }
 
  private:
-  enum class Act : std::uint8_t { kArrive, kStartPods, kPodsRunning, kFinish, kEvict, kCleanup, kRepublish };
+  enum class Act : std::uint8_t {
+    kArrive,
+    kStartPods,
+    kPodsRunning,
+    kFinish,
+    kEvict,
+    kCleanup,
+    kRepublish
+  };
   struct Action {
     std::int64_t timeNs;
     std::uint64_t order;  // FIFO among equal times: determinism without relying on heap internals

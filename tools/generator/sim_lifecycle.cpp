@@ -11,8 +11,8 @@ namespace ledger::gen {
 
 namespace {
 
-constexpr const char* kJobNames[] = {"train-resnet", "tune-bert",  "llm-pretrain", "eval-vit",
-                                     "infer-batch",  "rl-agent",   "sweep-lr",     "distill-t5"};
+constexpr const char* kJobNames[] = {"train-resnet", "tune-bert", "llm-pretrain", "eval-vit",
+                                     "infer-batch",  "rl-agent",  "sweep-lr",     "distill-t5"};
 constexpr const char* kImages[] = {"nvcr.io/nvidia/pytorch:24.05-py3",
                                    "nvcr.io/nvidia/tensorflow:24.05-tf2-py3",
                                    "ghcr.io/example/trainer:v1.14.2"};
@@ -49,7 +49,7 @@ void SimEngine::arrive() {
   job.queue = static_cast<int>(rng_.below(static_cast<std::uint64_t>(o_.queues)));
   const QueueState& q = queues_[static_cast<std::size_t>(job.queue)];
   const std::uint64_t shape = rng_.below(10);
-  job.shape = shape < 4 ? JobShape::kOneGpu
+  job.shape = shape < 4   ? JobShape::kOneGpu
               : shape < 6 ? JobShape::kTwoGpus
               : shape < 9 ? JobShape::kMig
                           : JobShape::kCpuOnly;
@@ -58,7 +58,8 @@ void SimEngine::arrive() {
   job.cpuMilli = rng_.between(2, 16) * 500;
   job.memoryMi = rng_.between(4, 64) * 1024;
   job.priority = rng_.chance(0.2) ? 100 : 0;
-  while (job.pods > 1 && !fits(FlavorUsage{}, times(job.perPod(), job.pods), q.quota)) job.pods /= 2;
+  while (job.pods > 1 && !fits(FlavorUsage{}, times(job.perPod(), job.pods), q.quota))
+    job.pods /= 2;
   job.jobName = std::string(kJobNames[rng_.below(std::size(kJobNames))]) + "-" + rng_.suffix();
   job.jobUid = rng_.uuid();
   job.name = "job-" + job.jobName + "-" + rng_.suffix();
@@ -173,7 +174,8 @@ void SimEngine::releaseDevices(Job& job) {
 
 void SimEngine::chargeQueue(const Job& job, int sign) {
   const FlavorUsage total = times(job.perPod(), job.pods * sign);
-  FlavorUsage& r = queues_[static_cast<std::size_t>(job.queue)].reserved[static_cast<std::size_t>(job.flavor)];
+  FlavorUsage& r =
+      queues_[static_cast<std::size_t>(job.queue)].reserved[static_cast<std::size_t>(job.flavor)];
   r.cpuMilli += total.cpuMilli;
   r.memoryMi += total.memoryMi;
   r.gpus += total.gpus;
@@ -200,15 +202,17 @@ void SimEngine::startPods(Job& job) {
     emit("ADDED", resourceClaimObject(job, run, node, false, nextRv(), now_));
     emit("MODIFIED", resourceClaimObject(job, run, node, true, nextRv(), now_));
   }
-  at(now_ + seconds(static_cast<double>(rng_.between(5, 40))), Act::kPodsRunning, job.id, job.epoch);
+  at(now_ + seconds(static_cast<double>(rng_.between(5, 40))), Act::kPodsRunning, job.id,
+     job.epoch);
 }
 
 void SimEngine::podsRunning(Job& job) {
   for (std::size_t i = 0; i < job.runs.size(); ++i) {
     PodRun& run = job.runs[i];
     run.startedNs = now_;
-    emit("MODIFIED", podObject(job, run, static_cast<int>(i),
-                               nodes_[static_cast<std::size_t>(run.node)], "Running", nextRv(), now_));
+    emit("MODIFIED",
+         podObject(job, run, static_cast<int>(i), nodes_[static_cast<std::size_t>(run.node)],
+                   "Running", nextRv(), now_));
   }
   job.phase = JobPhase::kRunning;
   job.podsReadyNs = now_;
@@ -274,8 +278,9 @@ void SimEngine::evict(Job& job) {
 void SimEngine::cleanup(Job& job) {
   for (std::size_t i = 0; i < job.runs.size(); ++i) {
     const PodRun& run = job.runs[i];
-    emit("DELETED", podObject(job, run, static_cast<int>(i),
-                              nodes_[static_cast<std::size_t>(run.node)], "Succeeded", nextRv(), now_));
+    emit("DELETED",
+         podObject(job, run, static_cast<int>(i), nodes_[static_cast<std::size_t>(run.node)],
+                   "Succeeded", nextRv(), now_));
   }
   emitWorkload(job, "DELETED");
   jobs_.erase(job.id);

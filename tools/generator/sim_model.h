@@ -2,6 +2,7 @@
 // sim_lifecycle.cpp) and the object builders (objects_*.cpp). Internal to
 // tools/generator. Everything is kept in vectors and ordered maps so that
 // iteration order, and so every byte printed, depends only on the seed.
+// Plain data owned by the SimEngine; no thread safety; nothing throws.
 #pragma once
 
 #include <array>
@@ -51,12 +52,12 @@ struct FlavorUsage {
 };
 
 struct QueueState {
-  std::string name;       // ClusterQueue
-  std::string ns;         // its namespace, holding the LocalQueue "user-queue"
+  std::string name;  // ClusterQueue
+  std::string ns;    // its namespace, holding the LocalQueue "user-queue"
   std::string cohort;
   std::string uid, lqUid, nsUid;
   std::int64_t createdNs = 0;
-  FlavorUsage quota;      // nominal, the same for each flavor
+  FlavorUsage quota;  // nominal, the same for each flavor
   std::array<FlavorUsage, kFlavorCount> reserved{};
   int pending = 0, reserving = 0, admitted = 0;
   std::uint64_t statusGeneration = 1;
@@ -112,10 +113,14 @@ struct Job {
   }
   const char* claimTemplate() const {
     switch (shape) {
-      case JobShape::kOneGpu: return "one-gpu";
-      case JobShape::kTwoGpus: return "two-gpus";
-      case JobShape::kMig: return "mig-1g5gb";
-      case JobShape::kCpuOnly: return "";
+      case JobShape::kOneGpu:
+        return "one-gpu";
+      case JobShape::kTwoGpus:
+        return "two-gpus";
+      case JobShape::kMig:
+        return "mig-1g5gb";
+      case JobShape::kCpuOnly:
+        return "";
     }
     return "";
   }
