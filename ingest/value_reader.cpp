@@ -42,7 +42,8 @@ void buildJson(simdjson::dom::element e, nlohmann::json& out) {
     case T::OBJECT: {
       out = nlohmann::json::object();
       auto& members = *out.get_ptr<nlohmann::json::object_t*>();
-      for (auto [key, value] : simdjson::dom::object(e)) buildJson(value, members[std::string(key)]);
+      for (auto [key, value] : simdjson::dom::object(e))
+        buildJson(value, members[std::string(key)]);
       return;
     }
     case T::ARRAY: {
@@ -223,8 +224,8 @@ bool ValueReader::nextJson(DecodedValue* out) {
       // skip to the next quote, backslash or newline in one tight loop
       // (never past the size limit, so that check fires where it did).
       const char* p = buffer_.data() + pos_ + 1;
-      const std::uint64_t limit = maxValueBytes_ < buffer_.size() ? start + maxValueBytes_ + 1
-                                                                   : buffer_.size();
+      const std::uint64_t limit =
+          maxValueBytes_ < buffer_.size() ? start + maxValueBytes_ + 1 : buffer_.size();
       const char* end = buffer_.data() + std::min<std::uint64_t>(buffer_.size(), limit);
       while (p < end && *p != '"' && *p != '\\' && *p != '\n') ++p;
       pos_ = static_cast<std::size_t>(p - buffer_.data());
@@ -278,6 +279,12 @@ bool ValueReader::nextJson(DecodedValue* out) {
         std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
     out->error = "invalid JSON at line " + std::to_string(out->line + lineInValue) + ": " +
                  cleanJsonError(e.what());
+  } catch (const nlohmann::json::exception& e) {
+    // Well-formed but unrepresentable, e.g. a number beyond double range
+    // (out_of_range.406): rejected like any bad value, never thrown.
+    out->value = nlohmann::json();
+    out->error =
+        "invalid JSON at line " + std::to_string(out->line) + ": " + cleanJsonError(e.what());
   }
   return true;
 }

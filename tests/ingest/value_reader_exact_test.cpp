@@ -1,0 +1,136 @@
+// ValueReader's fast path (simdjson, ingest/value_reader.cpp) must give
+// exactly what nlohmann::json::parse gives - the same value, the same types
+// (unsigned vs signed vs float), the same printed bytes - and, for input
+// nlohmann rejects, an error with nlohmann's message (a value nlohmann
+// cannot represent, such as 1e400, is rejected too, never thrown). Checked
+// on edge cases and seeded random documents mixing number and string forms.
+#include <random>
+
+#include "test_support.h"
+
+using namespace ledger;
+using namespace ledger::testing;
+
+namespace {
+
+const char* const kNumbers[] = {"0",
+                                "-0",
+                                "1",
+                                "-1",
+                                "0.0",
+                                "-0.0",
+                                "1.0",
+                                "1e2",
+                                "1E2",
+                                "-1e-2",
+                                "2.5e+3",
+                                "9223372036854775807",
+                                "9223372036854775808",
+                                "-9223372036854775808",
+                                "-9223372036854775809",
+                                "18446744073709551615",
+                                "18446744073709551616",
+                                "123456789012345678901234567890",
+                                "1e308",
+                                "4.9e-324",
+                                "1e-400",
+                                "1e400",
+                                "0.1",
+                                "3.141592653589793238462643383279",
+                                "-0e0",
+                                "01",
+                                "1.",
+                                ".5",
+                                "+1"};
+const char* const kStrings[] = {
+    R"("a")",          R"("\u0000")",       R"("\u001f")",  R"("\u007f")",  "\"\xC3\xA9\"",
+    R"("\u00e9")",     R"("\ud83d\ude00")", R"("\ud800")",  R"("\udc00")",  R"("\/")",
+    R"("\b\f\n\r\t")", R"("\"")",           R"("\\")",      R"("\\u0041")", R"("")",
+    "\"\xFF\"",        R"("\x")",           "\"tab\there\""};
+
+std::string randomValue(std::mt19937& rng, int depth) {
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const int r = pick(100);
+  if (depth < 3 && r < 20) {
+    std::string out = "{";
+    for (int i = pick(4); i > 0; --i) {
+      out += (pick(3) == 0 ? std::string(R"("k")") : kStrings[pick(std::size(kStrings))]);
+      out += ":" + randomValue(rng, depth + 1) + (i > 1 ? "," : "");
+    }
+    return out + "}";
+  }
+  if (depth < 3 && r < 35) {
+    std::string out = "[";
+    for (int i = pick(4); i > 0; --i) out += randomValue(rng, depth + 1) + (i > 1 ? "," : "");
+    return out + "]";
+  }
+  if (r < 70) return kNumbers[pick(std::size(kNumbers))];
+  if (r < 90) return kStrings[pick(std::size(kStrings))];
+  const char* const literals[] = {"true", "false", "null", "nul", "tru"};
+  return literals[pick(5)];
+}
+
+// Reads `lines` (one JSON value each) with ValueReader and compares each
+// value with nlohmann's parse of the same line.
+void checkSameAsNlohmann(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  std::istringstream in(text);
+  ingest::ValueReader reader(in);
+  ingest::DecodedValue v;
+  std::size_t i = 0;
+  while (reader.next(&v)) {
+    REQUIRE(i < lines.size());
+    const std::string& line = lines[i++];
+    INFO(line);
+    Json expected;
+    std::string error;
+    try {
+      expected = Json::parse(line);
+    } catch (const Json::exception& e) {  // parse_error, and out_of_range for 1e400
+      error = e.what();
+      error = error.substr(error.find("] ") + 2);
+    }
+    if (error.empty()) {
+      REQUIRE(v.error.empty());
+      CHECK(v.value == expected);
+      CHECK(v.value.dump() == expected.dump());
+      CHECK(v.value.type() == expected.type());
+    } else {
+      CHECK(v.error.find(error) != std::string::npos);
+    }
+  }
+  CHECK(i == lines.size());
+}
+
+}  // namespace
+
+TEST_CASE("fast JSON parsing: edge cases give nlohmann's values and errors", "[value_reader]") {
+  checkSameAsNlohmann({
+      R"({"a":-0,"b":-0.0,"c":0,"d":1.0,"e":18446744073709551615,"f":-9223372036854775808})",
+      R"({"big":18446744073709551616,"neg":-9223372036854775809,"huge":1e400})",
+      R"({"dup":1,"dup":"last","x":{"dup":[1],"dup":{}}})",
+      R"({"s":"\u003c\u003e\u0026 \ud83d\ude00 \u00e9 \/ \t"})",
+      R"({"lone":"\ud800"})",
+      R"({"lone":"\udc00"})",
+      R"({"a":[1,2,{"b":null}],"c":true,"d":false,"e":""})",
+      R"([{"kind":"Pod"},[],{}])",
+      R"({"a":01})",
+      R"({"a":1,})",
+      R"({"a":nul})",
+  });
+}
+
+TEST_CASE("fast JSON parsing: random documents give nlohmann's values", "[value_reader]") {
+  std::mt19937 rng(20261120);
+  std::vector<std::string> lines;
+  for (int i = 0; i < 5000; ++i) {
+    std::string doc = "{";
+    const int fields = 1 + static_cast<int>(rng() % 5);
+    for (int f = 0; f < fields; ++f) {
+      doc += "\"f" + std::to_string(f) + "\":" + randomValue(rng, 0) + (f + 1 < fields ? "," : "");
+    }
+    lines.push_back(doc + "}");
+  }
+  checkSameAsNlohmann(lines);
+}
