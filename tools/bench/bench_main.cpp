@@ -180,9 +180,10 @@ int main(int argc, char** argv) {
   c.workdir = workdir;
   fs::create_directories(c.workdir);
 
-  std::cout << "## ledger-bench\n\n" << cpuModel() << ", " << std::thread::hardware_concurrency()
-            << " CPUs; seed " << c.seed << ", " << c.nodes << " nodes (" << c.nodes * 8
-            << " GPUs), " << c.queues << " ClusterQueues.\n";
+  std::cout << "## ledger-bench\n\n"
+            << cpuModel() << ", " << std::thread::hardware_concurrency() << " CPUs; seed " << c.seed
+            << ", " << c.nodes << " nodes (" << c.nodes * 8 << " GPUs), " << c.queues
+            << " ClusterQueues.\n";
   std::vector<SizeRun> runs;
   bool failed = false;
   try {
@@ -190,8 +191,9 @@ int main(int argc, char** argv) {
       runs.push_back(runSize(c, n));
       printSizeTable(std::cout, runs.back(), c.batch, Targets{});
       std::cout.flush();
-      for (const PhaseOutcome* p : {&runs.back().rawWrite, &runs.back().ingest, &runs.back().replay,
-                                    &runs.back().rawScan, &runs.back().checkpoints, &runs.back().query}) {
+      for (const PhaseOutcome* p :
+           {&runs.back().rawWrite, &runs.back().ingest, &runs.back().replay, &runs.back().rawScan,
+            &runs.back().checkpoints, &runs.back().query}) {
         failed = failed || !p->ok;
       }
     }

@@ -67,8 +67,9 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
       << fmt("%.1f", r.generateSeconds) << " s)\n\n";
   out << "| measure | ledger | baseline | ratio | target |\n|---|---|---|---|---|\n";
   out << "| ingest, events/s | " << human(d.ingestEps) << " | " << human(d.rawEps)
-      << " (raw RocksDB write) | " << fmt("%.2f", ratio(d.ingestEps, d.rawEps)) << " | >= "
-      << t.ingestRatio << ": " << verdict(ratio(d.ingestEps, d.rawEps) >= t.ingestRatio) << " |\n";
+      << " (raw RocksDB write) | " << fmt("%.2f", ratio(d.ingestEps, d.rawEps))
+      << " | >= " << t.ingestRatio << ": " << verdict(ratio(d.ingestEps, d.rawEps) >= t.ingestRatio)
+      << " |\n";
   out << "| ingest, MB/s of JSON | " << fmt("%.1f", d.ingestMbps) << " | " << fmt("%.1f", d.rawMbps)
       << " | " << fmt("%.2f", ratio(d.ingestMbps, d.rawMbps)) << " | |\n";
   out << "| ingest, MB of JSON per CPU-second | " << fmt("%.1f", d.ingestCpuMbps) << " | "
@@ -83,8 +84,8 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
       << " | |\n";
   const double speedup = ratio(d.fullMs, d.medianMs);
   out << "| point-in-time query, median | " << fmt("%.2f", d.medianMs) << " ms | "
-      << fmt("%.0f", d.fullMs) << " ms (full replay) | " << fmt("%.0f", speedup) << "x | >= "
-      << fmt("%.0f", t.pointInTimeSpeedup) << "x at 10M: "
+      << fmt("%.0f", d.fullMs) << " ms (full replay) | " << fmt("%.0f", speedup)
+      << "x | >= " << fmt("%.0f", t.pointInTimeSpeedup) << "x at 10M: "
       << (r.events >= 10000000 ? verdict(speedup >= t.pointInTimeSpeedup) : "n/a below 10M")
       << " |\n";
   out << "| point-in-time query, p99 | " << fmt("%.2f", d.p99Ms) << " ms | | "
@@ -101,22 +102,25 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
       << fmt("%.1f", get(r.settle, "bytes.log") / mb) << " / "
       << fmt("%.1f", get(r.settle, "bytes.projection") / mb) << " / "
       << fmt("%.1f", (get(r.settle, "bytes.time_index") + get(r.settle, "bytes.events") +
-                      get(r.settle, "bytes.live")) / mb)
+                      get(r.settle, "bytes.live")) /
+                         mb)
       << " MB | " << fmt("%.1f", get(r.rawWrite, "dbBytes") / mb)
       << " MB (raw JSON in RocksDB, zstd) | | |\n";
   out << "| checkpoint bytes (" << fmt("%.0f", get(r.checkpoints, "written")) << " every "
       << fmt("%.0f", get(r.checkpoints, "interval")) << " records, written in "
       << fmt("%.1f", get(r.checkpoints, "seconds")) << " s) | " << fmt("%.1f", d.checkpoints / mb)
-      << " MB | | " << fmt("%.1f%%", ratio(d.checkpoints, r.jsonBytes) * 100) << " of raw JSON | |\n";
+      << " MB | | " << fmt("%.1f%%", ratio(d.checkpoints, r.jsonBytes) * 100)
+      << " of raw JSON | |\n";
   out << "| peak RSS: ingest / replay / query | " << fmt("%.0f", r.ingest.maxRssMb) << " / "
-      << fmt("%.0f", get(r.replay, "rssMb")) << " / " << fmt("%.0f", r.query.maxRssMb)
-      << " MB | " << fmt("%.0f", r.rawWrite.maxRssMb) << " MB (raw write) | | replay flat |\n";
+      << fmt("%.0f", get(r.replay, "rssMb")) << " / " << fmt("%.0f", r.query.maxRssMb) << " MB | "
+      << fmt("%.0f", r.rawWrite.maxRssMb) << " MB (raw write) | | replay flat |\n";
   out << "\nIngest: batches of " << batch
       << " records, sync off for both the ledger and the raw write. Replay: Replayer::foldTo "
          "without checkpoints, state report excluded (built afterwards in "
       << fmt("%.2f", get(r.replay, "reportSeconds")) << " s; "
       << fmt("%.0f", get(r.replay, "liveObjects")) << " live objects, "
-      << fmt("%.0f", get(r.replay, "findings")) << " findings). Query: seqAt + foldTo from the "
+      << fmt("%.0f", get(r.replay, "findings"))
+      << " findings). Query: seqAt + foldTo from the "
          "nearest checkpoint, report excluded.\n";
   for (const PhaseOutcome* p : {&r.rawWrite, &r.ingest, &r.settle, &r.replay, &r.rawScan,
                                 &r.checkpoints, &r.settleCheckpoints, &r.query}) {
@@ -132,8 +136,8 @@ void printScaling(std::ostream& out, const std::vector<SizeRun>& runs) {
     const Derived d = derive(r);
     out << "| " << human(static_cast<double>(r.events)) << " | " << fmt("%.1f", d.ingestMbps)
         << " (" << fmt("%.2f", ratio(d.ingestMbps, d.rawMbps)) << ", "
-        << fmt("%.2f", ratio(d.ingestCpuMbps, d.rawCpuMbps)) << ") | " << human(d.replayRps)
-        << " (" << fmt("%.2f", ratio(d.replayRps, d.scanRps)) << ", "
+        << fmt("%.2f", ratio(d.ingestCpuMbps, d.rawCpuMbps)) << ") | " << human(d.replayRps) << " ("
+        << fmt("%.2f", ratio(d.replayRps, d.scanRps)) << ", "
         << fmt("%.2f", ratio(d.replayCpuRps, d.scanCpuRps)) << ") | "
         << fmt("%.2f", d.fullMs / 1000) << " s | " << fmt("%.1f", d.medianMs) << " / "
         << fmt("%.1f", d.p99Ms) << " ms (" << fmt("%.0f", ratio(d.fullMs, d.medianMs)) << "x) | "

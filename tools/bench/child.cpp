@@ -86,9 +86,9 @@ PhaseOutcome runPhase(const std::function<Metrics()>& body) {
   }
   out.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (!out.ok && out.error.empty()) {
-    out.error = WIFSIGNALED(status) ? std::string("killed by signal ") +
-                                          std::to_string(WTERMSIG(status))
-                                    : "exit code " + std::to_string(WEXITSTATUS(status));
+    out.error = WIFSIGNALED(status)
+                    ? std::string("killed by signal ") + std::to_string(WTERMSIG(status))
+                    : "exit code " + std::to_string(WEXITSTATUS(status));
   }
   return out;
 }

@@ -118,12 +118,14 @@ Metrics rawScanPhase(const std::string& dir) {
   std::uint64_t records = 0, bytes = 0, checksum = 0;
   const double start = nowSeconds();
   const double cpuStart = cpuSeconds();
-  Status st = ledger->scanRaw(format::kProjectionFamily, [&](std::string_view key, std::string_view value) {
-    ++records;
-    bytes += key.size() + value.size();
-    // Touch the value so the scan cannot skip reading it.
-    for (std::size_t i = 0; i < value.size(); i += 64) checksum += static_cast<unsigned char>(value[i]);
-  });
+  Status st =
+      ledger->scanRaw(format::kProjectionFamily, [&](std::string_view key, std::string_view value) {
+        ++records;
+        bytes += key.size() + value.size();
+        // Touch the value so the scan cannot skip reading it.
+        for (std::size_t i = 0; i < value.size(); i += 64)
+          checksum += static_cast<unsigned char>(value[i]);
+      });
   const double seconds = nowSeconds() - start;
   const double cpu = cpuSeconds() - cpuStart;
   if (!st.isOk()) throw std::runtime_error(st.toString());
@@ -137,8 +139,10 @@ Metrics rawScanPhase(const std::string& dir) {
 Metrics checkpointPhase(const std::string& dir) {
   auto ledger = openLedger(dir, false);
   const double start = nowSeconds();
-  const std::uint64_t written = replay::writeCheckpoints(*ledger, replay::kDefaultCheckpointInterval);
-  return {{"written", static_cast<double>(written)}, {"seconds", nowSeconds() - start},
+  const std::uint64_t written =
+      replay::writeCheckpoints(*ledger, replay::kDefaultCheckpointInterval);
+  return {{"written", static_cast<double>(written)},
+          {"seconds", nowSeconds() - start},
           {"interval", static_cast<double>(replay::kDefaultCheckpointInterval)}};
 }
 
@@ -152,8 +156,9 @@ Metrics queryPhase(const std::string& dir, int queries, std::uint64_t seed) {
   gen::SimRng rng(seed ^ 0x51ED2701ULL);
   std::vector<double> fold, report;
   for (int i = 0; i < queries; ++i) {
-    const std::int64_t at = first + static_cast<std::int64_t>(rng.below(
-                                        static_cast<std::uint64_t>(std::max<std::int64_t>(1, last - first))));
+    const std::int64_t at =
+        first + static_cast<std::int64_t>(
+                    rng.below(static_cast<std::uint64_t>(std::max<std::int64_t>(1, last - first))));
     double start = nowSeconds();
     const std::uint64_t seq = replayer.seqAt(at);
     replay::ClusterState state = replayer.foldTo(seq == 0 ? 1 : seq);
