@@ -317,9 +317,9 @@ Status Ledger::scanRecords(std::uint64_t from, std::uint64_t to,
   return fromRocks(it->status(), "scanning log");
 }
 
-Status Ledger::scanProjections(
+Status Ledger::scanProjectionWords(
     std::uint64_t from, std::uint64_t to,
-    const std::function<bool(std::uint64_t, schema::ProjectedRecord::Reader)>& fn) const {
+    const std::function<bool(std::uint64_t, kj::ArrayPtr<const capnp::word>)>& fn) const {
   rocksdb::ReadOptions ro;
   std::string upper;
   rocksdb::Slice upperSlice;
@@ -331,13 +331,10 @@ Status Ledger::scanProjections(
   ro.readahead_size = 2 << 20;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kProjectionFamily)));
   AlignedBuffer buffer;
-  capnp::ReaderOptions limits;
-  limits.traversalLimitInWords = 1ULL << 30;
   for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
     const std::uint64_t seq = format::decodeU64(it->key().ToStringView());
     try {
-      capnp::FlatArrayMessageReader reader(buffer.load(it->value().ToStringView()), limits);
-      if (!fn(seq, reader.getRoot<schema::ProjectedRecord>())) return Status::ok();
+      if (!fn(seq, buffer.load(it->value().ToStringView()))) return Status::ok();
     } catch (const kj::Exception& e) {
       return Status::corruption("seq " + std::to_string(seq) +
                                 ": projection does not decode: " + e.getDescription().cStr());
@@ -346,21 +343,39 @@ Status Ledger::scanProjections(
   return fromRocks(it->status(), "scanning projection");
 }
 
-Status Ledger::readProjection(
-    std::uint64_t seq, const std::function<void(schema::ProjectedRecord::Reader)>& fn) const {
+Status Ledger::scanProjections(
+    std::uint64_t from, std::uint64_t to,
+    const std::function<bool(std::uint64_t, schema::ProjectedRecord::Reader)>& fn) const {
+  capnp::ReaderOptions limits;
+  limits.traversalLimitInWords = 1ULL << 30;
+  return scanProjectionWords(from, to, [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> w) {
+    capnp::FlatArrayMessageReader reader(w, limits);
+    return fn(seq, reader.getRoot<schema::ProjectedRecord>());
+  });
+}
+
+Status Ledger::readProjectionWords(
+    std::uint64_t seq, const std::function<void(kj::ArrayPtr<const capnp::word>)>& fn) const {
   rocksdb::PinnableSlice value;
   auto s = db_->Get(rocksdb::ReadOptions(), family(format::kProjectionFamily), format::seqKey(seq),
                     &value);
   if (!s.ok()) return fromRocks(s, "reading projection of seq " + std::to_string(seq));
   thread_local AlignedBuffer buffer;
   try {
-    capnp::FlatArrayMessageReader reader(buffer.load(value.ToStringView()));
-    fn(reader.getRoot<schema::ProjectedRecord>());
+    fn(buffer.load(value.ToStringView()));
   } catch (const kj::Exception& e) {
     return Status::corruption("seq " + std::to_string(seq) +
                               ": projection does not decode: " + e.getDescription().cStr());
   }
   return Status::ok();
+}
+
+Status Ledger::readProjection(
+    std::uint64_t seq, const std::function<void(schema::ProjectedRecord::Reader)>& fn) const {
+  return readProjectionWords(seq, [&](kj::ArrayPtr<const capnp::word> w) {
+    capnp::FlatArrayMessageReader reader(w);
+    fn(reader.getRoot<schema::ProjectedRecord>());
+  });
 }
 
 Status Ledger::scanRaw(const char* familyName,

@@ -101,9 +101,18 @@ class Ledger {
   [[nodiscard]] Status scanProjections(
       std::uint64_t from, std::uint64_t to,
       const std::function<bool(std::uint64_t seq, schema::ProjectedRecord::Reader)>& fn) const;
+  // The same as the words of each serialised schema::ProjectedRecord message
+  // (aligned, valid only during the call), for a reader that keeps them: one
+  // copy instead of decoding and rebuilding. A kj::Exception thrown by `fn`
+  // (bytes that do not decode) becomes a corruption status naming the seq.
+  [[nodiscard]] Status scanProjectionWords(
+      std::uint64_t from, std::uint64_t to,
+      const std::function<bool(std::uint64_t seq, kj::ArrayPtr<const capnp::word>)>& fn) const;
   // The projection of one record; the reader is valid only during the call.
   [[nodiscard]] Status readProjection(
       std::uint64_t seq, const std::function<void(schema::ProjectedRecord::Reader)>& fn) const;
+  [[nodiscard]] Status readProjectionWords(
+      std::uint64_t seq, const std::function<void(kj::ArrayPtr<const capnp::word>)>& fn) const;
   // Raw bytes of a column family in key order (benchmarks: the raw-scan baseline).
   [[nodiscard]] Status scanRaw(
       const char* family,

@@ -3,6 +3,7 @@
 #include <capnp/message.h>
 
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "checkpoint.capnp.h"
@@ -74,6 +75,16 @@ std::string identityKey(schema::ObjectIdentity::Reader id) {
   return key;
 }
 
+// A stored object's reader lives as long as the object and is read by every
+// report and query over it; capnp's traversal limit (a defence against
+// amplification of untrusted input) would otherwise run out on a long-lived
+// object. The bytes were bounds-checked when the record was first read.
+const capnp::ReaderOptions kStoredObjectLimits = [] {
+  capnp::ReaderOptions o;
+  o.traversalLimitInWords = std::numeric_limits<std::uint64_t>::max();
+  return o;
+}();
+
 }  // namespace
 
 const char* kindName(ObjectKind kind) {
@@ -86,23 +97,20 @@ const char* kindName(ObjectKind kind) {
   return kNames[static_cast<std::size_t>(kind)];
 }
 
-StoredObject::StoredObject(std::uint64_t seq, std::int64_t timeNs,
-                           schema::ObjectIdentity::Reader identity,
-                           schema::Projection::Reader projection)
+StoredObject::StoredObject(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords)
     : seq_(seq),
-      timeNs_(timeNs),
-      ns_(identity.getNamespace().cStr()),
-      name_(identity.getName().cStr()),
-      uid_(identity.getUid().cStr()),
-      objectKey_(identityKey(identity)),
-      words_(copyMessage(projection)) {
-  open();
+      words_(kj::heapArray<capnp::word>(recordWords)),
+      reader_(words_.asPtr(), kStoredObjectLimits) {
+  auto record = reader_.getRoot<schema::ProjectedRecord>();
+  timeNs_ = record.getTimeNs();
+  root_ = record.getObject();
+  auto id = record.getIdentity();
+  ns_ = id.getNamespace().cStr();
+  name_ = id.getName().cStr();
+  uid_ = id.getUid().cStr();
 }
 
-void StoredObject::open() {
-  reader_ = std::make_unique<capnp::FlatArrayMessageReader>(words_.asPtr());
-  root_ = reader_->getRoot<schema::Projection>();
-}
+kj::Array<capnp::word> StoredObject::canonicalWords() const { return copyMessage(root_); }
 
 std::string ClusterState::key(std::string_view ns, std::string_view name) {
   if (ns.empty()) return std::string(name);
@@ -113,24 +121,38 @@ std::string ClusterState::key(std::string_view ns, std::string_view name) {
   return k;
 }
 
-void ClusterState::apply(std::uint64_t seq, schema::ProjectedRecord::Reader record) {
+void ClusterState::apply(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords) {
+  capnp::ReaderOptions limits;
+  limits.traversalLimitInWords = 1ULL << 30;
+  capnp::FlatArrayMessageReader reader(recordWords, limits);
+  auto record = reader.getRoot<schema::ProjectedRecord>();
   seq_ = seq;
   timeNs_ = record.getTimeNs();
-  auto projection = record.getObject();
   ObjectKind kind;
-  if (!kindOf(projection.getBody(), &kind)) return;
+  if (!kindOf(record.getObject().getBody(), &kind)) return;
   auto id = record.getIdentity();
   // Several objects can carry the DRA configuration; keep each by its identity.
-  std::string k = kind == ObjectKind::kDraConfig
-                      ? identityKey(id)
-                      : key(id.getNamespace().cStr(), id.getName().cStr());
+  if (kind == ObjectKind::kDraConfig) {
+    scratchKey_ = identityKey(id);
+  } else {
+    const auto ns = id.getNamespace();
+    const auto name = id.getName();
+    scratchKey_.clear();
+    if (ns.size() != 0) scratchKey_.append(ns.begin(), ns.size()).push_back('/');
+    scratchKey_.append(name.begin(), name.size());
+  }
   auto& map = maps_[static_cast<std::size_t>(kind)];
+  auto it = map.find(scratchKey_);
   if (record.getType() == schema::EventType::DELETED) {
-    map.erase(k);
+    if (it != map.end()) map.erase(it);
     return;
   }
-  auto obj = std::make_unique<StoredObject>(seq, timeNs_, id, projection);
-  map.insert_or_assign(std::move(k), std::move(obj));
+  auto obj = std::make_unique<StoredObject>(seq, recordWords);
+  if (it != map.end()) {
+    it->second = std::move(obj);
+  } else {
+    map.emplace(scratchKey_, std::move(obj));
+  }
 }
 
 const StoredObject* ClusterState::find(ObjectKind kind, std::string_view key) const {
@@ -166,7 +188,8 @@ Digest ClusterState::digest() const {
       h.update(&tag, 1);
       h.update(k);
       h.update("\0", 1);
-      auto bytes = obj->words().asBytes();
+      const auto words = obj->canonicalWords();
+      auto bytes = words.asBytes();
       h.update(bytes.begin(), bytes.size());
     }
   }
@@ -226,9 +249,8 @@ ClusterState ClusterState::restore(std::string_view bytes, const Ledger& ledger,
         throw std::runtime_error("checkpoint names an impossible object");
       }
       std::unique_ptr<StoredObject> obj;
-      Status st = ledger.readProjection(o.getSeq(), [&](schema::ProjectedRecord::Reader record) {
-        obj = std::make_unique<StoredObject>(o.getSeq(), record.getTimeNs(), record.getIdentity(),
-                                             record.getObject());
+      Status st = ledger.readProjectionWords(o.getSeq(), [&](kj::ArrayPtr<const capnp::word> w) {
+        obj = std::make_unique<StoredObject>(o.getSeq(), w);
       });
       if (!st.isOk())
         throw std::runtime_error("checkpoint references seq " + std::to_string(o.getSeq()) + ": " +

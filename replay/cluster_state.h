@@ -46,10 +46,14 @@ enum class ObjectKind : std::uint8_t {
 
 const char* kindName(ObjectKind kind);  // "Workload", ... ("DraConfig" for configurations)
 
+// One live object: the record that holds its current version, kept as the
+// serialised schema::ProjectedRecord words (one copy of what the ledger
+// stored) and read in place. Copying the projection into a message of its
+// own cost two copies and three allocations per record and dominated replay.
 class StoredObject {
  public:
-  StoredObject(std::uint64_t seq, std::int64_t timeNs, schema::ObjectIdentity::Reader identity,
-               schema::Projection::Reader projection);
+  // Copies `recordWords`. Throws kj::Exception when they do not decode.
+  StoredObject(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords);
   StoredObject(const StoredObject&) = delete;
   StoredObject& operator=(const StoredObject&) = delete;
 
@@ -57,20 +61,19 @@ class StoredObject {
   const std::string& ns() const { return ns_; }
   const std::string& name() const { return name_; }
   const std::string& uid() const { return uid_; }
-  // "group/kind/namespace/name" of the stored object (DraConfig sources differ).
-  const std::string& objectKey() const { return objectKey_; }
   std::uint64_t seq() const { return seq_; }
   std::int64_t timeNs() const { return timeNs_; }
-  kj::ArrayPtr<const capnp::word> words() const { return words_; }
+  // The projection as a message of its own, in canonical form: what the
+  // state digest hashes, so it does not depend on how the record was stored.
+  kj::Array<capnp::word> canonicalWords() const;
 
  private:
-  void open();
   std::uint64_t seq_;
-  std::int64_t timeNs_;
-  std::string ns_, name_, uid_, objectKey_;
+  std::int64_t timeNs_ = 0;
   kj::Array<capnp::word> words_;
-  std::unique_ptr<capnp::FlatArrayMessageReader> reader_;
+  capnp::FlatArrayMessageReader reader_;
   schema::Projection::Reader root_;
+  std::string ns_, name_, uid_;
 };
 
 using ObjectMap = std::map<std::string, std::unique_ptr<StoredObject>, std::less<>>;
@@ -83,7 +86,10 @@ class ClusterState {
   ClusterState(ClusterState&&) = default;
   ClusterState& operator=(ClusterState&&) = default;
 
-  void apply(std::uint64_t seq, schema::ProjectedRecord::Reader record);
+  // Folds one record, given as the words of its serialised
+  // schema::ProjectedRecord (Ledger::scanProjectionWords). Throws
+  // kj::Exception when they do not decode.
+  void apply(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords);
 
   const ObjectMap& objects(ObjectKind kind) const { return maps_[static_cast<std::size_t>(kind)]; }
   const StoredObject* find(ObjectKind kind, std::string_view key) const;
@@ -116,6 +122,7 @@ class ClusterState {
   std::array<ObjectMap, static_cast<std::size_t>(ObjectKind::kCount)> maps_;
   std::uint64_t seq_ = 0;
   std::int64_t timeNs_ = 0;
+  std::string scratchKey_;  // reused by apply(): most records replace a live object
 };
 
 }  // namespace ledger::replay

@@ -8,8 +8,8 @@ void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOption
   const std::uint64_t total = seq - state.seq();
   std::uint64_t done = 0;
   Status st =
-      ledger_.scanProjections(from, seq, [&](std::uint64_t s, schema::ProjectedRecord::Reader r) {
-        state.apply(s, r);
+      ledger_.scanProjectionWords(from, seq, [&](std::uint64_t s, kj::ArrayPtr<const capnp::word> w) {
+        state.apply(s, w);
         if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
         return true;
       });

@@ -90,20 +90,18 @@ std::unique_ptr<StoredObject> workloadObject(Json object) {
     throw std::runtime_error("the object has no metadata.name");
   }
   const std::string bytes = ingest::projectObject(object);
-  kj::Array<capnp::word> words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
-  std::memcpy(words.begin(), bytes.data(), words.size() * sizeof(capnp::word));
-  capnp::FlatArrayMessageReader projection(words.asPtr());
-  capnp::MallocMessageBuilder identity;
-  auto id = identity.initRoot<schema::ObjectIdentity>();
-  id.setGroup("kueue.x-k8s.io");
-  id.setVersion("v1beta2");
-  id.setKind("Workload");
-  id.setNamespace(stringAt(object, {"metadata", "namespace"}));
-  id.setName(stringAt(object, {"metadata", "name"}));
-  id.setUid(stringAt(object, {"metadata", "uid"}));
-  // StoredObject copies the projection.
-  return std::make_unique<StoredObject>(0, 0, id.asReader(),
-                                        projection.getRoot<schema::Projection>());
+  Record header;
+  header.identity.group = "kueue.x-k8s.io";
+  header.identity.version = "v1beta2";
+  header.identity.kind = "Workload";
+  header.identity.namespace_ = stringAt(object, {"metadata", "namespace"});
+  header.identity.name = stringAt(object, {"metadata", "name"});
+  header.identity.uid = stringAt(object, {"metadata", "uid"});
+  const std::string record = buildProjectedRecord(header, bytes);
+  auto words = kj::heapArray<capnp::word>(record.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), record.data(), words.size() * sizeof(capnp::word));
+  // StoredObject copies the record.
+  return std::make_unique<StoredObject>(0, words.asPtr());
 }
 
 std::unique_ptr<StoredObject> loadWorkloadManifest(const std::string& path) {

@@ -139,8 +139,7 @@ class Fixture {
     const std::string bytes = buildProjectedRecord(header, ingest::projectObject(object));
     auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
     std::memcpy(words.begin(), bytes.data(), words.size() * sizeof(capnp::word));
-    capnp::FlatArrayMessageReader reader(words.asPtr());
-    state.apply(seq_, reader.getRoot<schema::ProjectedRecord>());
+    state.apply(seq_, words.asPtr());
   }
   void remove(const Json& object) { add(object, 2); }
 
