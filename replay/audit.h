@@ -46,6 +46,6 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
 std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>& wls,
                                    std::vector<ClusterQueueReport>& queues);
 
-std::string objectRef(const char* kind, const std::string& ns, const std::string& name);
+std::string objectRef(const char* kind, std::string_view ns, std::string_view name);
 
 }  // namespace ledger::replay

@@ -2,9 +2,11 @@
 
 #include <capnp/message.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "checkpoint.capnp.h"
 
@@ -105,9 +107,10 @@ StoredObject::StoredObject(std::uint64_t seq, kj::ArrayPtr<const capnp::word> re
   timeNs_ = record.getTimeNs();
   root_ = record.getObject();
   auto id = record.getIdentity();
-  ns_ = id.getNamespace().cStr();
-  name_ = id.getName().cStr();
-  uid_ = id.getUid().cStr();
+  auto view = [](capnp::Text::Reader t) { return std::string_view(t.begin(), t.size()); };
+  ns_ = view(id.getNamespace());
+  name_ = view(id.getName());
+  uid_ = view(id.getUid());
 }
 
 kj::Array<capnp::word> StoredObject::canonicalWords() const { return copyMessage(root_); }
@@ -122,6 +125,14 @@ std::string ClusterState::key(std::string_view ns, std::string_view name) {
 }
 
 void ClusterState::apply(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords) {
+  fold(seq, recordWords, true);
+}
+
+void ClusterState::applyDeferred(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords) {
+  fold(seq, recordWords, false);
+}
+
+void ClusterState::fold(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords, bool copy) {
   capnp::ReaderOptions limits;
   limits.traversalLimitInWords = 1ULL << 30;
   capnp::FlatArrayMessageReader reader(recordWords, limits);
@@ -142,23 +153,82 @@ void ClusterState::apply(std::uint64_t seq, kj::ArrayPtr<const capnp::word> reco
     scratchKey_.append(name.begin(), name.size());
   }
   auto& map = maps_[static_cast<std::size_t>(kind)];
-  auto it = map.find(scratchKey_);
+  auto& index = index_[static_cast<std::size_t>(kind)];
+  auto found = index.find(scratchKey_);
   if (record.getType() == schema::EventType::DELETED) {
-    if (it != map.end()) map.erase(it);
+    if (found != index.end()) {
+      if (found->second.pendingSeq != 0) --pending_;
+      auto it = found->second.it;
+      index.erase(found);
+      map.erase(it);
+    }
     return;
   }
-  auto obj = std::make_unique<StoredObject>(seq, recordWords);
-  if (it != map.end()) {
-    it->second = std::move(obj);
-  } else {
-    map.emplace(scratchKey_, std::move(obj));
+  std::unique_ptr<StoredObject> obj;
+  std::uint64_t pendingSeq = seq;
+  if (copy) {
+    obj = std::make_unique<StoredObject>(seq, recordWords);
+    pendingSeq = 0;
   }
+  if (found != index.end()) {
+    IndexEntry& entry = found->second;
+    if (entry.pendingSeq != 0) --pending_;
+    entry.pendingSeq = pendingSeq;
+    entry.it->second = std::move(obj);
+  } else {
+    auto it = map.emplace(scratchKey_, std::move(obj)).first;
+    index.emplace(it->first, IndexEntry{it, pendingSeq});
+  }
+  if (pendingSeq != 0) ++pending_;
+}
+
+Status ClusterState::materialize(const Ledger& ledger) {
+  if (pending_ == 0) return Status::ok();
+  std::vector<IndexEntry*> todo;
+  todo.reserve(pending_);
+  for (auto& index : index_) {
+    for (auto& [key, entry] : index) {
+      if (entry.pendingSeq != 0) todo.push_back(&entry);
+    }
+  }
+  // Seq order reads the projection family front to back.
+  std::sort(todo.begin(), todo.end(),
+            [](const IndexEntry* a, const IndexEntry* b) { return a->pendingSeq < b->pendingSeq; });
+  for (IndexEntry* entry : todo) {
+    Status st =
+        ledger.readProjectionWords(entry->pendingSeq, [&](kj::ArrayPtr<const capnp::word> w) {
+          entry->it->second = std::make_unique<StoredObject>(entry->pendingSeq, w);
+        });
+    if (!st.isOk()) return st;
+    entry->pendingSeq = 0;
+    --pending_;
+  }
+  return Status::ok();
+}
+
+void ClusterState::throwPending() {
+  throw std::logic_error("ClusterState read before materialize()");
+}
+
+void ClusterState::put(ObjectKind kind, std::string_view key, std::unique_ptr<StoredObject> obj) {
+  auto& map = maps_[static_cast<std::size_t>(kind)];
+  auto& index = index_[static_cast<std::size_t>(kind)];
+  auto found = index.find(key);
+  if (found != index.end()) {
+    if (found->second.pendingSeq != 0) --pending_;
+    found->second.pendingSeq = 0;
+    found->second.it->second = std::move(obj);
+    return;
+  }
+  auto it = map.emplace(std::string(key), std::move(obj)).first;
+  index.emplace(it->first, IndexEntry{it, 0});
 }
 
 const StoredObject* ClusterState::find(ObjectKind kind, std::string_view key) const {
-  const auto& map = objects(kind);
-  auto it = map.find(key);
-  return it == map.end() ? nullptr : it->second.get();
+  requireMaterialized();
+  const auto& index = index_[static_cast<std::size_t>(kind)];
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : it->second.it->second.get();
 }
 
 const StoredObject* ClusterState::find(ObjectKind kind, std::string_view ns,
@@ -181,6 +251,7 @@ std::size_t ClusterState::liveObjects() const {
 }
 
 Digest ClusterState::digest() const {
+  requireMaterialized();
   Sha256 h;
   for (std::size_t kind = 0; kind < maps_.size(); ++kind) {
     for (const auto& [k, obj] : maps_[kind]) {
@@ -197,6 +268,7 @@ Digest ClusterState::digest() const {
 }
 
 std::string ClusterState::serialize() const {
+  requireMaterialized();
   capnp::MallocMessageBuilder message(1 << 16);
   auto root = message.initRoot<schema::Checkpoint>();
   root.setFormatVersion(2);
@@ -255,7 +327,7 @@ ClusterState ClusterState::restore(std::string_view bytes, const Ledger& ledger,
       if (!st.isOk())
         throw std::runtime_error("checkpoint references seq " + std::to_string(o.getSeq()) + ": " +
                                  st.message());
-      state.maps_[o.getKind()].insert_or_assign(std::string(o.getKey().cStr()), std::move(obj));
+      state.put(static_cast<ObjectKind>(o.getKind()), o.getKey().cStr(), std::move(obj));
     }
     if (storedDigest != nullptr) {
       auto stored = root.getDigest();

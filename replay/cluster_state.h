@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "ledger.h"
 #include "projection.capnp.h"
@@ -58,9 +59,10 @@ class StoredObject {
   StoredObject& operator=(const StoredObject&) = delete;
 
   schema::Projection::Reader projection() const { return root_; }
-  const std::string& ns() const { return ns_; }
-  const std::string& name() const { return name_; }
-  const std::string& uid() const { return uid_; }
+  // Views into the stored record: valid as long as this object.
+  std::string_view ns() const { return ns_; }
+  std::string_view name() const { return name_; }
+  std::string_view uid() const { return uid_; }
   std::uint64_t seq() const { return seq_; }
   std::int64_t timeNs() const { return timeNs_; }
   // The projection as a message of its own, in canonical form: what the
@@ -73,7 +75,7 @@ class StoredObject {
   kj::Array<capnp::word> words_;
   capnp::FlatArrayMessageReader reader_;
   schema::Projection::Reader root_;
-  std::string ns_, name_, uid_;
+  std::string_view ns_, name_, uid_;
 };
 
 using ObjectMap = std::map<std::string, std::unique_ptr<StoredObject>, std::less<>>;
@@ -87,11 +89,24 @@ class ClusterState {
   ClusterState& operator=(ClusterState&&) = default;
 
   // Folds one record, given as the words of its serialised
-  // schema::ProjectedRecord (Ledger::scanProjectionWords). Throws
-  // kj::Exception when they do not decode.
+  // schema::ProjectedRecord (Ledger::scanProjectionWords), copying it.
+  // Throws kj::Exception when they do not decode.
   void apply(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords);
+  // The same without the copy: notes which record holds each object's
+  // version, and materialize() reads the survivors from the ledger once. A
+  // long fold replaces most objects many times, so copying every record
+  // (what apply() does) was most of a replay's cost. Until materialize()
+  // succeeds, the readers below throw std::logic_error.
+  void applyDeferred(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords);
+  // Reads every object applyDeferred() left pending, in seq order. Returns
+  // the ledger's status (a record missing or not decoding) on failure.
+  [[nodiscard]] Status materialize(const Ledger& ledger);
+  bool materialized() const { return pending_ == 0; }
 
-  const ObjectMap& objects(ObjectKind kind) const { return maps_[static_cast<std::size_t>(kind)]; }
+  const ObjectMap& objects(ObjectKind kind) const {
+    requireMaterialized();
+    return maps_[static_cast<std::size_t>(kind)];
+  }
   const StoredObject* find(ObjectKind kind, std::string_view key) const;
   const StoredObject* find(ObjectKind kind, std::string_view ns, std::string_view name) const;
   // The DRA quota configuration in force: the most recently changed source.
@@ -119,10 +134,30 @@ class ClusterState {
   static std::string key(std::string_view ns, std::string_view name);
 
  private:
+  void fold(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords, bool copy);
+  void put(ObjectKind kind, std::string_view key, std::unique_ptr<StoredObject> obj);
+  void requireMaterialized() const {
+    if (pending_ != 0) throwPending();
+  }
+  [[noreturn]] static void throwPending();
+
+  // maps_ keeps the objects in key order (what readers iterate); index_
+  // finds them by hash, since nearly every record replaces a live object and
+  // a tree walk comparing long "namespace/name" keys dominated the fold.
+  // index_ views map keys and holds map iterators, which stay valid across
+  // inserts, other erasures and moves of the map. A pending entry's object
+  // is null until materialize() reads the record `pendingSeq`.
+  struct IndexEntry {
+    ObjectMap::iterator it;
+    std::uint64_t pendingSeq = 0;
+  };
+  using ObjectIndex = std::unordered_map<std::string_view, IndexEntry>;
   std::array<ObjectMap, static_cast<std::size_t>(ObjectKind::kCount)> maps_;
+  std::array<ObjectIndex, static_cast<std::size_t>(ObjectKind::kCount)> index_;
   std::uint64_t seq_ = 0;
   std::int64_t timeNs_ = 0;
-  std::string scratchKey_;  // reused by apply(): most records replace a live object
+  std::size_t pending_ = 0;  // index entries with a pendingSeq
+  std::string scratchKey_;   // reused by apply(): most records replace a live object
 };
 
 }  // namespace ledger::replay

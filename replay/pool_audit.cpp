@@ -19,7 +19,7 @@ class Attributor {
  public:
   Attributor(const ClusterState& state, std::vector<WorkloadAudit>& wls) : state_(state) {
     for (const auto& [key, pod] : state.objects(ObjectKind::kPod)) {
-      podsByUid_[pod->uid()] = pod.get();
+      podsByUid_[std::string(pod->uid())] = pod.get();
       for (auto s : pod->projection().getBody().getPod().getResourceClaimStatuses()) {
         podByClaim_[ClusterState::key(pod->ns(), s.getResourceClaimName().cStr())] = pod.get();
       }
@@ -67,8 +67,8 @@ class Attributor {
   std::map<std::string, WorkloadAudit*> byOwnerUid_;
 };
 
-std::string nsName(const std::string& ns, const std::string& name) {
-  return ns.empty() ? name : ns + "/" + name;
+std::string nsName(std::string_view ns, std::string_view name) {
+  return ClusterState::key(ns, name);
 }
 
 // The resource names Kueue could have charged a device of this class under.

@@ -34,13 +34,13 @@ QuotaTree::QuotaTree(const ClusterState& state, const Usage& clusterQueueUsage)
     : usage_(clusterQueueUsage) {
   for (const auto& [key, obj] : state.objects(ObjectKind::kCohort)) {
     auto c = obj->projection().getBody().getCohort();
-    Node& n = cohorts_[obj->name()];
+    Node& n = cohorts_[std::string(obj->name())];
     n.parent = c.getParent().cStr();
     readGroups(c.getResourceGroups(), n.limits);
   }
   for (const auto& [key, obj] : state.objects(ObjectKind::kClusterQueue)) {
     auto cq = obj->projection().getBody().getClusterQueue();
-    Node& n = queues_[obj->name()];
+    Node& n = queues_[std::string(obj->name())];
     n.parent = cq.getCohort().cStr();
     readGroups(cq.getResourceGroups(), n.limits);
     if (!n.parent.empty()) cohorts_[n.parent];  // implicit cohort

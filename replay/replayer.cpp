@@ -7,12 +7,14 @@ void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOption
   if (seq < from) return;
   const std::uint64_t total = seq - state.seq();
   std::uint64_t done = 0;
-  Status st =
-      ledger_.scanProjectionWords(from, seq, [&](std::uint64_t s, kj::ArrayPtr<const capnp::word> w) {
-        state.apply(s, w);
-        if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
-        return true;
-      });
+  Status st = ledger_.scanProjectionWords(from, seq,
+                                          [&](std::uint64_t s, kj::ArrayPtr<const capnp::word> w) {
+                                            state.applyDeferred(s, w);
+                                            if (options.progress && (++done & 0xFFFF) == 0)
+                                              options.progress(done, total);
+                                            return true;
+                                          });
+  if (st.isOk()) st = state.materialize(ledger_);
   if (!st.isOk()) throw ReplayError(st);
   if (options.progress) options.progress(total, total);
 }

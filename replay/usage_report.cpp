@@ -44,14 +44,14 @@ struct Contribution {
   std::map<std::string, Quantity> byResource;  // summed over flavors
 };
 
-std::optional<Contribution> contributionOf(const std::string& ns, const std::string& name,
+std::optional<Contribution> contributionOf(std::string_view ns, std::string_view name,
                                            schema::Workload::Reader wl, GroupBy by) {
   if (!wl.getHasAdmission() || !conditionsOf(wl).reserving()) return std::nullopt;
   Contribution c;
   c.clusterQueue = wl.getAdmissionClusterQueue().cStr();
   c.group = by == GroupBy::kClusterQueue ? c.clusterQueue
-            : by == GroupBy::kNamespace  ? ns
-                                         : ns + "/" + name;
+            : by == GroupBy::kNamespace  ? std::string(ns)
+                                         : ClusterState::key(ns, name);
   for (const auto& [fr, q] : admissionUsage(wl, nullptr)) c.byResource[fr.second] += q;
   return c;
 }
@@ -209,7 +209,8 @@ UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::i
   PeriodBuilder builder(out, clusterQueue);
   builder.start(fromNs);
   for (const auto& [key, obj] : state.objects(ObjectKind::kClusterQueue)) {
-    builder.setQueue(obj->name(), nominalOf(obj->projection().getBody().getClusterQueue()), fromNs);
+    builder.setQueue(std::string(obj->name()),
+                     nominalOf(obj->projection().getBody().getClusterQueue()), fromNs);
   }
   for (const auto& [key, obj] : state.objects(ObjectKind::kWorkload)) {
     builder.setWorkload(

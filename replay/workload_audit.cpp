@@ -7,8 +7,12 @@
 
 namespace ledger::replay {
 
-std::string objectRef(const char* kind, const std::string& ns, const std::string& name) {
-  return std::string(kind) + " " + (ns.empty() ? name : ns + "/" + name);
+std::string objectRef(const char* kind, std::string_view ns, std::string_view name) {
+  std::string ref(kind);
+  ref += ' ';
+  if (!ns.empty()) ref.append(ns).push_back('/');
+  ref.append(name);
+  return ref;
 }
 
 AuditContext::AuditContext(const ClusterState& s)

@@ -90,8 +90,8 @@ DeviceCatalog::DeviceCatalog(const ClusterState& state) {
           if (auto q = Quantity::tryParse(c.getValue().cStr())) {
             cs.counters.emplace(c.getKey().cStr(), *q);
           } else {
-            problems_.push_back("ResourceSlice " + obj->name() + " counter " + cs.counterSet + "/" +
-                                c.getKey().cStr() + ": malformed quantity");
+            problems_.push_back("ResourceSlice " + std::string(obj->name()) + " counter " +
+                                cs.counterSet + "/" + c.getKey().cStr() + ": malformed quantity");
           }
         }
         pool.counterSets.push_back(std::move(cs));

@@ -63,7 +63,7 @@ void chargeExtendedResources(DraContext& ctx, schema::Workload::Reader wl, Workl
       const StoredObject* cls = deviceClassForExtendedResource(ctx.state, name);
       if (cls == nullptr) continue;  // not DRA-backed: the normal path charges it
       const std::string firstPath = byName[name].front().path;
-      const std::string clsName = cls->name();
+      const std::string clsName(cls->name());
       auto mapped = ctx.mapper.lookup(clsName);
       const std::string key = mapped ? *mapped : name;
       if (mapped && !ctx.mapper.counters(clsName).empty()) {
