@@ -24,6 +24,7 @@ struct AuditContext {
   dra::ResourceMapper mapper;
   dra::DeviceCatalog catalog;
   cel::SelectorCache selectors;
+  dra::DeviceMatchCache matches;
   dra::DraContext dra;
   std::vector<Finding> findings;
 

@@ -21,7 +21,7 @@ AuditContext::AuditContext(const ClusterState& s)
                  ? dra::ResourceMapper(s.draConfig()->projection().getBody().getDraConfig())
                  : dra::ResourceMapper()),
       catalog(s),
-      dra{s, mapper, catalog, selectors} {}
+      dra{s, mapper, catalog, selectors, matches} {}
 
 namespace {
 

@@ -62,16 +62,17 @@ bool prepareSelectors(DraContext& ctx, schema::DeviceRequest::Reader req,
 
 // matchDevicesForSource: complete pools of the driver, newest generation;
 // source selector, then DeviceClass selectors, then request selectors.
-bool matchDevices(DraContext& ctx, const std::string& driver, const std::string& sourceSelector,
-                  const SelectorSet& classSel, const SelectorSet& reqSel,
-                  const std::string& reqPath, std::vector<const CatalogDevice*>* matched,
-                  std::vector<FieldError>& errors) {
+DeviceMatch evaluateMatch(DraContext& ctx, const std::string& driver,
+                          const std::string& sourceSelector, const SelectorSet& classSel,
+                          const SelectorSet& reqSel, const std::string& reqPath) {
+  DeviceMatch out;
   SelectorSet srcSel = compileSelectors(ctx.selectors, {sourceSelector});
   if (!srcSel.ok()) {
-    errors.push_back(
+    out.ok = false;
+    out.errors.push_back(
         FieldError::invalid(indexed(reqPath, 0) + ".cel.expression", sourceSelector,
                             "deviceSelector CEL compilation failed: " + srcSel.compileError));
-    return false;
+    return out;
   }
   for (const CatalogDevice* d : ctx.catalog.completePoolDevices(driver)) {
     struct Stage {
@@ -85,19 +86,66 @@ bool matchDevices(DraContext& ctx, const std::string& driver, const std::string&
     for (const Stage& s : stages) {
       cel::EvalResult r = matchSelectors(*s.set, *d);
       if (!r.ok()) {
-        errors.push_back(FieldError::internal(reqPath, std::string("CEL evaluation error in ") +
-                                                           s.what + " for device " + d->name +
-                                                           ": " + r.error));
-        return false;
+        out.ok = false;
+        out.devices.clear();
+        out.errors.push_back(FieldError::internal(reqPath, std::string("CEL evaluation error in ") +
+                                                               s.what + " for device " + d->name +
+                                                               ": " + r.error));
+        return out;
       }
       if (!r.matched) {
         all = false;
         break;
       }
     }
-    if (all) matched->push_back(d);
+    if (all) out.devices.push_back(d);
   }
-  return true;
+  return out;
+}
+
+// The same question gets the same answer while the catalog stands: asked
+// once per driver, selectors and request path (see DeviceMatch).
+const DeviceMatch& matchDevices(DraContext& ctx, const std::string& driver,
+                                const std::string& sourceSelector, const SelectorSet& classSel,
+                                const SelectorSet& reqSel, const std::string& reqPath) {
+  std::string key = driver;
+  for (const std::string* part : {&sourceSelector, &reqPath}) {
+    key.push_back('\0');
+    key += *part;
+  }
+  for (const SelectorSet* set : {&classSel, &reqSel}) {
+    key.push_back('\1');
+    for (const std::string& e : set->expressions) {
+      key.push_back('\0');
+      key += e;
+    }
+  }
+  auto it = ctx.matches.find(key);
+  if (it == ctx.matches.end()) {
+    it = ctx.matches
+             .emplace(std::move(key),
+                      evaluateMatch(ctx, driver, sourceSelector, classSel, reqSel, reqPath))
+             .first;
+  }
+  return it->second;
+}
+
+// The largest value of the counter across every counter set of every matched
+// device (computeCounterCharges), once per match and counter.
+const std::optional<Quantity>& counterMaximum(const DeviceMatch& m, const std::string& counter) {
+  auto it = m.counterMaximum.find(counter);
+  if (it != m.counterMaximum.end()) return it->second;
+  std::optional<Quantity> best;
+  for (const CatalogDevice* d : m.devices) {
+    for (auto consumption : d->device.getConsumesCounters()) {
+      for (auto c : consumption.getCounters()) {
+        if (c.getKey() != counter) continue;
+        auto q = Quantity::tryParse(c.getValue().cStr());
+        if (q && (!best || *q > *best)) best = *q;
+      }
+    }
+  }
+  return m.counterMaximum.emplace(counter, best).first->second;
 }
 
 std::int64_t requestCount(schema::DeviceRequest::Reader req) { return req.getCount(); }
@@ -150,11 +198,13 @@ void chargeCounters(DraContext& ctx, const std::string& ns, schema::Workload::Re
         if (!prepareSelectors(ctx, req, reqPath, &classSel, &reqSel, errors)) return false;
         const std::int64_t count = requestCount(req);
         for (const CounterSourceConfig& cc : configs) {
-          std::vector<const CatalogDevice*> matched;
-          if (!matchDevices(ctx, cc.driver, cc.deviceSelector, classSel, reqSel, reqPath, &matched,
-                            errors)) {
+          const DeviceMatch& m =
+              matchDevices(ctx, cc.driver, cc.deviceSelector, classSel, reqSel, reqPath);
+          if (!m.ok) {
+            errors.insert(errors.end(), m.errors.begin(), m.errors.end());
             return false;
           }
+          const std::vector<const CatalogDevice*>& matched = m.devices;
           if (static_cast<std::int64_t>(matched.size()) < count) {
             errors.push_back(FieldError::internal(
                 reqPath, "insufficient matching devices for counter driver: " +
@@ -162,18 +212,7 @@ void chargeCounters(DraContext& ctx, const std::string& ns, schema::Workload::Re
                              std::to_string(count) + " requested"));
             return false;
           }
-          // The largest value of the counter across every counter set of every
-          // matched device (computeCounterCharges).
-          std::optional<Quantity> best;
-          for (const CatalogDevice* d : matched) {
-            for (auto consumption : d->device.getConsumesCounters()) {
-              for (auto c : consumption.getCounters()) {
-                if (c.getKey() != cc.counterName) continue;
-                auto q = Quantity::tryParse(c.getValue().cStr());
-                if (q && (!best || *q > *best)) best = *q;
-              }
-            }
-          }
+          const std::optional<Quantity>& best = counterMaximum(m, cc.counterName);
           if (!best) {
             errors.push_back(FieldError::internal(
                 reqPath, "matched devices have no consumesCounters entry for counter \"" +
@@ -238,11 +277,13 @@ void chargeCapacity(DraContext& ctx, const std::string& ns, schema::Workload::Re
         if (!prepareSelectors(ctx, req, reqPath, &classSel, &reqSel, errors)) return false;
         const std::int64_t count = requestCount(req);
         for (const CapacitySourceConfig& cfg : configs) {
-          std::vector<const CatalogDevice*> matched;
-          if (!matchDevices(ctx, cfg.driver, cfg.deviceSelector, classSel, reqSel, reqPath,
-                            &matched, errors)) {
+          const DeviceMatch& m =
+              matchDevices(ctx, cfg.driver, cfg.deviceSelector, classSel, reqSel, reqPath);
+          if (!m.ok) {
+            errors.insert(errors.end(), m.errors.begin(), m.errors.end());
             return false;
           }
+          const std::vector<const CatalogDevice*>& matched = m.devices;
           if (static_cast<std::int64_t>(matched.size()) < count) {
             errors.push_back(FieldError::internal(
                 reqPath, "insufficient matching devices for capacity driver: " +

@@ -1,25 +1,44 @@
 // What the DRA charging rules read: the folded objects, the mapping in force,
-// the device catalog and a cache of compiled CEL selectors.
+// the device catalog, a cache of compiled CEL selectors and one of the
+// devices each selector combination matched.
 //
 // Borrowed references; all must outlive the context. Not thread-safe (the
-// selector cache is mutable).
+// caches are mutable).
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cluster_state.h"
 #include "device_catalog.h"
 #include "device_selector.h"
+#include "field_error.h"
 #include "resource_mapper.h"
 
 namespace ledger::replay::dra {
+
+// The answer to "which devices of this driver match these selectors": every
+// workload created from the same template asks the same question of the same
+// catalog, and evaluating CEL over every published device was ~90% of a
+// state report. Keyed by driver, selectors and the request's field path
+// (which the errors name).
+struct DeviceMatch {
+  bool ok = true;
+  std::vector<const CatalogDevice*> devices;
+  std::vector<FieldError> errors;
+  // Largest consumesCounters value per counter name over `devices`, filled on demand.
+  mutable std::map<std::string, std::optional<Quantity>, std::less<>> counterMaximum;
+};
+using DeviceMatchCache = std::map<std::string, DeviceMatch, std::less<>>;
 
 struct DraContext {
   const ClusterState& state;
   const ResourceMapper& mapper;
   const DeviceCatalog& catalog;
   cel::SelectorCache& selectors;
+  DeviceMatchCache& matches;  // valid for this catalog only
 };
 
 // A list of CEL expressions compiled together (all must hold: AND).

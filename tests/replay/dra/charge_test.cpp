@@ -635,3 +635,30 @@ TEST_CASE(
                                             "device's RequestPolicy for dimension \"memory\""));
   }
 }
+
+TEST_CASE("one report: workloads with the same or different selectors each get their own charge",
+          "[dra][counter]") {
+  // The device-match cache answers each (driver, selectors, path) question
+  // once per report; different selectors must not share an answer.
+  Json twoG = {{"count", 1},
+               {"selectors", Json::array({{{"cel",
+                                            {{"expression",
+                                              "device.attributes['gpu.nvidia.com'].profile == "
+                                              "'2g.10gb'"}}}}})}};
+  auto o =
+      run(migCluster() + migTemplate("1g.5gb") +
+              event("ADDED",
+                    claimTemplate("ns", "t2",
+                                  Json::array({exactRequest("gpu", "mig.nvidia.com", twoG)}))) +
+              event("ADDED", rctWorkload("w", "t")) + event("ADDED", rctWorkload("w1", "t")) +
+              event("ADDED", rctWorkload("w2", "t2")) + event("ADDED", rctWorkload("w3", "t", 2)),
+          "gpu.memory");
+  CHECK(Quantity::parse(q(findWorkload(o.report, "ns", "w")->computed, "gpu.memory")) ==
+        Quantity::parse("4864Mi"));
+  CHECK(Quantity::parse(q(findWorkload(o.report, "ns", "w1")->computed, "gpu.memory")) ==
+        Quantity::parse("4864Mi"));
+  CHECK(Quantity::parse(q(findWorkload(o.report, "ns", "w2")->computed, "gpu.memory")) ==
+        Quantity::parse("9856Mi"));
+  CHECK(Quantity::parse(q(findWorkload(o.report, "ns", "w3")->computed, "gpu.memory")) ==
+        Quantity::parse("9728Mi"));
+}
