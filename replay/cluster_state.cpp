@@ -210,18 +210,19 @@ void ClusterState::throwPending() {
   throw std::logic_error("ClusterState read before materialize()");
 }
 
-void ClusterState::put(ObjectKind kind, std::string_view key, std::unique_ptr<StoredObject> obj) {
+void ClusterState::putPending(ObjectKind kind, std::string_view key, std::uint64_t seq) {
   auto& map = maps_[static_cast<std::size_t>(kind)];
   auto& index = index_[static_cast<std::size_t>(kind)];
   auto found = index.find(key);
   if (found != index.end()) {
-    if (found->second.pendingSeq != 0) --pending_;
-    found->second.pendingSeq = 0;
-    found->second.it->second = std::move(obj);
+    if (found->second.pendingSeq == 0) ++pending_;
+    found->second.pendingSeq = seq;
+    found->second.it->second.reset();
     return;
   }
-  auto it = map.emplace(std::string(key), std::move(obj)).first;
-  index.emplace(it->first, IndexEntry{it, 0});
+  auto it = map.emplace(std::string(key), nullptr).first;
+  index.emplace(it->first, IndexEntry{it, seq});
+  ++pending_;
 }
 
 const StoredObject* ClusterState::find(ObjectKind kind, std::string_view key) const {
@@ -297,6 +298,15 @@ std::string ClusterState::serialize() const {
 
 ClusterState ClusterState::restore(std::string_view bytes, const Ledger& ledger,
                                    Digest* storedDigest) {
+  ClusterState state = restoreReferences(bytes, storedDigest);
+  if (Status st = state.materialize(ledger); !st.isOk()) {
+    throw std::runtime_error("checkpoint references a record the ledger cannot give: " +
+                             st.message());
+  }
+  return state;
+}
+
+ClusterState ClusterState::restoreReferences(std::string_view bytes, Digest* storedDigest) {
   if (bytes.size() < 32 || (bytes.size() - 32) % sizeof(capnp::word) != 0) {
     throw std::runtime_error("checkpoint is truncated");
   }
@@ -317,17 +327,11 @@ ClusterState ClusterState::restore(std::string_view bytes, const Ledger& ledger,
     state.seq_ = root.getSeq();
     state.timeNs_ = root.getTimeNs();
     for (auto o : root.getObjects()) {
-      if (o.getKind() >= static_cast<std::uint8_t>(ObjectKind::kCount) || o.getSeq() > state.seq_) {
+      if (o.getKind() >= static_cast<std::uint8_t>(ObjectKind::kCount) || o.getSeq() == 0 ||
+          o.getSeq() > state.seq_) {
         throw std::runtime_error("checkpoint names an impossible object");
       }
-      std::unique_ptr<StoredObject> obj;
-      Status st = ledger.readProjectionWords(o.getSeq(), [&](kj::ArrayPtr<const capnp::word> w) {
-        obj = std::make_unique<StoredObject>(o.getSeq(), w);
-      });
-      if (!st.isOk())
-        throw std::runtime_error("checkpoint references seq " + std::to_string(o.getSeq()) + ": " +
-                                 st.message());
-      state.put(static_cast<ObjectKind>(o.getKind()), o.getKey().cStr(), std::move(obj));
+      state.putPending(static_cast<ObjectKind>(o.getKind()), o.getKey().cStr(), o.getSeq());
     }
     if (storedDigest != nullptr) {
       auto stored = root.getDigest();

@@ -130,12 +130,17 @@ class ClusterState {
   // `storedDigest`, when given, receives the digest recorded at write time.
   static ClusterState restore(std::string_view bytes, const Ledger& ledger,
                               Digest* storedDigest = nullptr);
+  // The same without reading the records: every object is left pending for
+  // materialize(), which reads them in seq order together with whatever a
+  // fold after the checkpoint changes. Throws like restore() for everything
+  // but a missing record, which materialize() reports.
+  static ClusterState restoreReferences(std::string_view bytes, Digest* storedDigest = nullptr);
 
   static std::string key(std::string_view ns, std::string_view name);
 
  private:
   void fold(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords, bool copy);
-  void put(ObjectKind kind, std::string_view key, std::unique_ptr<StoredObject> obj);
+  void putPending(ObjectKind kind, std::string_view key, std::uint64_t seq);
   void requireMaterialized() const {
     if (pending_ != 0) throwPending();
   }

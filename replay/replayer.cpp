@@ -4,7 +4,10 @@ namespace ledger::replay {
 
 void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOptions& options) const {
   const std::uint64_t from = state.seq() + 1;
-  if (seq < from) return;
+  if (seq < from) {
+    if (Status st = state.materialize(ledger_); !st.isOk()) throw ReplayError(st);
+    return;
+  }
   const std::uint64_t total = seq - state.seq();
   std::uint64_t done = 0;
   Status st = ledger_.scanProjectionWords(from, seq,
@@ -23,6 +26,7 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
   const std::uint64_t last = ledger_.lastSeq();
   if (seq > last) seq = last;
   ClusterState state;
+  std::uint64_t restoredFrom = 0;  // the checkpoint in use, if any
   if (options.useCheckpoints) {
     std::uint64_t at = seq;
     while (at > 0) {
@@ -31,9 +35,12 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
       Status st = ledger_.checkpointAtOrBefore(at, &found, &bytes);
       if (!st.isOk() || found == 0) break;
       try {
-        state = ClusterState::restore(bytes, ledger_);
+        // By reference: the objects are read once, after the fold below, in
+        // seq order, skipping those the fold replaces.
+        state = ClusterState::restoreReferences(bytes);
         if (state.seq() != found)
           throw std::runtime_error("checkpoint records seq " + std::to_string(state.seq()));
+        restoredFrom = found;
         break;
       } catch (const std::exception& e) {
         if (options.onBadCheckpoint) options.onBadCheckpoint(found, e.what());
@@ -42,7 +49,21 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
       }
     }
   }
-  foldInto(state, seq, options);
+  if (restoredFrom == 0) {
+    foldInto(state, seq, options);
+    return state;
+  }
+  try {
+    foldInto(state, seq, options);
+  } catch (const ReplayError& e) {
+    // A checkpoint naming a record the ledger cannot give is as bad as one
+    // failing its checksum: say so and fold from the start (which throws
+    // again if the ledger itself is at fault).
+    if (options.onBadCheckpoint) options.onBadCheckpoint(restoredFrom, e.what());
+    FoldOptions fresh = options;
+    fresh.useCheckpoints = false;
+    return foldTo(seq, fresh);
+  }
   return state;
 }
 

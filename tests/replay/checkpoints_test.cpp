@@ -101,3 +101,31 @@ TEST_CASE("a checkpoint that disagrees with the log is caught by verify", "[chec
   auto v = replay::verifyCheckpoints(*ledger);
   CHECK(v.firstBadSeq == 10);
 }
+
+TEST_CASE("a record a checkpoint names that does not decode fails the query with its seq",
+          "[checkpoints]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  ingestText(*ledger, demoStream());
+  replay::writeCheckpoints(*ledger, 5);
+  // A record the checkpoint at 25 references (the version of a live object).
+  replay::ClusterState at25 =
+      replay::Replayer(*ledger).foldTo(25, replay::FoldOptions{false, {}, {}});
+  std::uint64_t referenced = 0;
+  for (std::size_t k = 0; k < static_cast<std::size_t>(replay::ObjectKind::kCount); ++k) {
+    for (const auto& [key, obj] : at25.objects(static_cast<replay::ObjectKind>(k))) {
+      referenced = std::max(referenced, obj->seq());
+    }
+  }
+  REQUIRE(referenced > 0);
+  REQUIRE(ledger
+              ->putRawForTesting(format::kProjectionFamily, format::seqKey(referenced),
+                                 std::string(24, '\xff'))
+              .isOk());
+  int bad = 0;
+  // The checkpoint is blamed first, then the fold from the start meets the
+  // same record: the error names it.
+  CHECK_THROWS_WITH(reportAt(*ledger, 27, true, &bad),
+                    Catch::Contains("seq " + std::to_string(referenced)));
+  CHECK(bad == 1);
+}
