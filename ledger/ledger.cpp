@@ -9,6 +9,7 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -79,13 +80,16 @@ std::string encodeCursor(const Cursor& c) {
 class AlignedBuffer {
  public:
   kj::ArrayPtr<const capnp::word> load(std::string_view bytes) {
-    words_.resize((bytes.size() + sizeof(capnp::word) - 1) / sizeof(capnp::word));
-    if (!bytes.empty()) std::memcpy(words_.data(), bytes.data(), bytes.size());
-    return kj::arrayPtr(words_.data(), bytes.size() / sizeof(capnp::word));
+    const std::size_t words = (bytes.size() + sizeof(capnp::word) - 1) / sizeof(capnp::word);
+    if (words_.size() < words) {
+      words_ = kj::heapArray<capnp::word>(std::max(words, words_.size() * 2));
+    }
+    if (!bytes.empty()) std::memcpy(words_.begin(), bytes.data(), bytes.size());
+    return kj::arrayPtr(words_.begin(), bytes.size() / sizeof(capnp::word));
   }
 
  private:
-  std::vector<capnp::word> words_;
+  kj::Array<capnp::word> words_;  // capnp::word is not copyable: no std::vector
 };
 
 kj::StringPtr text(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }
