@@ -7,7 +7,13 @@
 // RocksDB write baseline, ingest through the real ingest path, the baseline
 // again (the faster of the two counts), a raw scan of the projection, a full
 // replay, the raw scan again, checkpoints, and point-in-time queries.
-// Prints a markdown table per size and the scaling rows. Benchmarks are not
+// Prints a markdown table per size and the scaling rows.
+//
+//   ledger-bench --ledger DIR [--queries N]
+//
+// measures an existing ledger instead (one too big to generate within the
+// run, or a production one): raw scan, full replay, raw scan, checkpoints
+// (only those missing are written), point-in-time queries. Benchmarks are not
 // tests: it exits 0 when every phase ran, whatever the numbers; 2 when a
 // phase failed, 1 on bad usage.
 #include <boost/program_options.hpp>
@@ -123,6 +129,38 @@ SizeRun runSize(const Config& c, std::uint64_t n) {
   return run;
 }
 
+// The read side on an existing ledger (--ledger).
+int runExistingLedger(const std::string& dir, int queries, std::uint64_t seed) {
+  if (!fs::exists(dir)) {
+    std::cerr << "ledger-bench: no ledger at " << dir << "\n";
+    return ledger::cli::kExitUsage;
+  }
+  std::cout << "## ledger-bench --ledger " << dir << "\n\n"
+            << cpuModel() << ", " << std::thread::hardware_concurrency() << " CPUs.\n";
+  SizeRun run;
+  run.settle = runPhase([&] { return settlePhase(dir); });
+  run.ledgerBytes = get(run.settle, "bytes.total") - get(run.settle, "bytes.checkpoints");
+  std::cerr << "ledger-bench [" << dir << "] raw scan, replay, raw scan" << std::endl;
+  PhaseOutcome scan1 = runPhase([&] { return rawScanPhase(dir); });
+  run.replay = runPhase([&] { return replayPhase(dir); });
+  PhaseOutcome scan2 = runPhase([&] { return rawScanPhase(dir); });
+  run.rawScan = faster(scan1, scan2);
+  std::cerr << "ledger-bench [" << dir << "] checkpoints" << std::endl;
+  run.checkpoints = runPhase([&] { return checkpointPhase(dir); });
+  run.settleCheckpoints = runPhase([&] { return settlePhase(dir); });
+  run.checkpointBytes = get(run.settleCheckpoints, "bytes.checkpoints");
+  std::cerr << "ledger-bench [" << dir << "] " << queries << " point-in-time queries" << std::endl;
+  run.query = runPhase([&] { return queryPhase(dir, queries, seed); });
+  run.events = static_cast<std::uint64_t>(get(run.replay, "records"));
+  printLedgerTable(std::cout, run, Targets{});
+  bool failed = false;
+  for (const PhaseOutcome* p : {&run.settle, &run.replay, &run.rawScan, &run.checkpoints,
+                                &run.settleCheckpoints, &run.query}) {
+    failed = failed || !p->ok;
+  }
+  return failed ? ledger::cli::kExitInput : ledger::cli::kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,7 +177,8 @@ int main(int argc, char** argv) {
     ("queues", po::value<int>()->default_value(16), "simulated ClusterQueues")
     ("queries", po::value<int>()->default_value(200), "point-in-time queries per size")
     ("batch", po::value<std::size_t>()->default_value(5000), "records per commit, ledger and baseline alike")
-    ("keep", "keep the generated streams and databases");
+    ("keep", "keep the generated streams and databases")
+    ("ledger", po::value<std::string>(), "measure this existing ledger's read side instead");
   // clang-format on
   po::variables_map vm;
   Config c;
@@ -165,6 +204,7 @@ int main(int argc, char** argv) {
     std::cerr << "ledger-bench: " << e.what() << "\n" << opts;
     return ledger::cli::kExitUsage;
   }
+  if (vm.count("ledger")) return runExistingLedger(vm["ledger"].as<std::string>(), c.queries, c.seed);
   bool ownWorkdir = false;
   std::string workdir = vm["workdir"].as<std::string>();
   if (workdir.empty()) {

@@ -4,12 +4,12 @@
 
 namespace ledger::bench {
 
-namespace {
-
 double get(const PhaseOutcome& p, const char* key) {
   auto it = p.metrics.find(key);
   return it == p.metrics.end() ? 0 : it->second;
 }
+
+namespace {
 
 std::string fmt(const char* format, double v) {
   char buf[64];
@@ -144,6 +144,49 @@ void printScaling(std::ostream& out, const std::vector<SizeRun>& runs) {
         << fmt("%.1f%%", ratio(d.stored, r.jsonBytes) * 100) << " | "
         << fmt("%.0f", r.ingest.maxRssMb) << " / " << fmt("%.0f", get(r.replay, "rssMb")) << " / "
         << fmt("%.0f", r.query.maxRssMb) << " MB |\n";
+  }
+}
+
+void printLedgerTable(std::ostream& out, const SizeRun& r, const Targets& t) {
+  const Derived d = derive(r);
+  const double mb = 1024.0 * 1024.0;
+  out << "\n### " << human(static_cast<double>(r.events)) << " records (existing ledger, "
+      << fmt("%.0f", r.ledgerBytes / mb) << " MB without checkpoints)\n\n";
+  out << "| measure | ledger | baseline | ratio | target |\n|---|---|---|---|---|\n";
+  out << "| replay, records/s | " << human(d.replayRps) << " | " << human(d.scanRps)
+      << " (raw scan of the projection) | " << fmt("%.2f", ratio(d.replayRps, d.scanRps))
+      << " | >= " << t.replayRatio << ": "
+      << verdict(ratio(d.replayRps, d.scanRps) >= t.replayRatio) << " |\n";
+  out << "| replay, records per CPU-second | " << human(d.replayCpuRps) << " | "
+      << human(d.scanCpuRps) << " | " << fmt("%.2f", ratio(d.replayCpuRps, d.scanCpuRps))
+      << " | |\n";
+  const double speedup = ratio(d.fullMs, d.medianMs);
+  out << "| point-in-time query, median | " << fmt("%.2f", d.medianMs) << " ms | "
+      << fmt("%.0f", d.fullMs) << " ms (full replay) | " << fmt("%.0f", speedup) << "x | >= "
+      << fmt("%.0f", t.pointInTimeSpeedup) << "x at 10M: "
+      << (r.events >= 10000000 ? verdict(speedup >= t.pointInTimeSpeedup) : "n/a below 10M")
+      << " |\n";
+  out << "| point-in-time query, p99 | " << fmt("%.2f", d.p99Ms) << " ms | | "
+      << fmt("%.0f", ratio(d.fullMs, d.p99Ms)) << "x | |\n";
+  out << "| state report after a query (20 queries), median / p99 | "
+      << fmt("%.2f", get(r.query, "reportMedianMs")) << " / "
+      << fmt("%.2f", get(r.query, "reportP99Ms")) << " ms | | | |\n";
+  out << "| checkpoint bytes (" << fmt("%.0f", get(r.checkpoints, "written"))
+      << " written now, every " << fmt("%.0f", get(r.checkpoints, "interval")) << " records) | "
+      << fmt("%.1f", d.checkpoints / mb) << " MB | " << fmt("%.1f", r.ledgerBytes / mb)
+      << " MB (ledger) | " << fmt("%.1f%%", ratio(d.checkpoints, r.ledgerBytes) * 100)
+      << " extra | |\n";
+  out << "| peak RSS: replay / query | " << fmt("%.0f", get(r.replay, "rssMb")) << " / "
+      << fmt("%.0f", r.query.maxRssMb) << " MB | | | |\n";
+  out << "\nReplay: Replayer::foldTo without checkpoints, state report excluded (built afterwards "
+         "in "
+      << fmt("%.2f", get(r.replay, "reportSeconds")) << " s; "
+      << fmt("%.0f", get(r.replay, "liveObjects")) << " live objects, "
+      << fmt("%.0f", get(r.replay, "findings"))
+      << " findings). Query: seqAt + foldTo from the nearest checkpoint, report excluded.\n";
+  for (const PhaseOutcome* p :
+       {&r.settle, &r.replay, &r.rawScan, &r.checkpoints, &r.settleCheckpoints, &r.query}) {
+    if (!p->ok) out << "\nA phase failed: " << p->error << "\n";
   }
 }
 

@@ -31,5 +31,10 @@ struct Targets {
 
 void printSizeTable(std::ostream& out, const SizeRun& run, std::size_t batch, const Targets& t);
 void printScaling(std::ostream& out, const std::vector<SizeRun>& runs);
+// The read side alone (ledger-bench --ledger): replay, queries, checkpoint
+// and stored bytes, RSS. `run` has no ingest or raw-write phases.
+void printLedgerTable(std::ostream& out, const SizeRun& run, const Targets& t);
+// A phase's metric, 0 when it did not run.
+double get(const PhaseOutcome& p, const char* key);
 
 }  // namespace ledger::bench
