@@ -374,6 +374,35 @@ Status Ledger::readProjectionWords(
   return Status::ok();
 }
 
+Status Ledger::readProjectionsWords(
+    const std::vector<std::uint64_t>& seqs,
+    const std::function<void(std::uint64_t, kj::ArrayPtr<const capnp::word>)>& fn) const {
+  if (seqs.empty()) return Status::ok();
+  rocksdb::ReadOptions ro;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kProjectionFamily)));
+  AlignedBuffer buffer;
+  std::uint64_t previous = 0;
+  for (const std::uint64_t seq : seqs) {
+    if (seq <= previous && previous != 0) {
+      return Status::invalidArgument("readProjectionsWords: seqs must ascend");
+    }
+    previous = seq;
+    const std::string key = format::seqKey(seq);
+    it->Seek(key);
+    if (!it->Valid() || it->key() != rocksdb::Slice(key)) {
+      if (!it->status().ok()) return fromRocks(it->status(), "reading projections");
+      return Status::notFound("no projection for seq " + std::to_string(seq));
+    }
+    try {
+      fn(seq, buffer.load(it->value().ToStringView()));
+    } catch (const kj::Exception& e) {
+      return Status::corruption("seq " + std::to_string(seq) +
+                                ": projection does not decode: " + e.getDescription().cStr());
+    }
+  }
+  return Status::ok();
+}
+
 Status Ledger::readProjection(
     std::uint64_t seq, const std::function<void(schema::ProjectedRecord::Reader)>& fn) const {
   return readProjectionWords(seq, [&](kj::ArrayPtr<const capnp::word> w) {

@@ -113,6 +113,13 @@ class Ledger {
       std::uint64_t seq, const std::function<void(schema::ProjectedRecord::Reader)>& fn) const;
   [[nodiscard]] Status readProjectionWords(
       std::uint64_t seq, const std::function<void(kj::ArrayPtr<const capnp::word>)>& fn) const;
+  // Many records' projections, `seqs` ascending: one iterator seeks from one
+  // to the next, so a table block is read and decompressed once for all the
+  // records in it (separate Gets decompress it again for each). A seq that
+  // is absent is NotFound; what does not decode is Corruption.
+  [[nodiscard]] Status readProjectionsWords(
+      const std::vector<std::uint64_t>& seqs,
+      const std::function<void(std::uint64_t seq, kj::ArrayPtr<const capnp::word>)>& fn) const;
   // Raw bytes of a column family in key order (benchmarks: the raw-scan baseline).
   [[nodiscard]] Status scanRaw(
       const char* family,

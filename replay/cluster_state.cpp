@@ -191,18 +191,21 @@ Status ClusterState::materialize(const Ledger& ledger) {
       if (entry.pendingSeq != 0) todo.push_back(&entry);
     }
   }
-  // Seq order reads the projection family front to back.
+  // Seq order reads the projection family front to back, each block once.
   std::sort(todo.begin(), todo.end(),
             [](const IndexEntry* a, const IndexEntry* b) { return a->pendingSeq < b->pendingSeq; });
-  for (IndexEntry* entry : todo) {
-    Status st =
-        ledger.readProjectionWords(entry->pendingSeq, [&](kj::ArrayPtr<const capnp::word> w) {
-          entry->it->second = std::make_unique<StoredObject>(entry->pendingSeq, w);
-        });
-    if (!st.isOk()) return st;
-    entry->pendingSeq = 0;
-    --pending_;
-  }
+  std::vector<std::uint64_t> seqs;
+  seqs.reserve(todo.size());
+  for (const IndexEntry* entry : todo) seqs.push_back(entry->pendingSeq);
+  std::size_t next = 0;
+  Status st =
+      ledger.readProjectionsWords(seqs, [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> w) {
+        IndexEntry* entry = todo[next++];
+        entry->it->second = std::make_unique<StoredObject>(seq, w);
+        entry->pendingSeq = 0;
+        --pending_;
+      });
+  if (!st.isOk()) return st;
   return Status::ok();
 }
 

@@ -174,3 +174,39 @@ TEST_CASE("verify finds a missing record as a gap", "[ledger][verify]") {
   REQUIRE(verifyLog(*ledger, &v).isOk());
   CHECK(v.firstBadSeq == 3);
 }
+
+TEST_CASE("many projections are read in one pass, in ascending seq order", "[ledger]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  std::string stream;
+  for (int i = 0; i < 300; ++i) {
+    stream +=
+        R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ns-)" +
+        std::to_string(i) + R"(","uid":"u-)" + std::to_string(i) + R"(","resourceVersion":"1"}}})" +
+        "\n";
+  }
+  ingestText(*ledger, stream);
+  REQUIRE(ledger->lastSeq() == 300);
+  std::vector<std::uint64_t> wanted{1, 2, 150, 151, 299, 300};
+  std::vector<std::string> names;
+  REQUIRE(ledger
+              ->readProjectionsWords(wanted,
+                                     [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> w) {
+                                       capnp::FlatArrayMessageReader reader(w);
+                                       auto r = reader.getRoot<schema::ProjectedRecord>();
+                                       CHECK(r.getIdentity().getName() ==
+                                             "ns-" + std::to_string(seq - 1));
+                                       names.emplace_back(r.getIdentity().getName().cStr());
+                                     })
+              .isOk());
+  CHECK(names.size() == wanted.size());
+  SECTION("a seq past the end is NotFound") {
+    Status st = ledger->readProjectionsWords({5, 301}, [](std::uint64_t, auto) {});
+    CHECK(st.code() == Status::Code::kNotFound);
+    CHECK_THAT(st.message(), Catch::Contains("301"));
+  }
+  SECTION("seqs out of order are refused") {
+    Status st = ledger->readProjectionsWords({5, 4}, [](std::uint64_t, auto) {});
+    CHECK_FALSE(st.isOk());
+  }
+}
