@@ -14,6 +14,15 @@ namespace ledger::replay {
 
 namespace {
 
+// capnp::word is not copyable (by design, so words are not copied by
+// accident): copy the bytes.
+kj::Array<capnp::word> copyWords(kj::ArrayPtr<const capnp::word> words) {
+  auto out = kj::heapArray<capnp::word>(words.size());
+  if (words.size() != 0)
+    std::memcpy(out.begin(), words.begin(), words.size() * sizeof(capnp::word));
+  return out;
+}
+
 kj::Array<capnp::word> copyMessage(schema::Projection::Reader projection) {
   capnp::MallocMessageBuilder builder(projection.totalSize().wordCount + 8);
   builder.setRoot(projection);
@@ -100,9 +109,7 @@ const char* kindName(ObjectKind kind) {
 }
 
 StoredObject::StoredObject(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords)
-    : seq_(seq),
-      words_(kj::heapArray<capnp::word>(recordWords)),
-      reader_(words_.asPtr(), kStoredObjectLimits) {
+    : seq_(seq), words_(copyWords(recordWords)), reader_(words_.asPtr(), kStoredObjectLimits) {
   auto record = reader_.getRoot<schema::ProjectedRecord>();
   timeNs_ = record.getTimeNs();
   root_ = record.getObject();
