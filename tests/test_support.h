@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -63,6 +65,15 @@ struct IngestOutcome {
   std::vector<std::string> errors;
   ingest::IngestStats stats;
 };
+
+#ifdef LEDGER_SOURCE_DIR
+// The bundled demo cluster's event stream (tools/demo/cluster-events.jsonl).
+inline std::string demoStream() {
+  std::ifstream in(LEDGER_SOURCE_DIR "/tools/demo/cluster-events.jsonl");
+  REQUIRE(in);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+#endif
 
 inline IngestOutcome ingestText(Ledger& ledger, const std::string& text,
                                 const std::string& source = "test") {

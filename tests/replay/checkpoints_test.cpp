@@ -13,12 +13,6 @@ using namespace ledger::testing;
 
 namespace {
 
-std::string demoStream() {
-  std::ifstream in(LEDGER_SOURCE_DIR "/tools/demo/cluster-events.jsonl");
-  REQUIRE(in);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 std::string reportAt(const Ledger& ledger, std::uint64_t seq, bool useCheckpoints,
                      int* badCheckpoints = nullptr) {
   replay::FoldOptions fo;

@@ -11,12 +11,6 @@ using namespace ledger::testing;
 
 namespace {
 
-std::string demoStream() {
-  std::ifstream in(LEDGER_SOURCE_DIR "/tools/demo/cluster-events.jsonl");
-  REQUIRE(in);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 void fold(const Ledger& ledger, replay::ClusterState& state, std::uint64_t to, bool deferred) {
   REQUIRE(ledger
               .scanProjectionWords(state.seq() + 1, to,

@@ -57,24 +57,9 @@ Derived derive(const SizeRun& r) {
   return d;
 }
 
-}  // namespace
-
-void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, const Targets& t) {
-  const Derived d = derive(r);
-  const double mb = 1024.0 * 1024.0;
-  out << "\n### " << human(static_cast<double>(r.events)) << " events ("
-      << fmt("%.0f", r.jsonBytes / mb) << " MB of JSON, generated in "
-      << fmt("%.1f", r.generateSeconds) << " s)\n\n";
-  out << "| measure | ledger | baseline | ratio | target |\n|---|---|---|---|---|\n";
-  out << "| ingest, events/s | " << human(d.ingestEps) << " | " << human(d.rawEps)
-      << " (raw RocksDB write) | " << fmt("%.2f", ratio(d.ingestEps, d.rawEps))
-      << " | >= " << t.ingestRatio << ": " << verdict(ratio(d.ingestEps, d.rawEps) >= t.ingestRatio)
-      << " |\n";
-  out << "| ingest, MB/s of JSON | " << fmt("%.1f", d.ingestMbps) << " | " << fmt("%.1f", d.rawMbps)
-      << " | " << fmt("%.2f", ratio(d.ingestMbps, d.rawMbps)) << " | |\n";
-  out << "| ingest, MB of JSON per CPU-second | " << fmt("%.1f", d.ingestCpuMbps) << " | "
-      << fmt("%.1f", d.rawCpuMbps) << " | " << fmt("%.2f", ratio(d.ingestCpuMbps, d.rawCpuMbps))
-      << " | (work done, whatever else runs) |\n";
+// The rows both tables share: replay against the raw scan, point-in-time
+// queries against the full replay, and the state report.
+void printReadRows(std::ostream& out, const SizeRun& r, const Derived& d, const Targets& t) {
   out << "| replay, records/s | " << human(d.replayRps) << " | " << human(d.scanRps)
       << " (raw scan of the projection) | " << fmt("%.2f", ratio(d.replayRps, d.scanRps))
       << " | >= " << t.replayRatio << ": "
@@ -93,6 +78,27 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
   out << "| state report after a query (20 queries), median / p99 | "
       << fmt("%.2f", get(r.query, "reportMedianMs")) << " / "
       << fmt("%.2f", get(r.query, "reportP99Ms")) << " ms | | | |\n";
+}
+
+}  // namespace
+
+void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, const Targets& t) {
+  const Derived d = derive(r);
+  const double mb = 1024.0 * 1024.0;
+  out << "\n### " << human(static_cast<double>(r.events)) << " events ("
+      << fmt("%.0f", r.jsonBytes / mb) << " MB of JSON, generated in "
+      << fmt("%.1f", r.generateSeconds) << " s)\n\n";
+  out << "| measure | ledger | baseline | ratio | target |\n|---|---|---|---|---|\n";
+  out << "| ingest, events/s | " << human(d.ingestEps) << " | " << human(d.rawEps)
+      << " (raw RocksDB write) | " << fmt("%.2f", ratio(d.ingestEps, d.rawEps))
+      << " | >= " << t.ingestRatio << ": " << verdict(ratio(d.ingestEps, d.rawEps) >= t.ingestRatio)
+      << " |\n";
+  out << "| ingest, MB/s of JSON | " << fmt("%.1f", d.ingestMbps) << " | " << fmt("%.1f", d.rawMbps)
+      << " | " << fmt("%.2f", ratio(d.ingestMbps, d.rawMbps)) << " | |\n";
+  out << "| ingest, MB of JSON per CPU-second | " << fmt("%.1f", d.ingestCpuMbps) << " | "
+      << fmt("%.1f", d.rawCpuMbps) << " | " << fmt("%.2f", ratio(d.ingestCpuMbps, d.rawCpuMbps))
+      << " | (work done, whatever else runs) |\n";
+  printReadRows(out, r, d, t);
   const double share = ratio(d.stored, r.jsonBytes);
   out << "| stored bytes (ledger, no checkpoints) | " << fmt("%.1f", d.stored / mb) << " MB | "
       << fmt("%.1f", r.jsonBytes / mb) << " MB raw JSON | " << fmt("%.1f%%", share * 100)
@@ -153,24 +159,7 @@ void printLedgerTable(std::ostream& out, const SizeRun& r, const Targets& t) {
   out << "\n### " << human(static_cast<double>(r.events)) << " records (existing ledger, "
       << fmt("%.0f", r.ledgerBytes / mb) << " MB without checkpoints)\n\n";
   out << "| measure | ledger | baseline | ratio | target |\n|---|---|---|---|---|\n";
-  out << "| replay, records/s | " << human(d.replayRps) << " | " << human(d.scanRps)
-      << " (raw scan of the projection) | " << fmt("%.2f", ratio(d.replayRps, d.scanRps))
-      << " | >= " << t.replayRatio << ": "
-      << verdict(ratio(d.replayRps, d.scanRps) >= t.replayRatio) << " |\n";
-  out << "| replay, records per CPU-second | " << human(d.replayCpuRps) << " | "
-      << human(d.scanCpuRps) << " | " << fmt("%.2f", ratio(d.replayCpuRps, d.scanCpuRps))
-      << " | |\n";
-  const double speedup = ratio(d.fullMs, d.medianMs);
-  out << "| point-in-time query, median | " << fmt("%.2f", d.medianMs) << " ms | "
-      << fmt("%.0f", d.fullMs) << " ms (full replay) | " << fmt("%.0f", speedup) << "x | >= "
-      << fmt("%.0f", t.pointInTimeSpeedup) << "x at 10M: "
-      << (r.events >= 10000000 ? verdict(speedup >= t.pointInTimeSpeedup) : "n/a below 10M")
-      << " |\n";
-  out << "| point-in-time query, p99 | " << fmt("%.2f", d.p99Ms) << " ms | | "
-      << fmt("%.0f", ratio(d.fullMs, d.p99Ms)) << "x | |\n";
-  out << "| state report after a query (20 queries), median / p99 | "
-      << fmt("%.2f", get(r.query, "reportMedianMs")) << " / "
-      << fmt("%.2f", get(r.query, "reportP99Ms")) << " ms | | | |\n";
+  printReadRows(out, r, d, t);
   out << "| checkpoint bytes (" << fmt("%.0f", get(r.checkpoints, "written"))
       << " written now, every " << fmt("%.0f", get(r.checkpoints, "interval")) << " records) | "
       << fmt("%.1f", d.checkpoints / mb) << " MB | " << fmt("%.1f", r.ledgerBytes / mb)
