@@ -130,6 +130,29 @@ const DeviceMatch& matchDevices(DraContext& ctx, const std::string& driver,
   return it->second;
 }
 
+// The devices matching a request, when there are at least `count` of them
+// (processCounterCharge / processCapacityCharge); otherwise nullptr, with
+// the error appended. `source` is "counter" or "capacity", as upstream says.
+const DeviceMatch* matchAtLeast(DraContext& ctx, const std::string& driver,
+                                const std::string& sourceSelector, const SelectorSet& classSel,
+                                const SelectorSet& reqSel, const std::string& reqPath,
+                                std::int64_t count, const char* source,
+                                std::vector<FieldError>& errors) {
+  const DeviceMatch& m = matchDevices(ctx, driver, sourceSelector, classSel, reqSel, reqPath);
+  if (!m.ok) {
+    errors.insert(errors.end(), m.errors.begin(), m.errors.end());
+    return nullptr;
+  }
+  if (static_cast<std::int64_t>(m.devices.size()) < count) {
+    errors.push_back(FieldError::internal(
+        reqPath, std::string("insufficient matching devices for ") + source +
+                     " driver: " + std::to_string(m.devices.size()) + " device(s) match but " +
+                     std::to_string(count) + " requested"));
+    return nullptr;
+  }
+  return &m;
+}
+
 // The largest value of the counter across every counter set of every matched
 // device (computeCounterCharges), once per match and counter.
 const std::optional<Quantity>& counterMaximum(const DeviceMatch& m, const std::string& counter) {
@@ -198,21 +221,10 @@ void chargeCounters(DraContext& ctx, const std::string& ns, schema::Workload::Re
         if (!prepareSelectors(ctx, req, reqPath, &classSel, &reqSel, errors)) return false;
         const std::int64_t count = requestCount(req);
         for (const CounterSourceConfig& cc : configs) {
-          const DeviceMatch& m =
-              matchDevices(ctx, cc.driver, cc.deviceSelector, classSel, reqSel, reqPath);
-          if (!m.ok) {
-            errors.insert(errors.end(), m.errors.begin(), m.errors.end());
-            return false;
-          }
-          const std::vector<const CatalogDevice*>& matched = m.devices;
-          if (static_cast<std::int64_t>(matched.size()) < count) {
-            errors.push_back(FieldError::internal(
-                reqPath, "insufficient matching devices for counter driver: " +
-                             std::to_string(matched.size()) + " device(s) match but " +
-                             std::to_string(count) + " requested"));
-            return false;
-          }
-          const std::optional<Quantity>& best = counterMaximum(m, cc.counterName);
+          const DeviceMatch* m = matchAtLeast(ctx, cc.driver, cc.deviceSelector, classSel, reqSel,
+                                              reqPath, count, "counter", errors);
+          if (m == nullptr) return false;
+          const std::optional<Quantity>& best = counterMaximum(*m, cc.counterName);
           if (!best) {
             errors.push_back(FieldError::internal(
                 reqPath, "matched devices have no consumesCounters entry for counter \"" +
@@ -277,20 +289,10 @@ void chargeCapacity(DraContext& ctx, const std::string& ns, schema::Workload::Re
         if (!prepareSelectors(ctx, req, reqPath, &classSel, &reqSel, errors)) return false;
         const std::int64_t count = requestCount(req);
         for (const CapacitySourceConfig& cfg : configs) {
-          const DeviceMatch& m =
-              matchDevices(ctx, cfg.driver, cfg.deviceSelector, classSel, reqSel, reqPath);
-          if (!m.ok) {
-            errors.insert(errors.end(), m.errors.begin(), m.errors.end());
-            return false;
-          }
-          const std::vector<const CatalogDevice*>& matched = m.devices;
-          if (static_cast<std::int64_t>(matched.size()) < count) {
-            errors.push_back(FieldError::internal(
-                reqPath, "insufficient matching devices for capacity driver: " +
-                             std::to_string(matched.size()) + " device(s) match but " +
-                             std::to_string(count) + " requested"));
-            return false;
-          }
+          const DeviceMatch* m = matchAtLeast(ctx, cfg.driver, cfg.deviceSelector, classSel, reqSel,
+                                              reqPath, count, "capacity", errors);
+          if (m == nullptr) return false;
+          const std::vector<const CatalogDevice*>& matched = m->devices;
           std::optional<Quantity> explicitRequest;
           for (auto c : req.getCapacityRequests()) {
             if (c.getName() == cfg.capacityName)

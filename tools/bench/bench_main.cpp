@@ -204,7 +204,8 @@ int main(int argc, char** argv) {
     std::cerr << "ledger-bench: " << e.what() << "\n" << opts;
     return ledger::cli::kExitUsage;
   }
-  if (vm.count("ledger")) return runExistingLedger(vm["ledger"].as<std::string>(), c.queries, c.seed);
+  if (vm.count("ledger"))
+    return runExistingLedger(vm["ledger"].as<std::string>(), c.queries, c.seed);
   bool ownWorkdir = false;
   std::string workdir = vm["workdir"].as<std::string>();
   if (workdir.empty()) {
