@@ -1,5 +1,6 @@
 #include "rfc3339.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ledger {
@@ -92,11 +93,14 @@ std::optional<std::int64_t> tryParseRfc3339(std::string_view s) {
   return secs * 1000000000LL + nanos;
 }
 
-std::string formatRfc3339(std::int64_t timeNs) {
+namespace {
+
+// "YYYY-MM-DDThh:mm:ss" and the nanoseconds past that second.
+std::string wholeSeconds(std::int64_t timeNs, std::int64_t* nanos) {
   std::int64_t secs = timeNs / 1000000000LL;
-  std::int64_t nanos = timeNs % 1000000000LL;
-  if (nanos < 0) {
-    nanos += 1000000000LL;
+  *nanos = timeNs % 1000000000LL;
+  if (*nanos < 0) {
+    *nanos += 1000000000LL;
     --secs;
   }
   std::int64_t days = secs / 86400;
@@ -112,14 +116,33 @@ std::string formatRfc3339(std::int64_t timeNs) {
   int n = std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d",
                         static_cast<long long>(y), m, d, static_cast<int>(rem / 3600),
                         static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60));
-  std::string out(buf, static_cast<std::size_t>(n));
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::string nineDigits(std::int64_t nanos) {
+  char frac[16];
+  std::snprintf(frac, sizeof frac, ".%09lld", static_cast<long long>(nanos));
+  return frac;
+}
+
+}  // namespace
+
+std::string formatRfc3339(std::int64_t timeNs) {
+  std::int64_t nanos = 0;
+  std::string out = wholeSeconds(timeNs, &nanos);
   if (nanos != 0) {
-    char frac[16];
-    std::snprintf(frac, sizeof frac, ".%09lld", static_cast<long long>(nanos));
-    std::string f(frac);
+    std::string f = nineDigits(nanos);
     while (f.back() == '0') f.pop_back();
     out += f;
   }
+  out += 'Z';
+  return out;
+}
+
+std::string formatRfc3339Fixed(std::int64_t timeNs, int fractionDigits) {
+  std::int64_t nanos = 0;
+  std::string out = wholeSeconds(timeNs, &nanos);
+  if (fractionDigits > 0) out += nineDigits(nanos).substr(0, 1 + std::min(fractionDigits, 9));
   out += 'Z';
   return out;
 }

@@ -16,5 +16,9 @@ namespace ledger {
 std::optional<std::int64_t> tryParseRfc3339(std::string_view text);
 // UTC with 'Z'; fractional seconds only when non-zero, without trailing zeros.
 std::string formatRfc3339(std::int64_t timeNs);
+// UTC with 'Z' and exactly `fractionDigits` (0..9) digits of the second,
+// truncated, as the API server writes its timestamps (0: whole seconds,
+// 3: milliseconds, 6: metav1.MicroTime).
+std::string formatRfc3339Fixed(std::int64_t timeNs, int fractionDigits);
 
 }  // namespace ledger

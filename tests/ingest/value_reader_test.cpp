@@ -139,3 +139,15 @@ TEST_CASE("RFC 3339 round trip", "[ingest]") {
   CHECK_FALSE(tryParseRfc3339("2026-11-02 09:10"));
   CHECK(formatRfc3339(0) == "1970-01-01T00:00:00Z");
 }
+
+TEST_CASE("formatRfc3339Fixed prints exactly the digits asked for, truncated", "[rfc3339]") {
+  const std::int64_t t = *tryParseRfc3339("2026-11-29T10:00:05.123456789Z");
+  CHECK(formatRfc3339Fixed(t, 0) == "2026-11-29T10:00:05Z");
+  CHECK(formatRfc3339Fixed(t, 3) == "2026-11-29T10:00:05.123Z");
+  CHECK(formatRfc3339Fixed(t, 6) == "2026-11-29T10:00:05.123456Z");
+  CHECK(formatRfc3339Fixed(*tryParseRfc3339("2026-11-29T10:00:05Z"), 3) ==
+        "2026-11-29T10:00:05.000Z");
+  // Before the epoch the second still rounds down, as formatRfc3339 does.
+  CHECK(formatRfc3339Fixed(-1, 3) == "1969-12-31T23:59:59.999Z");
+  CHECK(formatRfc3339(-1) == "1969-12-31T23:59:59.999999999Z");
+}

@@ -1,28 +1,10 @@
 #include "k8s_json.h"
 
-#include <cstdio>
+#include "rfc3339.h"
 
 namespace ledger::gen {
 
 namespace {
-
-// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm): no
-// time zone database and no locale, so every machine prints the same bytes.
-void civilFromDays(std::int64_t z, int* y, unsigned* m, unsigned* d) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = static_cast<int>(static_cast<std::int64_t>(yoe) + era * 400 + (*m <= 2 ? 1 : 0));
-}
-
-std::int64_t floorDiv(std::int64_t a, std::int64_t b) {
-  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
-}
 
 // The merge key the API server uses for items of a list of objects, if any.
 const char* mergeKey(const std::string& list, const J& item) {
@@ -78,24 +60,7 @@ void addFields(const J& owned, J* out) {
 
 }  // namespace
 
-std::string rfc3339(std::int64_t ns, bool millis) {
-  const std::int64_t secs = floorDiv(ns, 1000000000);
-  const std::int64_t days = floorDiv(secs, 86400);
-  const std::int64_t rem = secs - days * 86400;
-  int y;
-  unsigned m, d;
-  civilFromDays(days, &y, &m, &d);
-  char buf[64];
-  const int hh = static_cast<int>(rem / 3600), mm = static_cast<int>(rem / 60 % 60),
-            ss = static_cast<int>(rem % 60);
-  if (millis) {
-    const int ms = static_cast<int>((ns - secs * 1000000000) / 1000000);
-    std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", y, m, d, hh, mm, ss, ms);
-  } else {
-    std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02dZ", y, m, d, hh, mm, ss);
-  }
-  return buf;
-}
+std::string rfc3339(std::int64_t ns, bool millis) { return formatRfc3339Fixed(ns, millis ? 3 : 0); }
 
 std::string cpuQuantity(std::int64_t milli) {
   if (milli % 1000 == 0) return std::to_string(milli / 1000);
