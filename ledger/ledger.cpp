@@ -49,7 +49,14 @@ rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
     cf.compression = rocksdb::kZSTD;
     cf.bottommost_compression = rocksdb::kZSTD;
     table.block_size = 64 * 1024;
-  } else if (name == format::kProjectionFamily || name == format::kCheckpointsFamily) {
+  } else if (name == format::kProjectionFamily) {
+    // Replays scan it and point-in-time queries look up a couple of thousand
+    // records scattered over the whole history, one block each: zstd's
+    // decompression was half of a query's CPU. LZ4 at every level stores
+    // about 35% more here (1.3% of the raw JSON) and halves query time.
+    cf.compression = rocksdb::kLZ4Compression;
+    cf.bottommost_compression = rocksdb::kLZ4Compression;
+  } else if (name == format::kCheckpointsFamily) {
     cf.compression = rocksdb::kLZ4Compression;
     cf.bottommost_compression = rocksdb::kZSTD;
   } else {
@@ -321,6 +328,10 @@ Status Ledger::scanRecords(std::uint64_t from, std::uint64_t to,
   return fromRocks(it->status(), "scanning log");
 }
 
+namespace {
+constexpr std::uint64_t kShortScanRecords = 50000;
+}  // namespace
+
 Status Ledger::scanProjectionWords(
     std::uint64_t from, std::uint64_t to,
     const std::function<bool(std::uint64_t, kj::ArrayPtr<const capnp::word>)>& fn) const {
@@ -332,7 +343,11 @@ Status Ledger::scanProjectionWords(
     upperSlice = rocksdb::Slice(upper);
     ro.iterate_upper_bound = &upperSlice;
   }
-  ro.readahead_size = 2 << 20;
+  // A long scan reads ahead in big steps; a short one (a query folding the
+  // records after its checkpoint, ~160 bytes each on disk) keeps RocksDB's
+  // own readahead, which starts small and grows: a fixed 2 MB would read and
+  // fault in several times the range on every query.
+  if (to == 0 || to - from > kShortScanRecords) ro.readahead_size = 2 << 20;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kProjectionFamily)));
   AlignedBuffer buffer;
   for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
@@ -377,27 +392,41 @@ Status Ledger::readProjectionWords(
 Status Ledger::readProjectionsWords(
     const std::vector<std::uint64_t>& seqs,
     const std::function<void(std::uint64_t, kj::ArrayPtr<const capnp::word>)>& fn) const {
-  if (seqs.empty()) return Status::ok();
-  rocksdb::ReadOptions ro;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kProjectionFamily)));
-  AlignedBuffer buffer;
-  std::uint64_t previous = 0;
-  for (const std::uint64_t seq : seqs) {
-    if (seq <= previous && previous != 0) {
+  for (std::size_t i = 1; i < seqs.size(); ++i) {
+    if (seqs[i] <= seqs[i - 1]) {
       return Status::invalidArgument("readProjectionsWords: seqs must ascend");
     }
-    previous = seq;
-    const std::string key = format::seqKey(seq);
-    it->Seek(key);
-    if (!it->Valid() || it->key() != rocksdb::Slice(key)) {
-      if (!it->status().ok()) return fromRocks(it->status(), "reading projections");
-      return Status::notFound("no projection for seq " + std::to_string(seq));
+  }
+  // MultiGet, not an iterator: a point lookup consults only the one table
+  // file whose range holds the key, where an iterator's Seek positions every
+  // level. Batches bound the pinned blocks.
+  constexpr std::size_t kBatch = 256;
+  std::vector<std::string> keys(std::min(seqs.size(), kBatch));
+  std::vector<rocksdb::Slice> slices(keys.size());
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  AlignedBuffer buffer;
+  for (std::size_t start = 0; start < seqs.size(); start += kBatch) {
+    const std::size_t n = std::min(kBatch, seqs.size() - start);
+    for (std::size_t i = 0; i < n; ++i) {
+      keys[i] = format::seqKey(seqs[start + i]);
+      slices[i] = keys[i];
+      values[i].Reset();
     }
-    try {
-      fn(seq, buffer.load(it->value().ToStringView()));
-    } catch (const kj::Exception& e) {
-      return Status::corruption("seq " + std::to_string(seq) +
-                                ": projection does not decode: " + e.getDescription().cStr());
+    db_->MultiGet(rocksdb::ReadOptions(), family(format::kProjectionFamily), n, slices.data(),
+                  values.data(), statuses.data(), /*sorted_input=*/true);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t seq = seqs[start + i];
+      if (statuses[i].IsNotFound()) {
+        return Status::notFound("no projection for seq " + std::to_string(seq));
+      }
+      if (!statuses[i].ok()) return fromRocks(statuses[i], "reading projections");
+      try {
+        fn(seq, buffer.load(values[i].ToStringView()));
+      } catch (const kj::Exception& e) {
+        return Status::corruption("seq " + std::to_string(seq) +
+                                  ": projection does not decode: " + e.getDescription().cStr());
+      }
     }
   }
   return Status::ok();

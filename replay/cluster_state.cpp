@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "checkpoint.capnp.h"
@@ -204,15 +205,47 @@ Status ClusterState::materialize(const Ledger& ledger) {
   std::vector<std::uint64_t> seqs;
   seqs.reserve(todo.size());
   for (const IndexEntry* entry : todo) seqs.push_back(entry->pendingSeq);
-  std::size_t next = 0;
-  Status st =
-      ledger.readProjectionsWords(seqs, [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> w) {
-        IndexEntry* entry = todo[next++];
-        entry->it->second = std::make_unique<StoredObject>(seq, w);
-        entry->pendingSeq = 0;
-        --pending_;
-      });
+  // Reads the pending records in [begin, end) of the seq order into their
+  // entries. Each call touches its own entries only.
+  auto readRange = [&](std::size_t begin, std::size_t end) -> Status {
+    const std::vector<std::uint64_t> part(seqs.begin() + static_cast<std::ptrdiff_t>(begin),
+                                          seqs.begin() + static_cast<std::ptrdiff_t>(end));
+    std::size_t next = begin;
+    return ledger.readProjectionsWords(
+        part, [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> w) {
+          todo[next++]->it->second = std::make_unique<StoredObject>(seq, w);
+        });
+  };
+  // A point-in-time query spends most of its time here: a couple of
+  // thousand lookups of records scattered over the whole history, each a
+  // block read and decompression. Ledger reads may run concurrently, so a
+  // large set is read in two halves at once.
+  constexpr std::size_t kParallelFrom = 512;
+  Status st;
+  if (todo.size() >= kParallelFrom && std::thread::hardware_concurrency() > 1) {
+    const std::size_t half = todo.size() / 2;
+    Status first;
+    std::thread helper([&] {
+      try {
+        first = readRange(0, half);
+      } catch (const std::exception& e) {
+        first = Status::corruption(e.what());
+      }
+    });
+    try {
+      st = readRange(half, todo.size());
+    } catch (...) {
+      helper.join();
+      throw;
+    }
+    helper.join();
+    if (!first.isOk()) st = first;
+  } else {
+    st = readRange(0, todo.size());
+  }
   if (!st.isOk()) return st;
+  for (IndexEntry* entry : todo) entry->pendingSeq = 0;
+  pending_ = 0;
   return Status::ok();
 }
 

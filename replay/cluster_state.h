@@ -98,8 +98,10 @@ class ClusterState {
   // (what apply() does) was most of a replay's cost. Until materialize()
   // succeeds, the readers below throw std::logic_error.
   void applyDeferred(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords);
-  // Reads every object applyDeferred() left pending, in seq order. Returns
-  // the ledger's status (a record missing or not decoding) on failure.
+  // Reads every object applyDeferred() left pending, in seq order (a large
+  // set in two halves on two threads; Ledger reads may run concurrently).
+  // Returns the ledger's status (a record missing or not decoding) on
+  // failure; the state then stays pending and may be materialized again.
   [[nodiscard]] Status materialize(const Ledger& ledger);
   bool materialized() const { return pending_ == 0; }
 

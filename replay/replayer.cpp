@@ -2,6 +2,10 @@
 
 namespace ledger::replay {
 
+namespace {
+constexpr std::uint64_t kCopyingFoldRecords = 4096;
+}  // namespace
+
 void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOptions& options) const {
   const std::uint64_t from = state.seq() + 1;
   if (seq < from) {
@@ -10,9 +14,16 @@ void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOption
   }
   const std::uint64_t total = seq - state.seq();
   std::uint64_t done = 0;
+  // A short fold (a query after its checkpoint) keeps each record as it
+  // passes: reading the survivors again afterwards costs a lookup each.
+  const bool copy = total <= kCopyingFoldRecords;
   Status st = ledger_.scanProjectionWords(from, seq,
                                           [&](std::uint64_t s, kj::ArrayPtr<const capnp::word> w) {
-                                            state.applyDeferred(s, w);
+                                            if (copy) {
+                                              state.apply(s, w);
+                                            } else {
+                                              state.applyDeferred(s, w);
+                                            }
                                             if (options.progress && (++done & 0xFFFF) == 0)
                                               options.progress(done, total);
                                             return true;

@@ -45,7 +45,10 @@ class Replayer {
   // The state after record `seq` (0: before any record, the empty state;
   // past the end: after the last record).
   ClusterState foldTo(std::uint64_t seq, const FoldOptions& options = {}) const;
-  // Continues folding `state` up to `seq`.
+  // Continues folding `state` up to `seq`. A long fold notes which record
+  // holds each object and reads the survivors once at the end; a short one
+  // (up to a few thousand records, a query after its checkpoint) keeps each
+  // record as it passes. Both give the same state.
   void foldInto(ClusterState& state, std::uint64_t seq, const FoldOptions& options = {}) const;
   // The last seq at or before a time (0 when the log starts later).
   std::uint64_t seqAt(std::int64_t timeNs) const;

@@ -179,14 +179,14 @@ TEST_CASE("many projections are read in one pass, in ascending seq order", "[led
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
   std::string stream;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 700; ++i) {
     stream +=
         R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ns-)" +
         std::to_string(i) + R"(","uid":"u-)" + std::to_string(i) + R"(","resourceVersion":"1"}}})" +
         "\n";
   }
   ingestText(*ledger, stream);
-  REQUIRE(ledger->lastSeq() == 300);
+  REQUIRE(ledger->lastSeq() == 700);
   std::vector<std::uint64_t> wanted{1, 2, 150, 151, 299, 300};
   std::vector<std::string> names;
   REQUIRE(ledger
@@ -200,10 +200,34 @@ TEST_CASE("many projections are read in one pass, in ascending seq order", "[led
                                      })
               .isOk());
   CHECK(names.size() == wanted.size());
+  SECTION("more seqs than one lookup batch, every one in order") {
+    std::vector<std::uint64_t> every;
+    for (std::uint64_t seq = 3; seq <= 700; seq += 1) every.push_back(seq);
+    std::vector<std::uint64_t> seen;
+    REQUIRE(ledger
+                ->readProjectionsWords(every,
+                                       [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> w) {
+                                         capnp::FlatArrayMessageReader reader(w);
+                                         auto r = reader.getRoot<schema::ProjectedRecord>();
+                                         CHECK(r.getIdentity().getName() ==
+                                               "ns-" + std::to_string(seq - 1));
+                                         seen.push_back(seq);
+                                       })
+                .isOk());
+    CHECK(seen == every);
+  }
   SECTION("a seq past the end is NotFound") {
-    Status st = ledger->readProjectionsWords({5, 301}, [](std::uint64_t, auto) {});
+    Status st = ledger->readProjectionsWords({5, 701}, [](std::uint64_t, auto) {});
     CHECK(st.code() == Status::Code::kNotFound);
-    CHECK_THAT(st.message(), Catch::Contains("301"));
+    CHECK_THAT(st.message(), Catch::Contains("701"));
+  }
+  SECTION("a missing seq in a later batch is NotFound, named") {
+    std::vector<std::uint64_t> many;
+    for (std::uint64_t seq = 1; seq <= 600; ++seq) many.push_back(seq);
+    many.push_back(900);
+    Status st = ledger->readProjectionsWords(many, [](std::uint64_t, auto) {});
+    CHECK(st.code() == Status::Code::kNotFound);
+    CHECK_THAT(st.message(), Catch::Contains("900"));
   }
   SECTION("seqs out of order are refused") {
     Status st = ledger->readProjectionsWords({5, 4}, [](std::uint64_t, auto) {});
