@@ -35,7 +35,19 @@ struct DecodedValue {
 
 class ValueReader {
  public:
+  struct Options {
+    std::uint64_t maxValueBytes = 64ULL << 20;
+    // Leave out metadata.managedFields of the watched object (a watch
+    // event's "object", each List item, or a bare object) while building the
+    // value: what Ingester::add drops anyway, so the ledger is the same
+    // bytes, and building the value is about twice as fast. Nested metadata
+    // (a pod template's) is kept. Values that go to nlohmann's parser (see
+    // value_reader.cpp) keep it, and the Ingester drops it there.
+    bool dropManagedFields = false;
+  };
+
   explicit ValueReader(std::istream& in, std::uint64_t maxValueBytes = 64ULL << 20);
+  ValueReader(std::istream& in, const Options& options);
 
   // Fills `out` with the next value (or the next rejected one); false at end.
   bool next(DecodedValue* out);
@@ -51,6 +63,7 @@ class ValueReader {
 
   std::istream& in_;
   std::uint64_t maxValueBytes_;
+  Options options_;
   Mode mode_ = Mode::kUnknown;
   std::string buffer_;
   std::size_t pos_ = 0;           // scan position in buffer_

@@ -17,7 +17,7 @@ struct Attribution {
 
 class Attributor {
  public:
-  Attributor(const ClusterState& state, std::vector<WorkloadAudit>& wls) : state_(state) {
+  Attributor(const ClusterState& state, std::vector<WorkloadAudit>& wls) {
     for (const auto& [key, pod] : state.objects(ObjectKind::kPod)) {
       podsByUid_[std::string(pod->uid())] = pod.get();
       for (auto s : pod->projection().getBody().getPod().getResourceClaimStatuses()) {
@@ -61,7 +61,6 @@ class Attributor {
   }
 
  private:
-  const ClusterState& state_;
   std::map<std::string, const StoredObject*> podsByUid_;
   std::map<std::string, const StoredObject*> podByClaim_;
   std::map<std::string, WorkloadAudit*> byOwnerUid_;

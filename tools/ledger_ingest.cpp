@@ -33,7 +33,9 @@ struct SourceTotals {
 
 void ingestStream(std::istream& in, const std::string& label, const std::string& source,
                   ingest::Ingester& ingester, SourceTotals* totals) {
-  ingest::ValueReader reader(in);
+  ingest::ValueReader::Options readerOptions;
+  readerOptions.dropManagedFields = true;  // the Ingester drops them anyway
+  ingest::ValueReader reader(in, readerOptions);
   ingest::DecodedValue value;
   while (!gStop && reader.next(&value)) {
     ++totals->values;

@@ -126,10 +126,10 @@ int runExport(const Ledger& ledger, std::uint64_t from) {
 int runStats(const Ledger& ledger, cli::OutputFormat output) {
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> families;  // count, bytes
   for (const char* f : {"log", "projection", "checkpoints", "time_index", "events", "live"}) {
-    auto& [count, bytes] = families[f];
+    auto& totals = families[f];  // a pair, not bindings: lambdas may not capture those (clang)
     Status st = ledger.scanRaw(f, [&](std::string_view k, std::string_view v) {
-      ++count;
-      bytes += k.size() + v.size();
+      ++totals.first;
+      totals.second += k.size() + v.size();
     });
     if (!st.isOk()) {
       spdlog::error("{}", st.toString());

@@ -1,24 +1,52 @@
 // libFuzzer target for the decoder of untrusted input: the stream framer,
-// JSON/YAML parsing, event normalisation and projection.
+// JSON/YAML parsing, event normalisation and projection. It also reads the
+// input a second time with dropManagedFields and aborts unless every object
+// handed on is what the first read gives once the Ingester has dropped the
+// watched object's metadata.managedFields.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "projector.h"
 #include "value_reader.h"
 #include "watch_event.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
-  ledger::ingest::ValueReader reader(in, 1 << 20);
+namespace {
+
+// Objects as the Ingester would store them, in order; errors as strings.
+std::vector<std::string> decode(const std::string& input, bool dropManagedFields) {
+  std::istringstream in(input);
+  ledger::ingest::ValueReader::Options options;
+  options.maxValueBytes = 1 << 20;
+  options.dropManagedFields = dropManagedFields;
+  ledger::ingest::ValueReader reader(in, options);
   ledger::ingest::DecodedValue value;
+  std::vector<std::string> out;
   while (reader.next(&value)) {
-    if (!value.error.empty()) continue;
+    if (!value.error.empty()) {
+      out.push_back("error: " + value.error);
+      continue;
+    }
     auto normalized = ledger::ingest::normalizeValue(std::move(value.value));
-    for (const auto& ev : normalized.events) {
-      if (ev.object.is_object()) (void)ledger::ingest::projectObject(ev.object);
+    for (const auto& e : normalized.errors) out.push_back("rejected: " + e);
+    for (auto& ev : normalized.events) {
+      if (!ev.object.is_object()) continue;
+      if (auto meta = ev.object.find("metadata"); meta != ev.object.end() && meta->is_object())
+        meta->erase("managedFields");
+      if (!dropManagedFields) (void)ledger::ingest::projectObject(ev.object);
+      out.push_back(ev.object.dump());
     }
   }
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string input(reinterpret_cast<const char*>(data), size);
+  if (decode(input, false) != decode(input, true)) std::abort();
   return 0;
 }

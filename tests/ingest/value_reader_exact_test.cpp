@@ -134,3 +134,72 @@ TEST_CASE("fast JSON parsing: random documents give nlohmann's values", "[value_
   }
   checkSameAsNlohmann(lines);
 }
+
+// With dropManagedFields the reader leaves out what the Ingester drops - the
+// watched object's metadata.managedFields - and nothing else: every object
+// normalizeValue() hands on equals nlohmann's with that one member erased,
+// byte for byte, and no other managedFields (a pod template's, a field
+// that merely looks like an event's "object") goes missing.
+TEST_CASE("dropManagedFields leaves out exactly what the Ingester drops", "[value_reader]") {
+  const std::string mf = R"("managedFields":[{"manager":"kubectl","operation":"Update"}])";
+  const std::vector<std::string> lines = {
+      // A watch event, with a nested pod template that keeps its own.
+      R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p",)" + mf +
+          R"(,"uid":"u"},"spec":{"template":{"metadata":{)" + mf + R"(}}}}})",
+      // A List: each item is a watched object; the list's own metadata is not stored.
+      R"({"apiVersion":"v1","kind":"PodList","metadata":{)" + mf +
+          R"(},"items":[{"metadata":{"name":"a",)" + mf + R"(}},7,{"metadata":{"name":"b"}}]})",
+      // A bare object whose "object" field is data, not a watch event's object.
+      R"({"apiVersion":"v1","kind":"Thing","metadata":{"name":"t",)" + mf +
+          R"(},"object":{"metadata":{)" + mf + R"(}}})",
+      // "type" that is not a string: normalizeValue reads a bare object, so do we.
+      R"({"type":1,"object":{"metadata":{)" + mf +
+          R"(}},"apiVersion":"v1","kind":"K","metadata":{"name":"n",)" + mf + "}}",
+      // Duplicate keys: the last wins, as in nlohmann, for the form and the value.
+      R"({"type":7,"type":"MODIFIED","object":{"kind":"X"},"object":{"apiVersion":"v1","kind":"K","metadata":{"name":"d",)" +
+          mf + R"(,"managedFields":null}}})",
+      R"({"kind":"PodList","kind":"Pod","apiVersion":"v1","items":[{"metadata":{)" + mf +
+          R"(}}],"metadata":{"name":"notalist",)" + mf + "}}",
+      // "items" that is not an array: not a List.
+      R"({"apiVersion":"v1","kind":"PodList","items":{"metadata":{)" + mf +
+          R"(}},"metadata":{"name":"l",)" + mf + "}}",
+      // Values the fast path hands to nlohmann (-0) keep managedFields; the Ingester drops them.
+      R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"z",)" + mf +
+          R"(},"n":-0}})",
+  };
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  std::istringstream in(text);
+  ingest::ValueReader::Options options;
+  options.dropManagedFields = true;
+  ingest::ValueReader reader(in, options);
+  ingest::DecodedValue v;
+  std::size_t i = 0;
+  std::size_t stored = 0;
+  while (reader.next(&v)) {
+    REQUIRE(i < lines.size());
+    const std::string& line = lines[i++];
+    INFO(line);
+    REQUIRE(v.error.empty());
+    auto fast = ingest::normalizeValue(std::move(v.value));
+    auto reference = ingest::normalizeValue(Json::parse(line));
+    REQUIRE(fast.errors == reference.errors);
+    REQUIRE(fast.events.size() == reference.events.size());
+    for (std::size_t e = 0; e < fast.events.size(); ++e) {
+      Json& expected = reference.events[e].object;
+      // What Ingester::add does before storing the object.
+      if (auto meta = expected.find("metadata"); meta != expected.end() && meta->is_object())
+        meta->erase("managedFields");
+      Json& got = fast.events[e].object;
+      if (line.find("-0}") == std::string::npos) {
+        CHECK_FALSE(got["metadata"].contains("managedFields"));
+      } else if (auto meta = got.find("metadata"); meta != got.end()) {
+        meta->erase("managedFields");
+      }
+      CHECK(got.dump() == expected.dump());
+      ++stored;
+    }
+  }
+  CHECK(i == lines.size());
+  CHECK(stored == 9);
+}

@@ -56,7 +56,9 @@ Metrics ingestPhase(const std::string& jsonlPath, const std::string& dir, std::s
   const double start = nowSeconds();
   const double cpuStart = cpuSeconds();
   // The loop of ledger-ingest (tools/ledger_ingest.cpp, ingestStream).
-  ingest::ValueReader reader(in);
+  ingest::ValueReader::Options readerOptions;
+  readerOptions.dropManagedFields = true;  // the Ingester drops them anyway
+  ingest::ValueReader reader(in, readerOptions);
   ingest::DecodedValue value;
   while (reader.next(&value)) {
     ++values;
