@@ -566,6 +566,24 @@ Status Ledger::dropCheckpoints() {
   return fromRocks(db_->Write(wo, &wb), "dropping checkpoints");
 }
 
+Status Ledger::compact(const std::string& familyName) {
+  if (options_.readOnly) return Status::invalidArgument("compact: the ledger is open read-only");
+  rocksdb::CompactRangeOptions co;
+  // The bottom level too: that is where a full ledger keeps nearly everything.
+  co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  bool found = false;
+  for (const char* name : kFamilyNames) {
+    if (!familyName.empty() && familyName != name) continue;
+    found = true;
+    if (Status st = fromRocks(db_->CompactRange(co, family(name), nullptr, nullptr),
+                              std::string("compacting ") + name);
+        !st.isOk())
+      return st;
+  }
+  if (!found) return Status::invalidArgument("no column family " + familyName);
+  return Status::ok();
+}
+
 Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>& project,
                                  std::uint64_t* rewritten) {
   *rewritten = 0;

@@ -144,6 +144,12 @@ class Ledger {
   [[nodiscard]] Status scanCheckpoints(
       const std::function<bool(std::uint64_t seq, std::string_view bytes)>& fn) const;
   [[nodiscard]] Status dropCheckpoints();
+  // Rewrites every table file of the named column family (all families when
+  // empty) with this build's storage options: block size and compression
+  // (e.g. LZ4 for the projection family, which earlier builds compressed
+  // with zstd at the bottom level). Content is unchanged. Takes minutes on
+  // a large ledger; writers only. InvalidArgument for an unknown family.
+  [[nodiscard]] Status compact(const std::string& familyName = {});
 
   // Rewrites the projection of every record from its raw JSON.
   [[nodiscard]] Status rebuildProjection(const std::function<std::string(const Record&)>& project,

@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   po::options_description opts(
       "ledger-replay [COMMAND] [options]\n"
       "commands: (none) the state report | verify | export | rebuild-projection | checkpoint | "
-      "stats\n"
+      "stats | compact\n"
       "options");
   // clang-format off
   opts.add_options()
@@ -182,6 +182,7 @@ int main(int argc, char** argv) {
     ("every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "checkpoint: records between checkpoints")
     ("no-checkpoints", "fold from the start, ignoring checkpoints")
     ("rewrite", "checkpoint: drop existing checkpoints first")
+    ("family", po::value<std::string>()->default_value(""), "compact: only this column family (e.g. projection)")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("command", po::value<std::string>()->default_value(""), "command");
   // clang-format on
@@ -204,13 +205,25 @@ int main(int argc, char** argv) {
     if (command == "stats") return runStats(*cli::openForReading(dir), output);
     if (command == "export")
       return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());
-    if (command == "rebuild-projection" || command == "checkpoint") {
+    if (command == "rebuild-projection" || command == "checkpoint" || command == "compact") {
       std::unique_ptr<Ledger> ledger;
       Ledger::Options lo;
       lo.createIfMissing = false;
       if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
         throw cli::LedgerOpenError(st.toString(),
                                    st.isNotFound() ? cli::kExitUsage : cli::kExitCorrupt);
+      }
+      if (command == "compact") {
+        // Rewrites the table files with this build's storage options; the
+        // content (and every answer) stays the same.
+        const std::string family = vm["family"].as<std::string>();
+        if (Status st = ledger->compact(family); !st.isOk()) {
+          if (st.code() == Status::Code::kInvalidArgument) throw cli::UsageError(st.message());
+          spdlog::error("{}", st.toString());
+          return cli::kExitCorrupt;
+        }
+        std::cout << "compacted " << (family.empty() ? "every column family" : family) << "\n";
+        return cli::kExitOk;
       }
       if (command == "checkpoint") {
         if (vm.count("rewrite")) {

@@ -234,3 +234,44 @@ TEST_CASE("many projections are read in one pass, in ascending seq order", "[led
     CHECK_FALSE(st.isOk());
   }
 }
+
+TEST_CASE("compacting rewrites the tables and changes nothing a reader sees", "[ledger]") {
+  TempDir dir;
+  const std::string path = dir.path("l");
+  std::vector<std::string> before;
+  Digest head{};
+  {
+    auto ledger = openLedger(path);
+    ingestText(*ledger, demoStream());
+    head = ledger->lastHash();
+    REQUIRE(ledger
+                ->scanRaw(format::kProjectionFamily,
+                          [&](std::string_view k, std::string_view v) {
+                            before.push_back(std::string(k) + '=' + std::string(v));
+                          })
+                .isOk());
+    REQUIRE_FALSE(before.empty());
+    CHECK(ledger->compact(format::kProjectionFamily).isOk());
+    CHECK(ledger->compact().isOk());
+    CHECK(ledger->compact("no-such-family").code() == Status::Code::kInvalidArgument);
+  }
+  auto ledger = openLedger(path);
+  CHECK(ledger->lastHash() == head);
+  std::vector<std::string> after;
+  REQUIRE(ledger
+              ->scanRaw(format::kProjectionFamily,
+                        [&](std::string_view k, std::string_view v) {
+                          after.push_back(std::string(k) + '=' + std::string(v));
+                        })
+              .isOk());
+  CHECK(after == before);
+  VerifyReport v;
+  REQUIRE(verifyLog(*ledger, &v).isOk());
+  CHECK(v.ok());
+  Ledger::Options ro;
+  ro.readOnly = true;
+  ledger.reset();
+  std::unique_ptr<Ledger> reader;
+  REQUIRE(Ledger::open(path, ro, &reader).isOk());
+  CHECK(reader->compact().code() == Status::Code::kInvalidArgument);
+}
