@@ -1,5 +1,9 @@
 #include "replayer.h"
 
+#include <thread>
+
+#include "scan_ahead.h"
+
 namespace ledger::replay {
 
 namespace {
@@ -17,17 +21,19 @@ void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOption
   // A short fold (a query after its checkpoint) keeps each record as it
   // passes: reading the survivors again afterwards costs a lookup each.
   const bool copy = total <= kCopyingFoldRecords;
-  Status st = ledger_.scanProjectionWords(from, seq,
-                                          [&](std::uint64_t s, kj::ArrayPtr<const capnp::word> w) {
-                                            if (copy) {
-                                              state.apply(s, w);
-                                            } else {
-                                              state.applyDeferred(s, w);
-                                            }
-                                            if (options.progress && (++done & 0xFFFF) == 0)
-                                              options.progress(done, total);
-                                            return true;
-                                          });
+  auto foldOne = [&](std::uint64_t s, kj::ArrayPtr<const capnp::word> w) {
+    if (copy) {
+      state.apply(s, w);
+    } else {
+      state.applyDeferred(s, w);
+    }
+    if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
+    return true;
+  };
+  // A long fold reads on a second core while this one folds.
+  Status st = copy || std::thread::hardware_concurrency() < 2
+                  ? ledger_.scanProjectionWords(from, seq, foldOne)
+                  : scanProjectionAhead(ledger_, from, seq, foldOne);
   if (st.isOk()) st = state.materialize(ledger_);
   if (!st.isOk()) throw ReplayError(st);
   if (options.progress) options.progress(total, total);
