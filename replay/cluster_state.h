@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "ledger.h"
 #include "projection.capnp.h"
@@ -104,6 +105,14 @@ class ClusterState {
   // failure; the state then stays pending and may be materialized again.
   [[nodiscard]] Status materialize(const Ledger& ledger);
   bool materialized() const { return pending_ == 0; }
+  // The seqs of the pending objects, ascending (what materialize() reads).
+  std::vector<std::uint64_t> pendingSeqs() const;
+  // Gives each pending object its version read elsewhere: `objects[i]` is
+  // the record at `seqs[i]` (ascending; ObjectReads). Versions no longer
+  // pending - replaced or deleted by a fold since - are left in `objects`;
+  // objects without a read version stay pending.
+  void adopt(const std::vector<std::uint64_t>& seqs,
+             std::vector<std::unique_ptr<StoredObject>>& objects);
 
   const ObjectMap& objects(ObjectKind kind) const {
     requireMaterialized();
@@ -164,7 +173,7 @@ class ClusterState {
   std::uint64_t seq_ = 0;
   std::int64_t timeNs_ = 0;
   std::size_t pending_ = 0;  // index entries with a pendingSeq
-  std::string scratchKey_;   // reused by apply(): most records replace a live object
+  std::string scratchKey_;   // reused by fold(): most records replace a live object
 };
 
 }  // namespace ledger::replay

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "object_reads.h"
 #include "scan_ahead.h"
 
 namespace ledger::replay {
@@ -17,10 +18,16 @@ void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOption
     return;
   }
   const std::uint64_t total = seq - state.seq();
-  std::uint64_t done = 0;
   // A short fold (a query after its checkpoint) keeps each record as it
   // passes: reading the survivors again afterwards costs a lookup each.
   const bool copy = total <= kCopyingFoldRecords;
+  const bool twoCores = std::thread::hardware_concurrency() > 1;
+  // The objects a restored checkpoint names are read on a helper thread
+  // while this one folds (ObjectReads); the fold's own records need no read.
+  std::unique_ptr<ObjectReads> reads;
+  if (copy && twoCores && !state.materialized())
+    reads = std::make_unique<ObjectReads>(ledger_, state.pendingSeqs(), true);
+  std::uint64_t done = 0;
   auto foldOne = [&](std::uint64_t s, kj::ArrayPtr<const capnp::word> w) {
     if (copy) {
       state.apply(s, w);
@@ -31,10 +38,13 @@ void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOption
     return true;
   };
   // A long fold reads on a second core while this one folds.
-  Status st = copy || std::thread::hardware_concurrency() < 2
-                  ? ledger_.scanProjectionWords(from, seq, foldOne)
-                  : scanProjectionAhead(ledger_, from, seq, foldOne);
-  if (st.isOk()) st = state.materialize(ledger_);
+  Status st = copy || !twoCores ? ledger_.scanProjectionWords(from, seq, foldOne)
+                                : scanProjectionAhead(ledger_, from, seq, foldOne);
+  if (st.isOk() && reads) {
+    st = reads->finish();
+    if (st.isOk()) state.adopt(reads->seqs(), reads->objects());
+  }
+  if (st.isOk()) st = state.materialize(ledger_);  // whatever is still pending
   if (!st.isOk()) throw ReplayError(st);
   if (options.progress) options.progress(total, total);
 }

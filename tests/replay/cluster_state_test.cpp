@@ -1,9 +1,11 @@
 // ClusterState's two ways of folding: copying every record (apply) and
 // noting record seqs, then reading the survivors once (applyDeferred +
 // materialize, what Replayer does). They must agree on every seq.
+#include <algorithm>
 #include <fstream>
 
 #include "cluster_state.h"
+#include "object_reads.h"
 #include "test_support.h"
 
 using namespace ledger;
@@ -78,4 +80,50 @@ TEST_CASE("materialize reports a record the ledger cannot give", "[cluster-state
   Status st = state.materialize(*other);
   CHECK_FALSE(st.isOk());
   CHECK_FALSE(state.materialized());
+}
+
+TEST_CASE("objects read ahead are adopted by seq; replaced ones are dropped", "[cluster-state]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  ingestText(*ledger, demoStream());
+  const std::uint64_t last = ledger->lastSeq();
+  const std::uint64_t middle = last / 2;
+  replay::ClusterState eager;
+  fold(*ledger, eager, last, false);
+
+  // Defer to the middle, read those versions (two threads), then fold on,
+  // copying: some versions read are replaced by then.
+  replay::ClusterState state;
+  fold(*ledger, state, middle, true);
+  const std::vector<std::uint64_t> seqs = state.pendingSeqs();
+  REQUIRE(std::is_sorted(seqs.begin(), seqs.end()));
+  replay::ObjectReads reads(*ledger, seqs, true);
+  fold(*ledger, state, last, false);
+  REQUIRE(reads.finish().isOk());
+  for (const auto& object : reads.objects()) REQUIRE(object != nullptr);
+  state.adopt(reads.seqs(), reads.objects());
+  CHECK(state.materialized());
+  CHECK(state.digest() == eager.digest());
+
+  SECTION("an object without a read version stays pending") {
+    replay::ClusterState partial;
+    fold(*ledger, partial, middle, true);
+    std::vector<std::uint64_t> some = partial.pendingSeqs();
+    REQUIRE(some.size() > 1);
+    some.pop_back();
+    replay::ObjectReads fewer(*ledger, some, false);
+    REQUIRE(fewer.finish().isOk());
+    partial.adopt(fewer.seqs(), fewer.objects());
+    CHECK_FALSE(partial.materialized());
+    REQUIRE(partial.materialize(*ledger).isOk());
+    replay::ClusterState reference;
+    fold(*ledger, reference, middle, false);
+    CHECK(partial.digest() == reference.digest());
+  }
+  SECTION("a seq the ledger does not hold fails the reads, named") {
+    replay::ObjectReads missing(*ledger, {1, 2, last + 5}, true);
+    const Status st = missing.finish();
+    CHECK(st.code() == Status::Code::kNotFound);
+    CHECK_THAT(st.message(), Catch::Contains(std::to_string(last + 5)));
+  }
 }
