@@ -4,6 +4,7 @@
 #include <set>
 
 #include "cluster_sim.h"
+#include "sim_stream.h"
 #include "test_support.h"
 
 using namespace ledger;
@@ -12,15 +13,7 @@ using namespace ledger::testing;
 namespace {
 
 std::string generate(std::uint64_t seed, std::uint64_t events, int nodes = 4, int queues = 4) {
-  gen::SimOptions o;
-  o.seed = seed;
-  o.events = events;
-  o.nodes = nodes;
-  o.queues = queues;
-  gen::ClusterSim sim(o);
-  std::ostringstream out;
-  sim.writeAll(out);
-  return out.str();
+  return simulatedStream(seed, events, nodes, queues);
 }
 
 }  // namespace

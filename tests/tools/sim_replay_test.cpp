@@ -3,8 +3,8 @@
 // a short fold after a checkpoint that keeps records as they pass, and more
 // pending objects than one lookup batch, read in two halves at once.
 #include "checkpoints.h"
-#include "cluster_sim.h"
 #include "replayer.h"
+#include "sim_stream.h"
 #include "test_support.h"
 
 using namespace ledger;
@@ -12,17 +12,9 @@ using namespace ledger::testing;
 
 namespace {
 
-std::string generate(std::uint64_t events) {
-  gen::SimOptions o;
-  o.seed = 11;
-  o.events = events;
-  o.nodes = 64;  // 576 ResourceSlices: more live objects than materialize reads on one thread
-  o.queues = 4;
-  gen::ClusterSim sim(o);
-  std::ostringstream out;
-  sim.writeAll(out);
-  return out.str();
-}
+// 64 nodes publish 576 ResourceSlices: more live objects than materialize
+// reads on one thread.
+std::string generate(std::uint64_t events) { return simulatedStream(11, events, 64, 4); }
 
 }  // namespace
 
