@@ -3,7 +3,8 @@
 # crash, watch-daemon, scenario, generator and benchmark smoke tests) twice:
 # on the normal build, then on a build with AddressSanitizer and
 # UndefinedBehaviorSanitizer (leak checks on, first UB report fails the
-# test). --quick skips the sanitizer build.
+# test), and the unit and generator tests once more with ThreadSanitizer.
+# --quick skips the sanitizer builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup-debian.sh
@@ -19,6 +20,15 @@ if [ "${1:-}" != "--quick" ]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C build-asan --print-errorlogs --num-processes 1 --timeout-multiplier 3
   logs+=(build-asan/meson-logs/testlog.json)
+  # ThreadSanitizer on the tests that run the replay's threads (the
+  # pipelined scan, the object reads beside a query's fold); the first race
+  # fails the test.
+  meson setup build-tsan -Db_sanitize=thread --buildtype=debugoptimized \
+    >/dev/null 2>&1 || meson setup --reconfigure build-tsan >/dev/null
+  ninja -C build-tsan -j "$jobs" tests/unit_tests tests/generator_tests
+  TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --no-rebuild --print-errorlogs \
+    --num-processes 1 --timeout-multiplier 4 unit generator
+  logs+=(build-tsan/meson-logs/testlog.json)
 fi
 # One closing line for CI: meson test programs run in both builds (unit test
 # cases are counted inside the 'unit' executable).
