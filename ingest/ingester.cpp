@@ -112,13 +112,35 @@ void Ingester::advance(const std::string& source, std::uint64_t position) {
   }
 }
 
-void Ingester::add(const std::string& source, WatchEvent event, std::uint64_t position) {
+PreparedEvent prepareEvent(WatchEvent event) {
+  PreparedEvent out;
+  out.type = event.type;
+  out.timeNs = event.timeNs;
+  if (event.type == WatchEventType::kBookmark) {
+    if (auto meta = event.object.find("metadata"); meta != event.object.end())
+      out.identity.resourceVersion = str(*meta, "resourceVersion");
+    return out;
+  }
+  if (event.type == WatchEventType::kError) {
+    out.errorText = fmt::format("reason={} code={} message={}", str(event.object, "reason"),
+                                event.object.value("code", nlohmann::json(nullptr)).dump(),
+                                str(event.object, "message"));
+    return out;
+  }
+  if (auto meta = event.object.find("metadata"); meta != event.object.end() && meta->is_object()) {
+    meta->erase("managedFields");
+  }
+  out.identity = identityOf(event.object);
+  out.objectJson = event.storedJson.empty() ? event.object.dump() : std::move(event.storedJson);
+  out.projection = projectObject(event.object);
+  return out;
+}
+
+void Ingester::record(const std::string& source, PreparedEvent event, std::uint64_t position) {
   advance(source, position);
   if (event.type == WatchEventType::kBookmark) {
     ++stats_.bookmarks;
-    std::string rv;
-    if (auto meta = event.object.find("metadata"); meta != event.object.end())
-      rv = str(*meta, "resourceVersion");
+    const std::string& rv = event.identity.resourceVersion;
     if (!rv.empty() && cursors_[source].resourceVersion != rv) {
       cursors_[source].resourceVersion = rv;
       cursorsDirty_ = true;
@@ -127,18 +149,12 @@ void Ingester::add(const std::string& source, WatchEvent event, std::uint64_t po
   }
   if (event.type == WatchEventType::kError) {
     ++stats_.errorEvents;
-    spdlog::warn("{}: ERROR event from the API server: reason={} code={} message={}", source,
-                 str(event.object, "reason"),
-                 event.object.value("code", nlohmann::json(nullptr)).dump(),
-                 str(event.object, "message"));
+    spdlog::warn("{}: ERROR event from the API server: {}", source, event.errorText);
     return;
   }
-  if (auto meta = event.object.find("metadata"); meta != event.object.end() && meta->is_object()) {
-    meta->erase("managedFields");
-  }
-  ObjectIdentity id = identityOf(event.object);
+  ObjectIdentity& id = event.identity;
   const std::string objectKey = id.objectKey();
-  std::string json = event.object.dump();
+  std::string& json = event.objectJson;
   const bool keyed = !id.uid.empty() && !id.resourceVersion.empty();
 
   EventType type;
@@ -167,7 +183,7 @@ void Ingester::add(const std::string& source, WatchEvent event, std::uint64_t po
   PendingRecord rec;
   rec.type = type;
   rec.timeNs = event.timeNs ? *event.timeNs : options_.clock();
-  rec.projection = projectObject(event.object);
+  rec.projection = std::move(event.projection);
   rec.objectJson = std::move(json);
   rec.dedupeKey = dedupeKey;
   pendingKeys_.insert(dedupeKey);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "simd_json.h"
 #include "yaml_json.h"
 
 namespace ledger::ingest {
@@ -36,39 +37,22 @@ std::string cleanJsonError(const std::string& what) {
 // - parse errors, too deep nesting, numbers out of range: nlohmann.
 struct NotExact {};
 
-// Where an element sits, for leaving out metadata.managedFields of the
-// watched object while building (ValueReader::Options): the API server's
+// A watched object's metadata.managedFields is left out while building
+// when ValueReader::Options asks (JsonRole, simd_json.h): the API server's
 // field-ownership bookkeeping is about half of every object's bytes, and
 // the Ingester drops it anyway (ingester.cpp). Only the object
 // normalizeValue() will hand on is touched: the "object" of a watch event,
 // each of a List's "items", or the value itself; never a nested metadata
 // such as a pod template's.
-enum class Role : std::uint8_t {
-  kPlain,     // built as it is
-  kEvent,     // {"type": "...", "object": {...}}: "object" is the watched object
-  kList,      // {"kind": "...List", "items": [...]}: each item is one
-  kObject,    // a watched object: its "metadata" drops managedFields
-  kMetadata,  // a watched object's metadata
-};
-
-void buildJson(simdjson::dom::element e, nlohmann::json& out, Role role = Role::kPlain) {
+void buildJson(simdjson::dom::element e, nlohmann::json& out, JsonRole role) {
   using T = simdjson::dom::element_type;
   switch (e.type()) {
     case T::OBJECT: {
       out = nlohmann::json::object();
       auto& members = *out.get_ptr<nlohmann::json::object_t*>();
       for (auto [key, value] : simdjson::dom::object(e)) {
-        Role child = Role::kPlain;
-        if (role == Role::kMetadata) {
-          if (key == "managedFields") continue;
-        } else if (role == Role::kObject) {
-          if (key == "metadata") child = Role::kMetadata;
-        } else if (role == Role::kEvent) {
-          if (key == "object") child = Role::kObject;
-        } else if (role == Role::kList) {
-          if (key == "items") child = Role::kList;
-        }
-        buildJson(value, members[std::string(key)], child);
+        if (role == JsonRole::kMetadata && key == "managedFields") continue;
+        buildJson(value, members[std::string(key)], memberRole(role, key));
       }
       return;
     }
@@ -77,8 +61,7 @@ void buildJson(simdjson::dom::element e, nlohmann::json& out, Role role = Role::
       auto& items = *out.get_ptr<nlohmann::json::array_t*>();
       const simdjson::dom::array array(e);
       items.reserve(array.size());
-      // Only a List's "items" array is given kList: its elements are objects.
-      const Role child = role == Role::kList ? Role::kObject : Role::kPlain;
+      const JsonRole child = elementRole(role);
       for (simdjson::dom::element item : array) buildJson(item, items.emplace_back(), child);
       return;
     }
@@ -112,30 +95,7 @@ void buildJson(simdjson::dom::element e, nlohmann::json& out, Role role = Role::
   }
 }
 
-// The role of the whole value, decided as normalizeValue() decides its form
-// (watch_event.cpp), with the last of duplicate keys winning as in nlohmann.
-Role rootRole(simdjson::dom::element root) {
-  if (root.type() != simdjson::dom::element_type::OBJECT) return Role::kPlain;
-  bool typeIsString = false, hasObject = false, kindIsList = false, itemsIsArray = false;
-  for (auto [key, value] : simdjson::dom::object(root)) {
-    if (key == "type") {
-      typeIsString = value.is_string();
-    } else if (key == "object") {
-      hasObject = true;
-    } else if (key == "kind") {
-      std::string_view kind;
-      kindIsList = value.get(kind) == simdjson::SUCCESS && kind.size() >= 4 &&
-                   kind.substr(kind.size() - 4) == "List";
-    } else if (key == "items") {
-      itemsIsArray = value.is_array();
-    }
-  }
-  if (typeIsString && hasObject) return Role::kEvent;
-  if (kindIsList && itemsIsArray) return Role::kList;
-  return Role::kObject;
-}
-
-bool parseExact(std::string_view text, nlohmann::json* out, bool dropManagedFields) {
+bool parseExact(std::string_view text, const ValueReader::Options& options, DecodedValue* out) {
   for (auto at = text.find("\\u"); at != std::string_view::npos; at = text.find("\\u", at + 2)) {
     if (at + 2 < text.size() && (text[at + 2] == 'd' || text[at + 2] == 'D')) return false;
   }
@@ -146,10 +106,16 @@ bool parseExact(std::string_view text, nlohmann::json* out, bool dropManagedFiel
   padded.resize(text.size() + simdjson::SIMDJSON_PADDING);
   simdjson::dom::element root;
   if (parser.parse(padded.data(), text.size(), false).get(root) != simdjson::SUCCESS) return false;
+  const bool needRole = options.dropManagedFields || options.storedJson;
+  const JsonRole role = needRole ? rootRole(root) : JsonRole::kPlain;
   try {
-    buildJson(root, *out, dropManagedFields ? rootRole(root) : Role::kPlain);
+    buildJson(root, out->value, options.dropManagedFields ? role : JsonRole::kPlain);
   } catch (const NotExact&) {
     return false;
+  }
+  if (options.storedJson) out->storedObjectJson.reserve(text.size());
+  if (options.storedJson && !storedWatchedObject(root, role, out->storedObjectJson)) {
+    out->storedObjectJson.clear();
   }
   return true;
 }
@@ -323,7 +289,7 @@ bool ValueReader::nextJson(DecodedValue* out) {
   }
   out->endOffset = bufferBase_ + pos_;
   std::string_view text(buffer_.data() + start, pos_ - start);
-  if (parseExact(text, &out->value, options_.dropManagedFields)) return true;
+  if (parseExact(text, options_, out)) return true;
   out->value = nlohmann::json();
   try {
     out->value = nlohmann::json::parse(text);

@@ -31,6 +31,10 @@ struct DecodedValue {
   std::uint64_t line = 0;       // 1-based line where the value starts
   std::uint64_t offset = 0;     // byte offset where the value starts
   std::uint64_t endOffset = 0;  // byte offset just past the value
+  // With Options::storedJson, when the value is a watch event or a bare
+  // object read by the fast path: its watched object as the ledger stores it
+  // (simd_json.h), else empty.
+  std::string storedObjectJson;
 };
 
 class ValueReader {
@@ -44,6 +48,8 @@ class ValueReader {
     // (a pod template's) is kept. Values that go to nlohmann's parser (see
     // value_reader.cpp) keep it, and the Ingester drops it there.
     bool dropManagedFields = false;
+    // Fill DecodedValue::storedObjectJson where the fast path can.
+    bool storedJson = false;
   };
 
   explicit ValueReader(std::istream& in, std::uint64_t maxValueBytes = 64ULL << 20);

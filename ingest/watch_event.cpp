@@ -99,7 +99,8 @@ NormalizeResult normalizeValue(nlohmann::json value) {
       if (std::string problem = objectProblem(item); !problem.empty()) {
         result.errors.push_back("items[" + std::to_string(index) + "]: " + problem);
       } else {
-        result.events.push_back(WatchEvent{WatchEventType::kUpsert, std::move(item), std::nullopt});
+        result.events.push_back(
+            WatchEvent{WatchEventType::kUpsert, std::move(item), std::nullopt, {}});
       }
       ++index;
     }
@@ -109,7 +110,7 @@ NormalizeResult normalizeValue(nlohmann::json value) {
     result.errors.push_back(problem);
     return result;
   }
-  result.events.push_back(WatchEvent{WatchEventType::kUpsert, std::move(value), std::nullopt});
+  result.events.push_back(WatchEvent{WatchEventType::kUpsert, std::move(value), std::nullopt, {}});
   return result;
 }
 

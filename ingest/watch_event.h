@@ -21,6 +21,9 @@ struct WatchEvent {
   WatchEventType type = WatchEventType::kUpsert;
   nlohmann::json object;
   std::optional<std::int64_t> timeNs;  // from the "time" extension field
+  // When not empty: `object` as the ledger stores it, written by the reader
+  // (DecodedValue::storedObjectJson), so it need not be dumped again.
+  std::string storedJson;
 };
 
 struct NormalizeResult {

@@ -22,6 +22,7 @@
 #include "ledger.h"
 #include "replayer.h"
 #include "report.h"
+#include "stream_ingest.h"
 #include "value_reader.h"
 
 namespace ledger::testing {
@@ -78,28 +79,19 @@ inline std::string demoStream() {
 inline IngestOutcome ingestText(Ledger& ledger, const std::string& text,
                                 const std::string& source = "test") {
   std::istringstream in(text);
-  ingest::ValueReader reader(in);
   ingest::IngestOptions io;
   io.batchRecords = 7;  // small, so batches split mid-stream
   std::int64_t fakeClock = 1700000000LL * 1000000000LL;
   io.clock = [&] { return fakeClock += 1000000; };
   ingest::Ingester ingester(ledger, io);
   IngestOutcome out;
-  ingest::DecodedValue v;
-  while (reader.next(&v)) {
-    ++out.values;
-    if (!v.error.empty()) {
-      ++out.rejected;
-      out.errors.push_back("line " + std::to_string(v.line) + ": " + v.error);
-      continue;
-    }
-    auto n = ingest::normalizeValue(std::move(v.value));
-    for (auto& e : n.errors) {
-      ++out.rejected;
-      out.errors.push_back("line " + std::to_string(v.line) + ": " + e);
-    }
-    for (auto& ev : n.events) ingester.add(source, std::move(ev), v.endOffset);
-  }
+  ingest::StreamOptions options;
+  options.onRejected = [&](const ingest::StreamRejection& r) {
+    out.errors.push_back("line " + std::to_string(r.line) + ": " + r.reason);
+  };
+  const ingest::StreamTotals totals = ingest::ingestStream(in, source, ingester, options);
+  out.values = totals.values;
+  out.rejected = totals.rejected;
   ingester.flush();
   out.stats = ingester.stats();
   return out;

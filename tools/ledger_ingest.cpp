@@ -4,6 +4,7 @@
 // value was rejected. With --watch it is the sidecar daemon instead (watch_command.h).
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <filesystem>
@@ -15,7 +16,7 @@
 #include "cli.h"
 #include "ingester.h"
 #include "ledger.h"
-#include "value_reader.h"
+#include "stream_ingest.h"
 #include "watch_command.h"
 
 namespace po = boost::program_options;
@@ -23,35 +24,26 @@ using namespace ledger;
 
 namespace {
 
-volatile std::sig_atomic_t gStop = 0;
-void onSignal(int) { gStop = 1; }
+std::atomic<bool> gStop = false;  // lock-free, so a signal handler may set it
+void onSignal(int) { gStop = true; }
 
 struct SourceTotals {
   std::uint64_t values = 0;
   std::uint64_t rejected = 0;
 };
 
-void ingestStream(std::istream& in, const std::string& label, const std::string& source,
-                  ingest::Ingester& ingester, SourceTotals* totals) {
-  ingest::ValueReader::Options readerOptions;
-  readerOptions.dropManagedFields = true;  // the Ingester drops them anyway
-  ingest::ValueReader reader(in, readerOptions);
-  ingest::DecodedValue value;
-  while (!gStop && reader.next(&value)) {
-    ++totals->values;
-    if (!value.error.empty()) {
-      ++totals->rejected;
-      spdlog::error("{}:{} (byte {}): rejected: {}", label, value.line, value.offset, value.error);
-      continue;
-    }
-    auto normalized = ingest::normalizeValue(std::move(value.value));
-    for (const auto& err : normalized.errors) {
-      ++totals->rejected;
-      spdlog::error("{}:{} (byte {}): rejected: {}", label, value.line, value.offset, err);
-    }
-    for (auto& ev : normalized.events) ingester.add(source, std::move(ev), value.endOffset);
-  }
-  ingester.advance(source, reader.bytesConsumed());
+void ingestFrom(std::istream& in, const std::string& label, const std::string& source,
+                ingest::Ingester& ingester, SourceTotals* totals) {
+  ingest::StreamOptions options;
+  options.reader.dropManagedFields = true;  // the Ingester drops them anyway
+  options.reader.storedJson = true;
+  options.stop = &gStop;
+  options.onRejected = [&](const ingest::StreamRejection& r) {
+    spdlog::error("{}:{} (byte {}): rejected: {}", label, r.line, r.offset, r.reason);
+  };
+  const ingest::StreamTotals t = ingest::ingestStream(in, source, ingester, options);
+  totals->values += t.values;
+  totals->rejected += t.rejected;
 }
 
 }  // namespace
@@ -123,7 +115,7 @@ int main(int argc, char** argv) {
     for (const std::string& path : vm["from"].as<std::vector<std::string>>()) {
       if (gStop) break;
       if (path == "-") {
-        ingestStream(std::cin, "stdin", "stdin", ingester, &totals);
+        ingestFrom(std::cin, "stdin", "stdin", ingester, &totals);
         continue;
       }
       std::ifstream in(path, std::ios::binary);
@@ -134,7 +126,7 @@ int main(int argc, char** argv) {
       }
       std::error_code ec;
       auto abs = std::filesystem::absolute(path, ec);
-      ingestStream(in, path, "file:" + (ec ? path : abs.string()), ingester, &totals);
+      ingestFrom(in, path, "file:" + (ec ? path : abs.string()), ingester, &totals);
     }
     ingester.flush();
     // Checkpoints are derived data: failing to write them loses nothing.

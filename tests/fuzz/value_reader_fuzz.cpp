@@ -1,8 +1,9 @@
 // libFuzzer target for the decoder of untrusted input: the stream framer,
 // JSON/YAML parsing, event normalisation and projection. It also reads the
-// input a second time with dropManagedFields and aborts unless every object
-// handed on is what the first read gives once the Ingester has dropped the
-// watched object's metadata.managedFields.
+// input a second time with dropManagedFields and storedJson and aborts unless
+// every object handed on - and the JSON written for it from simdjson - is
+// what the first read gives once the Ingester has dropped the watched
+// object's metadata.managedFields and dumped it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -22,6 +23,7 @@ std::vector<std::string> decode(const std::string& input, bool dropManagedFields
   ledger::ingest::ValueReader::Options options;
   options.maxValueBytes = 1 << 20;
   options.dropManagedFields = dropManagedFields;
+  options.storedJson = dropManagedFields;
   ledger::ingest::ValueReader reader(in, options);
   ledger::ingest::DecodedValue value;
   std::vector<std::string> out;
@@ -32,8 +34,14 @@ std::vector<std::string> decode(const std::string& input, bool dropManagedFields
     }
     auto normalized = ledger::ingest::normalizeValue(std::move(value.value));
     for (const auto& e : normalized.errors) out.push_back("rejected: " + e);
+    // As stream_ingest.cpp hands the stored JSON on.
+    const bool stored = !value.storedObjectJson.empty() && normalized.events.size() == 1;
     for (auto& ev : normalized.events) {
       if (!ev.object.is_object()) continue;
+      if (stored) {
+        out.push_back(value.storedObjectJson);
+        continue;
+      }
       if (auto meta = ev.object.find("metadata"); meta != ev.object.end() && meta->is_object())
         meta->erase("managedFields");
       if (!dropManagedFields) (void)ledger::ingest::projectObject(ev.object);

@@ -4,6 +4,7 @@
 // nlohmann rejects, an error with nlohmann's message (a value nlohmann
 // cannot represent, such as 1e400, is rejected too, never thrown). Checked
 // on edge cases and seeded random documents mixing number and string forms.
+#include <functional>
 #include <random>
 
 #include "test_support.h"
@@ -202,4 +203,137 @@ TEST_CASE("dropManagedFields leaves out exactly what the Ingester drops", "[valu
   }
   CHECK(i == lines.size());
   CHECK(stored == 9);
+}
+
+namespace {
+
+// What the Ingester stores for a value nlohmann parses: the watched object
+// (an event's "object", or the value itself) with metadata.managedFields
+// erased, dumped; "" for Lists and non-objects, whose items are completed by
+// normalizeValue first.
+std::string referenceStored(const std::string& line) {
+  Json value = Json::parse(line);
+  if (!value.is_object()) return {};
+  const auto type = value.find("type");
+  Json object;
+  if (type != value.end() && type->is_string() && value.contains("object")) {
+    object = value["object"];
+  } else {
+    const auto kind = value.find("kind");
+    const auto items = value.find("items");
+    if (kind != value.end() && kind->is_string() && items != value.end() && items->is_array()) {
+      const std::string& k = kind->get_ref<const std::string&>();
+      if (k.size() >= 4 && k.compare(k.size() - 4, 4, "List") == 0) return {};
+    }
+    object = value;
+  }
+  if (auto meta = object.find("metadata"); meta != object.end() && meta->is_object())
+    meta->erase("managedFields");
+  return object.dump();
+}
+
+// Reads `lines` with storedJson and compares each stored text with the
+// reference; returns how many values the fast path wrote. `written`, when
+// given, says per line whether the fast path must write it (values nlohmann
+// parses itself, such as -0, get no text, and the Ingester dumps them).
+std::size_t checkStoredJson(const std::vector<std::string>& lines,
+                            const std::vector<bool>* written = nullptr) {
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  std::istringstream in(text);
+  ingest::ValueReader::Options options;
+  options.dropManagedFields = true;
+  options.storedJson = true;
+  ingest::ValueReader reader(in, options);
+  ingest::DecodedValue v;
+  std::size_t i = 0, count = 0;
+  while (reader.next(&v)) {
+    REQUIRE(i < lines.size());
+    const std::string& line = lines[i++];
+    INFO(line);
+    if (written != nullptr) CHECK(!v.storedObjectJson.empty() == (*written)[i - 1]);
+    if (!v.error.empty()) {
+      CHECK(v.storedObjectJson.empty());
+      continue;
+    }
+    if (v.storedObjectJson.empty()) continue;
+    ++count;
+    CHECK(v.storedObjectJson == referenceStored(line));
+  }
+  CHECK(i == lines.size());
+  return count;
+}
+
+}  // namespace
+
+// The JSON the ledger stores, written straight from simdjson (simd_json.h),
+// must be nlohmann's dump() of the same object, byte for byte: sorted keys,
+// the last duplicate, nlohmann's escapes and number forms.
+TEST_CASE("stored JSON from the fast path is nlohmann's dump", "[value_reader]") {
+  const std::string mf = R"("managedFields":[{"manager":"m"}])";
+  const std::vector<std::string> lines = {
+      R"({"z":1,"a":{"y":[3,{"b":2,"a":1}],"x":null},"m":true,"n":false,"e":"","o":{},"l":[]})",
+      R"({"s":"\u0000\u0001\u001f\u007f\b\f\n\r\t\"\\\/ \u00e9 \u20ac é 😀 \u003c"})",
+      R"({"dup":1,"dup":"last","x":{"dup":[1],"dup":{}},"a":0,"a":{"metadata":{}}})",
+      R"({"i":[0,1,-1,9223372036854775807,9223372036854775808,-9223372036854775808,18446744073709551615]})",
+      R"({"d":[0.0,1.0,1e2,1E2,-1e-2,2.5e+3,1e308,4.9e-324,0.1,3.141592653589793,1e-400]})",
+      R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p",)" + mf +
+          R"(,"b":1},"spec":{"template":{"metadata":{)" + mf + R"(}}}},"time":"t"})",
+      R"({"type":"MODIFIED","object":{"kind":"X"},"object":{"metadata":{"z":1,)" + mf +
+          R"(,"managedFields":null,"a":2}}})",
+      R"({"type":"BOOKMARK","object":"not an object"})",
+      R"({"type":1,"object":{"metadata":{)" + mf + R"(}},"metadata":{"name":"n",)" + mf + "}}",
+      R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":{)" + mf + R"(}}]})",
+      R"({"kind":"PodList","items":{"metadata":{)" + mf + R"(}},"metadata":{)" + mf + "}}",
+      R"({"metadata":"not an object","managedFields":1})",
+      R"({"metadata":{"managedFields":1,"annotations":{"managedFields":"kept"}}})",
+      R"({"n":-0,"metadata":{)" + mf + "}}",
+      R"({"s":"\ud83d\ude00"})",
+      R"([1,2])",
+      R"({"big":123456789012345678901234567890})",
+  };
+  // Lists, arrays, escaped surrogates and integers past 64 bits get no text.
+  const std::vector<bool> written = {true,  true, true, true, true, true,  true,  true, true,
+                                     false, true, true, true, true, false, false, false};
+  REQUIRE(lines.size() == written.size());
+  CHECK(checkStoredJson(lines, &written) == 13);
+}
+
+TEST_CASE("stored JSON from the fast path: random objects and events", "[value_reader]") {
+  std::mt19937 rng(20261130);
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const char* const keys[] = {R"("metadata")", R"("managedFields")", R"("object")",  R"("type")",
+                              R"("kind")",     R"("items")",         R"("name")",    R"("a")",
+                              R"("b\u0001")",  R"("\u00e9")",        "\"\xC3\xA9\"", R"("")"};
+  std::function<std::string(int)> value = [&](int depth) -> std::string {
+    const int r = pick(10);
+    if (depth < 4 && r < 4) {
+      std::string out = "{";
+      for (int i = pick(5); i > 0; --i) {
+        out += std::string(keys[pick(std::size(keys))]) + ":" + value(depth + 1);
+        if (i > 1) out += ",";
+      }
+      return out + "}";
+    }
+    if (depth < 4 && r < 5) return "[" + value(depth + 1) + "," + value(depth + 1) + "]";
+    return r < 8 ? randomValue(rng, 3) : kStrings[pick(std::size(kStrings))];
+  };
+  std::vector<std::string> lines;
+  for (int i = 0; i < 4000; ++i) {
+    const std::string object = "{" + std::string(R"("metadata":)") + value(1) + "," +
+                               keys[pick(std::size(keys))] + ":" + value(1) + "}";
+    switch (pick(3)) {
+      case 0:
+        lines.push_back(R"({"type":"ADDED","object":)" + object + "}");
+        break;
+      case 1:
+        lines.push_back(object);
+        break;
+      default:
+        lines.push_back(value(0));
+    }
+  }
+  // Many values are written by the fast path (the rest are Lists, arrays or
+  // values with -0.0 or surrogate escapes); each must match.
+  CHECK(checkStoredJson(lines) > 500);
 }

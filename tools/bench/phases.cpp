@@ -14,7 +14,7 @@
 #include "replayer.h"
 #include "report.h"
 #include "sim_rng.h"
-#include "value_reader.h"
+#include "stream_ingest.h"
 #include "watch_event.h"
 
 namespace ledger::bench {
@@ -52,33 +52,21 @@ Metrics ingestPhase(const std::string& jsonlPath, const std::string& dir, std::s
   std::ifstream in(jsonlPath, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + jsonlPath);
   const std::string source = "file:" + std::filesystem::absolute(jsonlPath).string();
-  std::uint64_t values = 0, rejected = 0;
   const double start = nowSeconds();
   const double cpuStart = cpuSeconds();
-  // The loop of ledger-ingest (tools/ledger_ingest.cpp, ingestStream).
-  ingest::ValueReader::Options readerOptions;
-  readerOptions.dropManagedFields = true;  // the Ingester drops them anyway
-  ingest::ValueReader reader(in, readerOptions);
-  ingest::DecodedValue value;
-  while (reader.next(&value)) {
-    ++values;
-    if (!value.error.empty()) {
-      ++rejected;
-      continue;
-    }
-    auto normalized = ingest::normalizeValue(std::move(value.value));
-    rejected += normalized.errors.size();
-    for (auto& ev : normalized.events) ingester.add(source, std::move(ev), value.endOffset);
-  }
-  ingester.advance(source, reader.bytesConsumed());
+  // As ledger-ingest reads a file (tools/ledger_ingest.cpp).
+  ingest::StreamOptions options;
+  options.reader.dropManagedFields = true;  // the Ingester drops them anyway
+  options.reader.storedJson = true;
+  const ingest::StreamTotals totals = ingest::ingestStream(in, source, ingester, options);
   ingester.flush();
   const double seconds = nowSeconds() - start;
   const double cpu = cpuSeconds() - cpuStart;
-  return {{"values", static_cast<double>(values)},
+  return {{"values", static_cast<double>(totals.values)},
           {"cpuSeconds", cpu},
           {"recorded", static_cast<double>(ingester.stats().recorded)},
-          {"rejected", static_cast<double>(rejected)},
-          {"bytes", static_cast<double>(reader.bytesConsumed())},
+          {"rejected", static_cast<double>(totals.rejected)},
+          {"bytes", static_cast<double>(totals.bytes)},
           {"seconds", seconds}};
 }
 
