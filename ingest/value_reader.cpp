@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "simd_json.h"
 #include "yaml_json.h"
@@ -208,6 +209,7 @@ bool ValueReader::nextJson(DecodedValue* out) {
     out->endOffset = bufferBase_ + pos_;
     return true;
   }
+  if (options_.wholeLines && nextWholeLine(out)) return true;
   int depth = 0;
   bool inString = false;
   bool escaped = false;
@@ -309,6 +311,44 @@ bool ValueReader::nextJson(DecodedValue* out) {
   return true;
 }
 
+// JSON Lines (a watch stream, kubectl get -w -o json piped through jq -c,
+// the generator): when the rest of the line, trailing blanks aside, is one
+// value the fast path parses, that is the value the framing below would find
+// - a complete value cannot be followed by anything but blanks on its line,
+// and it holds no raw newline - so the byte-by-byte framing (a quarter of
+// the reading thread) is skipped. Anything else (pretty-printed JSON, two
+// values on a line, errors, values the fast path leaves to nlohmann) goes
+// through the framing as before, with the same values, errors and offsets.
+bool ValueReader::nextWholeLine(DecodedValue* out) {
+  std::size_t scanned = pos_;
+  std::size_t eol;
+  while (true) {
+    const void* nl = std::memchr(buffer_.data() + scanned, '\n', buffer_.size() - scanned);
+    if (nl != nullptr) {
+      eol = static_cast<std::size_t>(static_cast<const char*>(nl) - buffer_.data());
+      break;
+    }
+    scanned = buffer_.size();
+    if (scanned - pos_ > maxValueBytes_) return false;
+    if (!fill()) {
+      eol = buffer_.size();
+      break;
+    }
+  }
+  std::size_t end = eol;
+  while (end > pos_ && isBlank(buffer_[end - 1])) --end;
+  if (end == pos_ || end - pos_ > maxValueBytes_) return false;
+  if (buffer_[end - 1] != '}' && buffer_[end - 1] != ']') return false;
+  if (!parseExact(std::string_view(buffer_.data() + pos_, end - pos_), options_, out)) {
+    out->value = nlohmann::json();
+    out->storedObjectJson.clear();
+    return false;
+  }
+  pos_ = end;
+  out->endOffset = bufferBase_ + pos_;
+  return true;
+}
+
 bool ValueReader::nextYaml(DecodedValue* out) {
   compact();
   std::string document;
@@ -368,6 +408,21 @@ bool ValueReader::nextYaml(DecodedValue* out) {
   out->line = firstContentLine;
   out->offset = docOffset;
   out->endOffset = bufferBase_ + pos_;
+  // YAML is Unicode, but yaml-cpp passes any bytes through: a string that is
+  // not UTF-8 cannot become JSON (nlohmann's dump throws on it), so such a
+  // document is rejected at the line of its first bad byte (a UTF-8 sequence
+  // never spans a newline).
+  if (!simdjson::validate_utf8(document.data(), document.size())) {
+    std::uint64_t line = firstContentLine;
+    for (std::size_t begin = 0; begin < document.size(); ++line) {
+      std::size_t nl = document.find('\n', begin);
+      if (nl == std::string::npos) nl = document.size();
+      if (!simdjson::validate_utf8(document.data() + begin, nl - begin)) break;
+      begin = nl + 1;
+    }
+    out->error = "invalid YAML at line " + std::to_string(line) + ": not valid UTF-8";
+    return true;
+  }
   try {
     out->value = parseYamlDocument(document);
   } catch (const YAML::Exception& e) {

@@ -1,6 +1,7 @@
 // libFuzzer target for the decoder of untrusted input: the stream framer,
-// JSON/YAML parsing, event normalisation and projection. It also reads the
-// input a second time with dropManagedFields and storedJson and aborts unless
+// JSON/YAML parsing, event normalisation and projection. It reads the input
+// framed byte by byte, then again with the JSON Lines fast path,
+// dropManagedFields and storedJson, and aborts unless
 // every object handed on - and the JSON written for it from simdjson - is
 // what the first read gives once the Ingester has dropped the watched
 // object's metadata.managedFields and dumped it.
@@ -24,10 +25,13 @@ std::vector<std::string> decode(const std::string& input, bool dropManagedFields
   options.maxValueBytes = 1 << 20;
   options.dropManagedFields = dropManagedFields;
   options.storedJson = dropManagedFields;
+  options.wholeLines = dropManagedFields;
   ledger::ingest::ValueReader reader(in, options);
   ledger::ingest::DecodedValue value;
   std::vector<std::string> out;
   while (reader.next(&value)) {
+    out.push_back("at " + std::to_string(value.line) + ":" + std::to_string(value.offset) + "-" +
+                  std::to_string(value.endOffset));
     if (!value.error.empty()) {
       out.push_back("error: " + value.error);
       continue;

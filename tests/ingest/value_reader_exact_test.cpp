@@ -337,3 +337,81 @@ TEST_CASE("stored JSON from the fast path: random objects and events", "[value_r
   // values with -0.0 or surrogate escapes); each must match.
   CHECK(checkStoredJson(lines) > 500);
 }
+
+namespace {
+
+struct Read {
+  std::string value, error, stored;
+  std::uint64_t line, offset, endOffset;
+  bool operator==(const Read&) const = default;
+};
+
+std::vector<Read> readWith(const std::string& text, bool wholeLines) {
+  std::istringstream in(text);
+  ingest::ValueReader::Options options;
+  options.maxValueBytes = 200;
+  options.dropManagedFields = true;
+  options.storedJson = true;
+  options.wholeLines = wholeLines;
+  ingest::ValueReader reader(in, options);
+  ingest::DecodedValue v;
+  std::vector<Read> out;
+  while (reader.next(&v)) {
+    out.push_back({v.error.empty() ? v.value.dump() : "", v.error, v.storedObjectJson, v.line,
+                   v.offset, v.endOffset});
+  }
+  out.push_back({"end", "", "", 0, reader.bytesConsumed(), 0});
+  return out;
+}
+
+}  // namespace
+
+// The JSON Lines fast path (ValueReader::Options::wholeLines) must give what
+// framing byte by byte gives: values, errors, stored JSON, lines and offsets.
+TEST_CASE("whole-line reading gives what byte-by-byte framing gives", "[value_reader]") {
+  const std::string big(300, 'x');
+  const std::vector<std::string> pieces = {
+      R"({"a":1})"
+      "\n",
+      R"({"b":[1,2]}   )"
+      "\n",
+      R"({"crlf":true})"
+      "\r\n",
+      R"({"two":1} {"values":2})"
+      "\n",
+      R"({"trailing":1} xyz)"
+      "\n",
+      R"([{"kind":"Pod"}])"
+      "\n",
+      R"({"n":-0,"s":"\ud83d\ude00"})"
+      "\n",
+      R"({"bad":})"
+      "\n",
+      R"({"big":")" + big + "\"}\n",
+      "{\n  \"pretty\": {\n    \"x\": [1,\n 2]\n  }\n}\n",
+      R"({"cut":"short)"
+      "\n",
+      R"({"type":"ADDED","object":{"metadata":{"name":"a","managedFields":[1]}}})"
+      "\n",
+      "\n\n  ",
+      R"({"after":"blank lines"})"
+      "\n",
+      "stray text\n",
+      R"({"open":)"
+      "\n"
+      R"({"next":"at column 0"})"
+      "\n",
+      R"({"last":"no newline"})",
+  };
+  std::string all;
+  for (const auto& p : pieces) all += p;
+  CHECK(readWith(all, true) == readWith(all, false));
+  // Random splices of the pieces, so each meets each as a neighbour.
+  std::mt19937 rng(20261130);
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    for (int i = 0; i < 12; ++i) text += pieces[rng() % pieces.size()];
+    INFO(text);
+    CHECK(readWith(text, true) == readWith(text, false));
+  }
+}

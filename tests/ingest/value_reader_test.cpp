@@ -96,6 +96,15 @@ TEST_CASE("YAML multi-document manifests, typed as Kubernetes types them", "[ing
   CHECK(values[3].value["kind"] == "X");
 }
 
+TEST_CASE("a YAML document that is not UTF-8 is rejected at its line; the next is read",
+          "[ingest]") {
+  auto values = readAll("kind: A\n---\nkind: B\nmetadata:\n  name: \"x\xA7y\"\n---\nkind: C\n");
+  REQUIRE(values.size() == 3);
+  CHECK(values[0].value["kind"] == "A");
+  CHECK(values[1].error == "invalid YAML at line 5: not valid UTF-8");
+  CHECK(values[2].value["kind"] == "C");
+}
+
 TEST_CASE("normalize: watch events, bare objects, Lists", "[ingest]") {
   auto ev = normalizeValue(nlohmann::json::parse(
       R"({"type":"MODIFIED","time":"2026-11-02T09:10:10.3Z","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}})"));
