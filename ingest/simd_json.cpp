@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -43,11 +44,28 @@ JsonRole memberRole(JsonRole parent, std::string_view key) {
 
 namespace {
 
+// Whether any of the 8 bytes in `v` needs escaping: below 0x20, '"' or
+// '\\' (the classic "has zero byte" bit trick, per condition).
+constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+bool needsEscape(std::uint64_t v) {
+  const auto zeroByte = [](std::uint64_t x) { return (x - kOnes) & ~x & kHighs; };
+  const std::uint64_t below0x20 = (v - kOnes * 0x20) & ~v & kHighs;
+  return (below0x20 | zeroByte(v ^ (kOnes * '"')) | zeroByte(v ^ (kOnes * '\\'))) != 0;
+}
+
 void appendString(std::string_view s, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
+  // Most strings need no escape: find the first byte that does 8 at a time.
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t v;
+    std::memcpy(&v, s.data() + i, 8);
+    if (needsEscape(v)) break;
+  }
   std::size_t run = 0;  // start of the bytes not yet copied
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  for (; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s.data() + run, i - run);

@@ -242,7 +242,21 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   *result = AppendResult{};
   if (batch.empty() && cursors.empty()) return Status::ok();
   Head head = head_;
-  rocksdb::WriteBatch wb;
+  // Sized up front and kept: a batch of thousands of records is tens of MB;
+  // growing it by doubling copied it again and again, and fresh memory for
+  // each batch cost a page fault per page (together about a third of the
+  // writing thread on a 20k-event stream).
+  std::size_t reserve = 4096;
+  for (const PendingRecord& p : batch) {
+    reserve += p.objectJson.size() + p.projection.size() + 640;  // + keys, headers
+  }
+  if (!appendBatch_ || appendBatchBytes_ < reserve) {
+    appendBatch_ = std::make_unique<rocksdb::WriteBatch>(reserve);
+    appendBatchBytes_ = reserve;
+  } else {
+    appendBatch_->Clear();
+  }
+  rocksdb::WriteBatch& wb = *appendBatch_;
   auto* logCf = family(format::kLogFamily);
   auto* projCf = family(format::kProjectionFamily);
   auto* timeCf = family(format::kTimeIndexFamily);
@@ -261,13 +275,14 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
       }
       head.timeNs = record.timeNs;
       record.identity = p.identity;
-      record.objectJson = p.objectJson;
-      const std::string encoded = encodeRecord(record);
+      const std::string encoded = encodeRecord(record, p.objectJson);
       head.hash = chainHash(head.hash, encoded);
-      std::string value(reinterpret_cast<const char*>(head.hash.data()), head.hash.size());
-      value += encoded;
       const std::string key = format::seqKey(record.seq);
-      wb.Put(logCf, key, value);
+      const rocksdb::Slice keySlice(key);
+      const rocksdb::Slice value[] = {
+          rocksdb::Slice(reinterpret_cast<const char*>(head.hash.data()), head.hash.size()),
+          rocksdb::Slice(encoded)};
+      wb.Put(logCf, rocksdb::SliceParts(&keySlice, 1), rocksdb::SliceParts(value, 2));
       wb.Put(projCf, key, buildProjectedRecord(record, p.projection));
       wb.Put(timeCf, format::timeKey(record.timeNs, record.seq), rocksdb::Slice());
       if (!p.dedupeKey.empty()) wb.Put(eventsCf, p.dedupeKey, key);

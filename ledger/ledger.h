@@ -27,6 +27,7 @@
 namespace rocksdb {
 class DB;
 class ColumnFamilyHandle;
+class WriteBatch;
 }  // namespace rocksdb
 
 namespace ledger {
@@ -180,6 +181,10 @@ class Ledger {
   Head head_;
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<Families> families_;
+  // append()'s batch, kept between calls with its memory (appends are
+  // serialised, see above), and the bytes it was sized for.
+  std::unique_ptr<rocksdb::WriteBatch> appendBatch_;
+  std::size_t appendBatchBytes_ = 0;
 };
 
 // Builds ProjectedRecord bytes from a record header and Projection bytes.

@@ -39,7 +39,9 @@ kj::StringPtr text(const std::string& s) { return kj::StringPtr(s.c_str(), s.siz
 
 }  // namespace
 
-std::string encodeRecord(const Record& record) {
+std::string encodeRecord(const Record& record) { return encodeRecord(record, record.objectJson); }
+
+std::string encodeRecord(const Record& record, std::string_view objectJson) {
   capnp::MallocMessageBuilder message(1024);
   auto root = message.initRoot<schema::LogRecord>();
   root.setSeq(record.seq);
@@ -53,7 +55,7 @@ std::string encodeRecord(const Record& record) {
   id.setName(text(record.identity.name));
   id.setUid(text(record.identity.uid));
   id.setResourceVersion(text(record.identity.resourceVersion));
-  root.setObjectJson(text(record.objectJson));
+  root.setObjectJson(capnp::Text::Reader(objectJson.data(), objectJson.size()));
   auto words = capnp::messageToFlatArray(message);
   auto bytes = words.asBytes();
   return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());

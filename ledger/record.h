@@ -47,6 +47,8 @@ struct Record {
 
 // The LogRecord bytes (Cap'n Proto flat message) for `record`.
 std::string encodeRecord(const Record& record);
+// The same for `header` with `objectJson` in place of header.objectJson.
+std::string encodeRecord(const Record& header, std::string_view objectJson);
 [[nodiscard]] Status decodeRecord(std::string_view bytes, Record* out);
 
 // hash(seq) = SHA-256(previous ++ encoded record bytes).
