@@ -12,6 +12,14 @@
 //   live         object key (group/kind/namespace/name) -> uid '\0' resourceVersion
 //                of objects whose last event was not DELETED.
 //   checkpoints  seq -> serialised folded state (derived, may be dropped).
+//   checkpoint_objects  checkpoint seq ++ chunk number (4 bytes BE) ->
+//                XXH3-64 of the rest (8 bytes BE) ++ a
+//                schema::CheckpointChunk: copies of the projections of
+//                long-lived objects a checkpoint names, written once by the
+//                first checkpoint that finds them older than its interval and
+//                named by later ones, so a query reads them densely instead
+//                of one scattered block each (derived with the checkpoints,
+//                dropped with them). Since format 2.
 //   meta         "format" -> decimal format version; "head" -> last seq, hash,
 //                time; "cursor/<source>" -> per-source ingest cursor.
 //
@@ -20,6 +28,10 @@
 //
 // Versions: a ledger records the format it was written with; this build reads
 // kOldestFormat..kCurrentFormat and refuses anything else with a clear error.
+//   1  the families above but checkpoint_objects.
+//   2  adds checkpoint_objects. A version-1 ledger opened for writing is
+//      upgraded in place (the family is created empty; its checkpoints keep
+//      naming records only); opened read-only it is read as it is.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +41,7 @@
 namespace ledger::format {
 
 inline constexpr int kOldestFormat = 1;
-inline constexpr int kCurrentFormat = 1;
+inline constexpr int kCurrentFormat = 2;
 
 inline constexpr const char* kLogFamily = "log";
 inline constexpr const char* kProjectionFamily = "projection";
@@ -37,6 +49,7 @@ inline constexpr const char* kTimeIndexFamily = "time_index";
 inline constexpr const char* kEventsFamily = "events";
 inline constexpr const char* kLiveFamily = "live";
 inline constexpr const char* kCheckpointsFamily = "checkpoints";
+inline constexpr const char* kCheckpointObjectsFamily = "checkpoint_objects";
 inline constexpr const char* kMetaFamily = "meta";
 
 inline constexpr std::string_view kFormatKey = "format";
@@ -44,6 +57,7 @@ inline constexpr std::string_view kHeadKey = "head";
 inline constexpr std::string_view kCursorPrefix = "cursor/";
 
 inline constexpr std::size_t kHashSize = 32;
+inline constexpr std::size_t kChunkHeaderSize = 8;
 
 // Big-endian so RocksDB's bytewise order is numeric order.
 inline std::string encodeU64(std::uint64_t v) {
@@ -64,6 +78,13 @@ inline std::uint64_t decodeU64(std::string_view b) {
 }
 
 inline std::string seqKey(std::uint64_t seq) { return encodeU64(seq); }
+
+// checkpoint_objects: the checkpoint's seq, then the chunk's number.
+inline std::string checkpointChunkKey(std::uint64_t checkpointSeq, std::uint32_t chunk) {
+  std::string out = encodeU64(checkpointSeq);
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(chunk >> shift));
+  return out;
+}
 
 // Times are signed; flipping the sign bit makes them sort as unsigned.
 inline std::string timeKey(std::int64_t timeNs, std::uint64_t seq) {

@@ -11,6 +11,7 @@
 // std::bad_alloc.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -59,6 +60,15 @@ struct AppendResult {
 };
 
 // What `live` remembers of an object whose last event was not DELETED.
+// Names one chunk of object copies: the checkpoint that wrote it and its
+// number there (ledger/format.h, checkpoint_objects).
+struct CheckpointChunkId {
+  std::uint64_t checkpointSeq = 0;
+  std::uint32_t chunk = 0;
+  friend bool operator==(const CheckpointChunkId&, const CheckpointChunkId&) = default;
+  friend auto operator<=>(const CheckpointChunkId&, const CheckpointChunkId&) = default;
+};
+
 struct LiveObject {
   std::string uid;
   std::string resourceVersion;
@@ -121,7 +131,9 @@ class Ledger {
   [[nodiscard]] Status readProjectionsWords(
       const std::vector<std::uint64_t>& seqs,
       const std::function<void(std::uint64_t seq, kj::ArrayPtr<const capnp::word>)>& fn) const;
-  // Raw bytes of a column family in key order (benchmarks: the raw-scan baseline).
+  // Raw bytes of a column family in key order (benchmarks: the raw-scan
+  // baseline). A family this format has but the ledger lacks (a version-1
+  // ledger opened read-only) is empty; an unknown one InvalidArgument.
   [[nodiscard]] Status scanRaw(
       const char* family,
       const std::function<void(std::string_view key, std::string_view value)>& fn) const;
@@ -137,8 +149,17 @@ class Ledger {
       const std::function<void(std::string_view objectKey, const LiveObject&)>& fn) const;
   [[nodiscard]] Status cursor(std::string_view source, Cursor* out) const;  // kNotFound
 
-  // Derived data: checkpoints of the folded state (replay/checkpoint.h).
-  [[nodiscard]] Status putCheckpoint(std::uint64_t seq, std::string_view bytes);
+  // Derived data: checkpoints of the folded state (replay/checkpoint.h),
+  // stored with the chunks of object copies they introduce (chunk i under
+  // CheckpointChunkId{seq, i}) in one atomic write.
+  [[nodiscard]] Status putCheckpoint(std::uint64_t seq, std::string_view bytes,
+                                     const std::vector<std::string>& chunks = {});
+  // Reads the chunks `ids` (ascending) with fn(index into ids, words); the
+  // words are valid during the call. A missing chunk is NotFound (also on a
+  // format-1 ledger opened read-only), a malformed one Corruption.
+  [[nodiscard]] Status readCheckpointChunks(
+      const std::vector<CheckpointChunkId>& ids,
+      const std::function<void(std::size_t, kj::ArrayPtr<const capnp::word>)>& fn) const;
   // The newest checkpoint at or before `seq`: *foundSeq = 0 when there is none.
   [[nodiscard]] Status checkpointAtOrBefore(std::uint64_t seq, std::uint64_t* foundSeq,
                                             std::string* bytes) const;

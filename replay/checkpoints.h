@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ledger.h"
 #include "replayer.h"
@@ -23,7 +24,22 @@ namespace ledger::replay {
 inline constexpr std::uint64_t kDefaultCheckpointInterval = 2000;
 
 // Writes the checkpoints due after the newest existing one; returns how many.
+// Each copies the versions older than `interval` that no earlier checkpoint
+// copied into chunks of its own (copyLongLived), and names the rest by seq.
 std::uint64_t writeCheckpoints(Ledger& ledger, std::uint64_t interval);
+
+// The chunks of copies a checkpoint of `state` adds: every live version at
+// least `age` records old that `copies` does not hold yet, in seq order.
+// Updates `copies` to where each live copied version is (dropping versions
+// no longer live), which is what state.serialize() then names.
+//
+// Why: the objects a checkpoint names are scattered over the whole history
+// (ResourceSlices are republished rarely, long jobs' pods live for hours),
+// so a query paid a point lookup and a block decompression for nearly each
+// one. Copied together, they are read a chunk at a time. Each version is
+// copied once, by the first checkpoint that finds it old enough.
+std::vector<std::string> copyLongLived(const ClusterState& state, std::uint64_t age,
+                                       CopiedVersions& copies);
 
 struct CheckpointVerification {
   std::uint64_t checked = 0;

@@ -306,7 +306,7 @@ Digest ClusterState::digest() const {
   return h.finish();
 }
 
-std::string ClusterState::serialize() const {
+std::string ClusterState::serialize(const CopiedVersions& copies) const {
   requireMaterialized();
   capnp::MallocMessageBuilder message(1 << 16);
   auto root = message.initRoot<schema::Checkpoint>();
@@ -323,6 +323,10 @@ std::string ClusterState::serialize() const {
       o.setKind(static_cast<std::uint8_t>(kind));
       o.setKey(k);
       o.setSeq(obj->seq());
+      if (auto c = copies.find(obj->seq()); c != copies.end()) {
+        o.setCopiedAt(c->second.checkpointSeq);
+        o.setChunk(c->second.chunk);
+      }
     }
   }
   auto words = capnp::messageToFlatArray(message);
@@ -336,15 +340,25 @@ std::string ClusterState::serialize() const {
 
 ClusterState ClusterState::restore(std::string_view bytes, const Ledger& ledger,
                                    Digest* storedDigest) {
-  ClusterState state = restoreReferences(bytes, storedDigest);
-  if (Status st = state.materialize(ledger); !st.isOk()) {
+  std::vector<ObjectRef> refs;
+  ClusterState state = restoreReferences(bytes, storedDigest,
+                                         [&](std::vector<ObjectRef> r) { refs = std::move(r); });
+  ObjectReads reads(ledger, std::move(refs), std::thread::hardware_concurrency() > 1);
+  Status st = reads.finish();
+  if (st.isOk()) {
+    state.adopt(reads.seqs(), reads.objects());
+    if (state.pending_ != 0) st = Status::corruption("some objects were not read");
+  }
+  if (!st.isOk()) {
     throw std::runtime_error("checkpoint references a record the ledger cannot give: " +
                              st.message());
   }
   return state;
 }
 
-ClusterState ClusterState::restoreReferences(std::string_view bytes, Digest* storedDigest) {
+ClusterState ClusterState::restoreReferences(
+    std::string_view bytes, Digest* storedDigest,
+    const std::function<void(std::vector<ObjectRef>)>& onRefs) {
   if (bytes.size() < 32 || (bytes.size() - 32) % sizeof(capnp::word) != 0) {
     throw std::runtime_error("checkpoint is truncated");
   }
@@ -364,11 +378,31 @@ ClusterState ClusterState::restoreReferences(std::string_view bytes, Digest* sto
     if (root.getFormatVersion() != 2) throw std::runtime_error("checkpoint has an unknown format");
     state.seq_ = root.getSeq();
     state.timeNs_ = root.getTimeNs();
-    for (auto o : root.getObjects()) {
+    const auto objects = root.getObjects();
+    std::vector<ObjectRef> refs;
+    refs.reserve(objects.size());
+    for (auto o : objects) {
+      // A copy is written by a checkpoint after the record and no later
+      // than this one.
       if (o.getKind() >= static_cast<std::uint8_t>(ObjectKind::kCount) || o.getSeq() == 0 ||
-          o.getSeq() > state.seq_) {
+          o.getSeq() > state.seq_ ||
+          (o.getCopiedAt() != 0 &&
+           (o.getCopiedAt() < o.getSeq() || o.getCopiedAt() > state.seq_))) {
         throw std::runtime_error("checkpoint names an impossible object");
       }
+      refs.push_back(ObjectRef{o.getSeq(), CheckpointChunkId{o.getCopiedAt(), o.getChunk()}});
+    }
+    std::sort(refs.begin(), refs.end(),
+              [](const ObjectRef& a, const ObjectRef& b) { return a.seq < b.seq; });
+    // One record holds one object's version: a seq named twice is corruption.
+    if (std::adjacent_find(refs.begin(), refs.end(), [](const ObjectRef& a, const ObjectRef& b) {
+          return a.seq == b.seq;
+        }) != refs.end()) {
+      throw std::runtime_error("checkpoint names one record for two objects");
+    }
+    // A point-in-time query reads these while the maps below are built.
+    if (onRefs) onRefs(std::move(refs));
+    for (auto o : objects) {
       state.putPending(static_cast<ObjectKind>(o.getKind()), o.getKey().cStr(), o.getSeq());
     }
     if (storedDigest != nullptr) {

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +67,8 @@ class StoredObject {
   std::string_view uid() const { return uid_; }
   std::uint64_t seq() const { return seq_; }
   std::int64_t timeNs() const { return timeNs_; }
+  // The serialised schema::ProjectedRecord this object was read from.
+  kj::ArrayPtr<const capnp::word> recordWords() const { return words_.asPtr(); }
   // The projection as a message of its own, in canonical form: what the
   // state digest hashes, so it does not depend on how the record was stored.
   kj::Array<capnp::word> canonicalWords() const;
@@ -80,6 +83,17 @@ class StoredObject {
 };
 
 using ObjectMap = std::map<std::string, std::unique_ptr<StoredObject>, std::less<>>;
+
+// Where a checkpoint says an object's version is: the record `seq`, read
+// from the projection family, or from the chunk `copy` when it names one
+// (copy.checkpointSeq != 0).
+struct ObjectRef {
+  std::uint64_t seq = 0;
+  CheckpointChunkId copy;
+};
+
+// Which chunk holds a copy of each version that has one, by seq.
+using CopiedVersions = std::unordered_map<std::uint64_t, CheckpointChunkId>;
 
 class ClusterState {
  public:
@@ -133,8 +147,9 @@ class ClusterState {
   // Checkpoint bytes: SHA-256 of the payload, then a schema::Checkpoint that
   // names each live object by the seq of the record holding its version.
   // Records are immutable, so the projection need not be copied: a
-  // checkpoint costs tens of bytes per live object.
-  std::string serialize() const;
+  // checkpoint costs tens of bytes per live object. `copies` says which
+  // versions are read from a chunk of copies instead (replay/checkpoints.h).
+  std::string serialize(const CopiedVersions& copies = {}) const;
   // Rebuilds a state from checkpoint bytes, reading the referenced records
   // from `ledger`. Throws std::runtime_error when the checksum fails, the
   // bytes do not decode or a referenced record is missing or does not match.
@@ -144,8 +159,14 @@ class ClusterState {
   // The same without reading the records: every object is left pending for
   // materialize(), which reads them in seq order together with whatever a
   // fold after the checkpoint changes. Throws like restore() for everything
-  // but a missing record, which materialize() reports.
-  static ClusterState restoreReferences(std::string_view bytes, Digest* storedDigest = nullptr);
+  // but a missing record, which materialize() reports (materialize() reads
+  // the projection family; copies are read only by whoever takes `onRefs`).
+  // `onRefs`, when given, receives where each object is (ascending by seq)
+  // once the bytes are validated and before the maps are built, so that
+  // reading them can start meanwhile (ObjectReads).
+  static ClusterState restoreReferences(
+      std::string_view bytes, Digest* storedDigest = nullptr,
+      const std::function<void(std::vector<ObjectRef>)>& onRefs = {});
 
   static std::string key(std::string_view ns, std::string_view name);
 

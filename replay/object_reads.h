@@ -7,13 +7,15 @@
 // them - a point lookup and a block decompression each - is most of the
 // query. The helper reads while the caller folds the records after the
 // checkpoint; the few objects that fold replaces were read for nothing and
-// are dropped by ClusterState::adopt.
+// are dropped by ClusterState::adopt. Versions a checkpoint copied
+// (ObjectRef::copy) are read from their chunks, several to a lookup.
 //
 // Ownership: borrows the Ledger (which must outlive this) and owns the
 // helper thread, which the destructor stops and joins. Not thread-safe
 // itself: one owner calls finish(). Errors: finish() returns the first
-// failed read's status (a missing seq is NotFound, a record that does not
-// decode Corruption); objects of seqs not read stay null.
+// failed read's status (a missing seq or chunk is NotFound, a record or
+// chunk that does not decode, or a chunk without the version named,
+// Corruption); objects of seqs not read stay null.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +31,10 @@ namespace ledger::replay {
 
 class ObjectReads {
  public:
-  // `seqs` ascending. With `helper` false, everything is read in finish().
-  ObjectReads(const Ledger& ledger, std::vector<std::uint64_t> seqs, bool helper);
+  // `refs` ascending by seq. With `helper` false, everything is read in finish().
+  ObjectReads(const Ledger& ledger, std::vector<ObjectRef> refs, bool helper);
+  // Every seq (ascending) from the projection family.
+  ObjectReads(const Ledger& ledger, const std::vector<std::uint64_t>& seqs, bool helper);
   ~ObjectReads();
   ObjectReads(const ObjectReads&) = delete;
   ObjectReads& operator=(const ObjectReads&) = delete;
@@ -43,22 +47,34 @@ class ObjectReads {
   std::vector<std::unique_ptr<StoredObject>>& objects() { return objects_; }
 
  private:
-  static constexpr std::size_t kChunk = 64;
+  // A share of the work: up to kProjectionBatch records from the projection
+  // family, or up to kChunkBatch chunks with the versions wanted from each.
+  struct Unit {
+    std::vector<std::size_t> slots;                // projection: indices into seqs_
+    std::vector<CheckpointChunkId> ids;            // chunks: ascending
+    std::vector<std::vector<std::size_t>> wanted;  // per chunk: indices into seqs_
+  };
+  static constexpr std::size_t kProjectionBatch = 64;
+  static constexpr std::size_t kChunkBatch = 8;
 
-  // Takes the next chunk from the front (helper) or the back (caller);
+  void plan(const std::vector<ObjectRef>& refs);
+  void start(bool helper);
+  // Takes the next unit from the front (helper) or the back (caller);
   // false when nothing is left or a read failed.
-  bool takeFront(std::size_t* begin, std::size_t* end);
-  bool takeBack(std::size_t* begin, std::size_t* end);
-  Status readChunk(std::size_t begin, std::size_t end);
+  bool takeFront(std::size_t* unit);
+  bool takeBack(std::size_t* unit);
+  Status read(const Unit& unit);
+  Status readChunks(const Unit& unit);
   void fail(Status st);
   void joinHelper();
 
   const Ledger& ledger_;
   std::vector<std::uint64_t> seqs_;
   std::vector<std::unique_ptr<StoredObject>> objects_;
+  std::vector<Unit> units_;
   std::mutex mu_;
-  std::size_t front_ = 0;  // [front_, back_) is still to read
-  std::size_t back_;
+  std::size_t front_ = 0;  // units [front_, back_) are still to read
+  std::size_t back_ = 0;
   Status failure_;  // the first failed read, under mu_
   std::thread helper_;
 };

@@ -12,9 +12,17 @@ constexpr std::uint64_t kCopyingFoldRecords = 4096;
 }  // namespace
 
 void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOptions& options) const {
+  foldAfter(state, seq, options, nullptr);
+}
+
+void Replayer::foldAfter(ClusterState& state, std::uint64_t seq, const FoldOptions& options,
+                         std::unique_ptr<ObjectReads> reads) const {
   const std::uint64_t from = state.seq() + 1;
   if (seq < from) {
-    if (Status st = state.materialize(ledger_); !st.isOk()) throw ReplayError(st);
+    Status st = reads ? reads->finish() : Status::ok();
+    if (st.isOk() && reads) state.adopt(reads->seqs(), reads->objects());
+    if (st.isOk()) st = state.materialize(ledger_);
+    if (!st.isOk()) throw ReplayError(st);
     return;
   }
   const std::uint64_t total = seq - state.seq();
@@ -24,8 +32,7 @@ void Replayer::foldInto(ClusterState& state, std::uint64_t seq, const FoldOption
   const bool twoCores = std::thread::hardware_concurrency() > 1;
   // The objects a restored checkpoint names are read on a helper thread
   // while this one folds (ObjectReads); the fold's own records need no read.
-  std::unique_ptr<ObjectReads> reads;
-  if (copy && twoCores && !state.materialized())
+  if (!reads && copy && twoCores && !state.materialized())
     reads = std::make_unique<ObjectReads>(ledger_, state.pendingSeqs(), true);
   std::uint64_t done = 0;
   auto foldOne = [&](std::uint64_t s, kj::ArrayPtr<const capnp::word> w) {
@@ -53,7 +60,9 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
   const std::uint64_t last = ledger_.lastSeq();
   if (seq > last) seq = last;
   ClusterState state;
-  std::uint64_t restoredFrom = 0;  // the checkpoint in use, if any
+  std::uint64_t restoredFrom = 0;      // the checkpoint in use, if any
+  std::unique_ptr<ObjectReads> reads;  // of the restored checkpoint's objects
+  const bool twoCores = std::thread::hardware_concurrency() > 1;
   if (options.useCheckpoints) {
     std::uint64_t at = seq;
     while (at > 0) {
@@ -64,7 +73,12 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
       try {
         // By reference: the objects are read once, after the fold below, in
         // seq order, skipping those the fold replaces.
-        state = ClusterState::restoreReferences(bytes);
+        // The helper starts on the objects while this thread builds the maps.
+        // Copies the checkpoint names are read only from here.
+        state = ClusterState::restoreReferences(bytes, nullptr, [&](std::vector<ObjectRef> refs) {
+          if (seq - found <= kCopyingFoldRecords)
+            reads = std::make_unique<ObjectReads>(ledger_, std::move(refs), twoCores);
+        });
         if (state.seq() != found)
           throw std::runtime_error("checkpoint records seq " + std::to_string(state.seq()));
         restoredFrom = found;
@@ -72,6 +86,7 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
       } catch (const std::exception& e) {
         if (options.onBadCheckpoint) options.onBadCheckpoint(found, e.what());
         state = ClusterState();
+        reads.reset();
         at = found - 1;
       }
     }
@@ -81,7 +96,7 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
     return state;
   }
   try {
-    foldInto(state, seq, options);
+    foldAfter(state, seq, options, std::move(reads));
   } catch (const ReplayError& e) {
     // A checkpoint naming a record the ledger cannot give is as bad as one
     // failing its checksum: say so and fold from the start (which throws

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +18,8 @@
 #include "ledger.h"
 
 namespace ledger::replay {
+
+class ObjectReads;
 
 class ReplayError : public std::runtime_error {
  public:
@@ -54,6 +57,11 @@ class Replayer {
   std::uint64_t seqAt(std::int64_t timeNs) const;
 
  private:
+  // foldInto, with the reads of a restored checkpoint's objects already
+  // under way (or null: started here when worth it).
+  void foldAfter(ClusterState& state, std::uint64_t seq, const FoldOptions& options,
+                 std::unique_ptr<ObjectReads> reads) const;
+
   const Ledger& ledger_;
 };
 

@@ -1,7 +1,9 @@
 // The storage layer: append/read/reopen, atomic batches with cursors, the
 // time index, the format version check and verification of the chain.
-#include "ledger.h"
+#include <rocksdb/db.h>
+
 #include "format.h"
+#include "ledger.h"
 #include "test_support.h"
 #include "verify.h"
 
@@ -123,6 +125,75 @@ TEST_CASE("a ledger of an unknown format is refused with a clear message", "[led
   Status st = Ledger::open(dir.path("l"), Ledger::Options{}, &ledger);
   CHECK(st.code() == Status::Code::kIncompatible);
   CHECK_THAT(st.message(), Catch::Contains("format version 99") && Catch::Contains("newer"));
+}
+
+TEST_CASE("a format-1 ledger is read as it is, and upgraded to 2 when opened for writing",
+          "[ledger]") {
+  TempDir dir;
+  {
+    auto ledger = openLedger(dir.path("l"));
+    AppendResult r;
+    REQUIRE(ledger->append({pending("a", 1), pending("b", 2)}, {}, &r).isOk());
+  }
+  // What version 1 wrote: no checkpoint_objects, format "1".
+  {
+    rocksdb::DBOptions dbo;
+    std::vector<std::string> names;
+    REQUIRE(rocksdb::DB::ListColumnFamilies(dbo, dir.path("l"), &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const auto& n : names) descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(dbo, dir.path("l"), descriptors, &handles, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == format::kCheckpointObjectsFamily) {
+        REQUIRE(db->DropColumnFamily(handles[i]).ok());
+      }
+      if (names[i] == format::kMetaFamily) {
+        REQUIRE(db->Put(rocksdb::WriteOptions(), handles[i], std::string(format::kFormatKey), "1")
+                    .ok());
+      }
+    }
+    for (auto* h : handles) REQUIRE(db->DestroyColumnFamilyHandle(h).ok());
+    REQUIRE(db->Close().ok());
+  }
+  {
+    Ledger::Options ro;
+    ro.readOnly = true;
+    std::unique_ptr<Ledger> ledger;
+    Status st = Ledger::open(dir.path("l"), ro, &ledger);
+    INFO(st.toString());
+    REQUIRE(st.isOk());
+    CHECK(ledger->formatVersion() == 1);
+    CHECK(ledger->lastSeq() == 2);
+    std::size_t entries = 0;
+    CHECK(ledger->scanRaw(format::kCheckpointObjectsFamily, [&](auto, auto) { ++entries; }).isOk());
+    CHECK(entries == 0);
+    Status chunk = ledger->readCheckpointChunks({CheckpointChunkId{2, 0}}, [](auto, auto) {});
+    CHECK(chunk.isNotFound());
+  }
+  {
+    auto ledger = openLedger(dir.path("l"));
+    CHECK(ledger->formatVersion() == format::kCurrentFormat);
+    REQUIRE(ledger->putCheckpoint(2, "checkpoint", {"chunk0-8"}).isOk());
+  }
+  Ledger::Options ro;
+  ro.readOnly = true;
+  std::unique_ptr<Ledger> ledger;
+  REQUIRE(Ledger::open(dir.path("l"), ro, &ledger).isOk());
+  CHECK(ledger->formatVersion() == 2);
+  std::string seen;
+  REQUIRE(ledger
+              ->readCheckpointChunks({CheckpointChunkId{2, 0}},
+                                     [&](std::size_t i, kj::ArrayPtr<const capnp::word> w) {
+                                       CHECK(i == 0);
+                                       auto b = w.asBytes();
+                                       seen.assign(reinterpret_cast<const char*>(b.begin()),
+                                                   b.size());
+                                     })
+              .isOk());
+  CHECK(seen == "chunk0-8");
 }
 
 TEST_CASE("opening a missing ledger read-only is NotFound", "[ledger]") {

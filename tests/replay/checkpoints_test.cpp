@@ -1,8 +1,16 @@
 // Checkpoints (issue: point-in-time queries): the state at any seq equals a
 // full replay to it; dropping or corrupting checkpoints changes no answer;
 // corruption is detected, skipped with a warning, and fails `verify`.
-#include <fstream>
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <xxhash.h>
 
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "checkpoint.capnp.h"
 #include "checkpoints.h"
 #include "format.h"
 #include "report_format.h"
@@ -24,6 +32,39 @@ std::string reportAt(const Ledger& ledger, std::uint64_t seq, bool useCheckpoint
   return replay::reportToJson(replay::buildReport(s)).dump();
 }
 
+// Every version held in a chunk of copies, by the chunk's key; checks each
+// chunk decodes and its seqs ascend.
+std::map<std::string, std::vector<std::uint64_t>> chunkSeqs(const Ledger& ledger) {
+  std::map<std::string, std::vector<std::uint64_t>> out;
+  REQUIRE(ledger
+              .scanRaw(format::kCheckpointObjectsFamily,
+                       [&](std::string_view key, std::string_view value) {
+                         REQUIRE(key.size() == 12);
+                         REQUIRE(value.size() > format::kChunkHeaderSize);
+                         auto payload = value.substr(format::kChunkHeaderSize);
+                         auto words = kj::heapArray<capnp::word>(payload.size() / 8);
+                         std::memcpy(words.begin(), payload.data(), payload.size());
+                         capnp::FlatArrayMessageReader reader(words.asPtr());
+                         auto chunk = reader.getRoot<schema::CheckpointChunk>();
+                         REQUIRE(chunk.getSeqs().size() == chunk.getRecords().size());
+                         auto& seqs = out[std::string(key)];
+                         for (auto s : chunk.getSeqs()) seqs.push_back(s);
+                         CHECK(std::is_sorted(seqs.begin(), seqs.end()));
+                       })
+              .isOk());
+  return out;
+}
+
+// The checkpoint at `seq`, decoded: where it says each object is.
+std::vector<replay::ObjectRef> refsOf(const Ledger& ledger, std::uint64_t seq) {
+  std::string bytes;
+  REQUIRE(ledger.getRaw(format::kCheckpointsFamily, format::seqKey(seq), &bytes).isOk());
+  std::vector<replay::ObjectRef> refs;
+  replay::ClusterState::restoreReferences(bytes, nullptr,
+                                          [&](std::vector<replay::ObjectRef> r) { refs = r; });
+  return refs;
+}
+
 }  // namespace
 
 TEST_CASE("state at every seq equals a full replay to it, with checkpoints every 3 records",
@@ -33,6 +74,8 @@ TEST_CASE("state at every seq equals a full replay to it, with checkpoints every
   ingestText(*ledger, demoStream());
   REQUIRE(ledger->lastSeq() > 30);
   CHECK(replay::writeCheckpoints(*ledger, 3) == ledger->lastSeq() / 3);
+  // Most of what they name is older than 3 records: read from copies.
+  REQUIRE(chunkSeqs(*ledger).size() > 10);
   for (std::uint64_t seq = 1; seq <= ledger->lastSeq(); ++seq) {
     INFO("seq " << seq);
     CHECK(reportAt(*ledger, seq, true) == reportAt(*ledger, seq, false));
@@ -122,4 +165,113 @@ TEST_CASE("a record a checkpoint names that does not decode fails the query with
   CHECK_THROWS_WITH(reportAt(*ledger, 27, true, &bad),
                     Catch::Contains("seq " + std::to_string(referenced)));
   CHECK(bad == 1);
+}
+
+TEST_CASE("each long-lived version is copied once, and later checkpoints name that copy",
+          "[checkpoints]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  // Two ingest runs, each followed by writing checkpoints (as ledger-ingest
+  // does): the second run resumes from the copies the first one made.
+  const std::string stream = demoStream();
+  const std::size_t half = stream.find('\n', stream.size() / 2) + 1;
+  ingestText(*ledger, stream.substr(0, half));
+  const std::uint64_t firstRun = replay::writeCheckpoints(*ledger, 4);
+  REQUIRE(firstRun > 0);
+  ingestText(*ledger, stream.substr(half));
+  REQUIRE(replay::writeCheckpoints(*ledger, 4) > 0);
+
+  std::set<std::uint64_t> copied;
+  for (const auto& [key, seqs] : chunkSeqs(*ledger)) {
+    for (std::uint64_t seq : seqs) {
+      INFO("seq " << seq);
+      CHECK(copied.insert(seq).second);  // never copied twice
+    }
+  }
+  REQUIRE(!copied.empty());
+  // The newest checkpoint names copies made by earlier ones, including the
+  // first run's, and each copied version it names is in the chunk it says.
+  const std::uint64_t newest = ledger->lastSeq() / 4 * 4;
+  const auto chunks = chunkSeqs(*ledger);
+  bool fromFirstRun = false;
+  for (const replay::ObjectRef& r : refsOf(*ledger, newest)) {
+    if (r.copy.checkpointSeq == 0) {
+      // Named by seq: young enough not to be copied yet.
+      CHECK(r.seq + 4 > newest);
+      continue;
+    }
+    CHECK(r.copy.checkpointSeq <= newest);
+    fromFirstRun = fromFirstRun || r.copy.checkpointSeq <= firstRun * 4;
+    auto chunk = chunks.find(format::checkpointChunkKey(r.copy.checkpointSeq, r.copy.chunk));
+    REQUIRE(chunk != chunks.end());
+    CHECK(std::count(chunk->second.begin(), chunk->second.end(), r.seq) == 1);
+  }
+  CHECK(fromFirstRun);
+  // And the answers are a full replay's.
+  for (std::uint64_t seq = 1; seq <= ledger->lastSeq(); ++seq) {
+    INFO("seq " << seq);
+    CHECK(reportAt(*ledger, seq, true) == reportAt(*ledger, seq, false));
+  }
+  CHECK(replay::verifyCheckpoints(*ledger).firstBadSeq == 0);
+}
+
+TEST_CASE("dropping checkpoints drops their copies", "[checkpoints]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  ingestText(*ledger, demoStream());
+  replay::writeCheckpoints(*ledger, 5);
+  REQUIRE(!chunkSeqs(*ledger).empty());
+  REQUIRE(ledger->dropCheckpoints().isOk());
+  CHECK(chunkSeqs(*ledger).empty());
+  // Rewritten from scratch, they copy again.
+  CHECK(replay::writeCheckpoints(*ledger, 5) == ledger->lastSeq() / 5);
+  CHECK(!chunkSeqs(*ledger).empty());
+}
+
+TEST_CASE("a corrupted chunk of copies is skipped with a warning, same answers, and verify fails",
+          "[checkpoints]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  ingestText(*ledger, demoStream());
+  replay::writeCheckpoints(*ledger, 5);
+  const auto chunks = chunkSeqs(*ledger);
+  REQUIRE(!chunks.empty());
+  // The first chunk, written by the checkpoint at `at` and named by it.
+  const std::string key = chunks.begin()->first;
+  const std::uint64_t at = format::decodeU64(key);
+  const std::uint64_t query = std::min(at + 2, ledger->lastSeq());
+  const std::string expected = reportAt(*ledger, query, false);
+
+  SECTION("a flipped byte fails the chunk's checksum") {
+    std::string bytes;
+    REQUIRE(ledger->getRaw(format::kCheckpointObjectsFamily, key, &bytes).isOk());
+    bytes[bytes.size() - 9] ^= 0x20;
+    REQUIRE(ledger->putRawForTesting(format::kCheckpointObjectsFamily, key, bytes).isOk());
+    int bad = 0;
+    CHECK(reportAt(*ledger, query, true, &bad) == expected);
+    CHECK(bad == 1);
+    auto v = replay::verifyCheckpoints(*ledger);
+    CHECK(v.firstBadSeq == at);
+    CHECK_THAT(v.problem, Catch::Contains("checksum"));
+  }
+  SECTION("a chunk that does not hold the versions named (checksum intact)") {
+    // Well-formed and correctly summed, but empty: the reader finds the
+    // versions missing.
+    capnp::MallocMessageBuilder message;
+    auto chunk = message.initRoot<schema::CheckpointChunk>();
+    chunk.initSeqs(0);
+    chunk.initRecords(0);
+    auto words = capnp::messageToFlatArray(message);
+    const std::string payload(reinterpret_cast<const char*>(words.asBytes().begin()),
+                              words.asBytes().size());
+    std::string bytes = format::encodeU64(XXH3_64bits(payload.data(), payload.size()));
+    bytes += payload;
+    REQUIRE(ledger->putRawForTesting(format::kCheckpointObjectsFamily, key, bytes).isOk());
+    int bad = 0;
+    CHECK(reportAt(*ledger, query, true, &bad) == expected);
+    CHECK(bad == 1);
+    auto v = replay::verifyCheckpoints(*ledger);
+    CHECK(v.firstBadSeq == at);
+    CHECK_THAT(v.problem, Catch::Contains("has no seq"));
+  }
 }
