@@ -119,6 +119,37 @@ std::string chunkHeader(std::string_view payload) {
   return format::encodeU64(XXH3_64bits(payload.data(), payload.size()));
 }
 
+// Point lookups of `count` keys (ascending) in batches of `batch`, each
+// answered in order by value(i, status, bytes); stops at the first failure
+// it returns. MultiGet, not an iterator: a point lookup consults only the
+// one table file whose range holds the key, where an iterator's Seek
+// positions every level. Batches bound the pinned blocks.
+Status lookUpSorted(
+    rocksdb::DB& db, rocksdb::ColumnFamilyHandle* family, std::size_t count, std::size_t batch,
+    const std::function<std::string(std::size_t)>& key,
+    const std::function<Status(std::size_t, const rocksdb::Status&, std::string_view)>& value) {
+  std::vector<std::string> keys(std::min(count, batch));
+  std::vector<rocksdb::Slice> slices(keys.size());
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  for (std::size_t start = 0; start < count; start += batch) {
+    const std::size_t n = std::min(batch, count - start);
+    for (std::size_t i = 0; i < n; ++i) {
+      keys[i] = key(start + i);
+      slices[i] = keys[i];
+      values[i].Reset();
+    }
+    db.MultiGet(rocksdb::ReadOptions(), family, n, slices.data(), values.data(), statuses.data(),
+                /*sorted_input=*/true);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (Status st = value(start + i, statuses[i], values[i].ToStringView()); !st.isOk()) {
+        return st;
+      }
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 struct Ledger::Families {
@@ -179,7 +210,18 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     ledger->families_->byName[descriptors[i].name] = ledger->families_->handles[i];
   }
 
-  // Format version: written once at creation, checked on every open.
+  // Format version: written at creation (and by an upgrade), checked on every open.
+  auto writeCurrentFormat = [&](const char* what) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    Status st =
+        fromRocks(raw->Put(wo, ledger->family(format::kMetaFamily),
+                           rocksdb::Slice(format::kFormatKey.data(), format::kFormatKey.size()),
+                           std::to_string(format::kCurrentFormat)),
+                  what);
+    if (st.isOk()) ledger->formatVersion_ = format::kCurrentFormat;
+    return st;
+  };
   std::string value;
   s = raw->Get(rocksdb::ReadOptions(), ledger->family(format::kMetaFamily),
                rocksdb::Slice(format::kFormatKey.data(), format::kFormatKey.size()), &value);
@@ -191,13 +233,7 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     if (it->Valid())
       return Status::corruption("ledger " + dir + " has records but no format version");
     if (options.readOnly) return Status::notFound("ledger " + dir + " is empty and uninitialised");
-    rocksdb::WriteOptions wo;
-    wo.sync = true;
-    s = raw->Put(wo, ledger->family(format::kMetaFamily),
-                 rocksdb::Slice(format::kFormatKey.data(), format::kFormatKey.size()),
-                 std::to_string(format::kCurrentFormat));
-    if (!s.ok()) return fromRocks(s, "initialising ledger");
-    ledger->formatVersion_ = format::kCurrentFormat;
+    if (Status st = writeCurrentFormat("initialising ledger"); !st.isOk()) return st;
   } else if (!s.ok()) {
     return fromRocks(s, "reading ledger format");
   } else {
@@ -221,13 +257,7 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     if (version < format::kCurrentFormat && !options.readOnly) {
       // 1 -> 2: the only change is the checkpoint_objects family, which the
       // open above created empty.
-      rocksdb::WriteOptions wo;
-      wo.sync = true;
-      s = raw->Put(wo, ledger->family(format::kMetaFamily),
-                   rocksdb::Slice(format::kFormatKey.data(), format::kFormatKey.size()),
-                   std::to_string(format::kCurrentFormat));
-      if (!s.ok()) return fromRocks(s, "upgrading ledger format");
-      ledger->formatVersion_ = format::kCurrentFormat;
+      if (Status st = writeCurrentFormat("upgrading ledger format"); !st.isOk()) return st;
     }
   }
 
@@ -456,39 +486,23 @@ Status Ledger::readProjectionsWords(
       return Status::invalidArgument("readProjectionsWords: seqs must ascend");
     }
   }
-  // MultiGet, not an iterator: a point lookup consults only the one table
-  // file whose range holds the key, where an iterator's Seek positions every
-  // level. Batches bound the pinned blocks.
-  constexpr std::size_t kBatch = 256;
-  std::vector<std::string> keys(std::min(seqs.size(), kBatch));
-  std::vector<rocksdb::Slice> slices(keys.size());
-  std::vector<rocksdb::PinnableSlice> values(keys.size());
-  std::vector<rocksdb::Status> statuses(keys.size());
   AlignedBuffer buffer;
-  for (std::size_t start = 0; start < seqs.size(); start += kBatch) {
-    const std::size_t n = std::min(kBatch, seqs.size() - start);
-    for (std::size_t i = 0; i < n; ++i) {
-      keys[i] = format::seqKey(seqs[start + i]);
-      slices[i] = keys[i];
-      values[i].Reset();
-    }
-    db_->MultiGet(rocksdb::ReadOptions(), family(format::kProjectionFamily), n, slices.data(),
-                  values.data(), statuses.data(), /*sorted_input=*/true);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint64_t seq = seqs[start + i];
-      if (statuses[i].IsNotFound()) {
-        return Status::notFound("no projection for seq " + std::to_string(seq));
-      }
-      if (!statuses[i].ok()) return fromRocks(statuses[i], "reading projections");
-      try {
-        fn(seq, buffer.load(values[i].ToStringView()));
-      } catch (const kj::Exception& e) {
-        return Status::corruption("seq " + std::to_string(seq) +
-                                  ": projection does not decode: " + e.getDescription().cStr());
-      }
-    }
-  }
-  return Status::ok();
+  return lookUpSorted(
+      *db_, family(format::kProjectionFamily), seqs.size(), 256,
+      [&](std::size_t i) { return format::seqKey(seqs[i]); },
+      [&](std::size_t i, const rocksdb::Status& found, std::string_view value) {
+        const std::uint64_t seq = seqs[i];
+        if (found.IsNotFound())
+          return Status::notFound("no projection for seq " + std::to_string(seq));
+        if (!found.ok()) return fromRocks(found, "reading projections");
+        try {
+          fn(seq, buffer.load(value));
+        } catch (const kj::Exception& e) {
+          return Status::corruption("seq " + std::to_string(seq) +
+                                    ": projection does not decode: " + e.getDescription().cStr());
+        }
+        return Status::ok();
+      });
 }
 
 Status Ledger::readProjection(
@@ -622,43 +636,29 @@ Status Ledger::readCheckpointChunks(
   if (ids.empty()) return Status::ok();
   auto* cf = family(format::kCheckpointObjectsFamily);
   if (cf == nullptr) return Status::notFound("ledger has no checkpoint chunks (format 1)");
-  constexpr std::size_t kBatch = 64;
-  std::vector<std::string> keys(std::min(ids.size(), kBatch));
-  std::vector<rocksdb::Slice> slices(keys.size());
-  std::vector<rocksdb::PinnableSlice> values(keys.size());
-  std::vector<rocksdb::Status> statuses(keys.size());
   AlignedBuffer buffer;
-  for (std::size_t start = 0; start < ids.size(); start += kBatch) {
-    const std::size_t n = std::min(kBatch, ids.size() - start);
-    for (std::size_t i = 0; i < n; ++i) {
-      keys[i] = format::checkpointChunkKey(ids[start + i].checkpointSeq, ids[start + i].chunk);
-      slices[i] = keys[i];
-      values[i].Reset();
-    }
-    db_->MultiGet(rocksdb::ReadOptions(), cf, n, slices.data(), values.data(), statuses.data(),
-                  /*sorted_input=*/true);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto& id = ids[start + i];
-      const std::string what =
-          "checkpoint chunk " + std::to_string(id.checkpointSeq) + "/" + std::to_string(id.chunk);
-      if (statuses[i].IsNotFound()) return Status::notFound(what + " is missing");
-      if (!statuses[i].ok()) return fromRocks(statuses[i], "reading " + what);
-      const std::string_view value = values[i].ToStringView();
-      if (value.size() < format::kChunkHeaderSize || value.size() % sizeof(capnp::word) != 0) {
-        return Status::corruption(what + " is not a whole number of words");
-      }
-      const std::string_view payload = value.substr(format::kChunkHeaderSize);
-      if (chunkHeader(payload) != value.substr(0, format::kChunkHeaderSize)) {
-        return Status::corruption(what + " fails its checksum");
-      }
-      try {
-        fn(start + i, buffer.load(payload));
-      } catch (const kj::Exception& e) {
-        return Status::corruption(what + " does not decode: " + e.getDescription().cStr());
-      }
-    }
-  }
-  return Status::ok();
+  return lookUpSorted(
+      *db_, cf, ids.size(), 64,
+      [&](std::size_t i) { return format::checkpointChunkKey(ids[i].checkpointSeq, ids[i].chunk); },
+      [&](std::size_t i, const rocksdb::Status& found, std::string_view value) {
+        const std::string what = "checkpoint chunk " + std::to_string(ids[i].checkpointSeq) + "/" +
+                                 std::to_string(ids[i].chunk);
+        if (found.IsNotFound()) return Status::notFound(what + " is missing");
+        if (!found.ok()) return fromRocks(found, "reading " + what);
+        if (value.size() < format::kChunkHeaderSize || value.size() % sizeof(capnp::word) != 0) {
+          return Status::corruption(what + " is not a whole number of words");
+        }
+        const std::string_view payload = value.substr(format::kChunkHeaderSize);
+        if (chunkHeader(payload) != value.substr(0, format::kChunkHeaderSize)) {
+          return Status::corruption(what + " fails its checksum");
+        }
+        try {
+          fn(i, buffer.load(payload));
+        } catch (const kj::Exception& e) {
+          return Status::corruption(what + " does not decode: " + e.getDescription().cStr());
+        }
+        return Status::ok();
+      });
 }
 
 Status Ledger::checkpointAtOrBefore(std::uint64_t seq, std::uint64_t* foundSeq,

@@ -65,6 +65,14 @@ std::vector<replay::ObjectRef> refsOf(const Ledger& ledger, std::uint64_t seq) {
   return refs;
 }
 
+// The demo cluster's ledger with checkpoints every `interval` records.
+std::unique_ptr<Ledger> demoLedgerWithCheckpoints(const TempDir& dir, std::uint64_t interval) {
+  auto ledger = openLedger(dir.path("l"));
+  ingestText(*ledger, demoStream());
+  replay::writeCheckpoints(*ledger, interval);
+  return ledger;
+}
+
 }  // namespace
 
 TEST_CASE("state at every seq equals a full replay to it, with checkpoints every 3 records",
@@ -96,9 +104,7 @@ TEST_CASE("writing checkpoints is incremental", "[checkpoints]") {
 
 TEST_CASE("dropped checkpoints change no answer", "[checkpoints]") {
   TempDir dir;
-  auto ledger = openLedger(dir.path("l"));
-  ingestText(*ledger, demoStream());
-  replay::writeCheckpoints(*ledger, 5);
+  auto ledger = demoLedgerWithCheckpoints(dir, 5);
   const std::string with = reportAt(*ledger, 27, true);
   REQUIRE(ledger->dropCheckpoints().isOk());
   std::uint64_t found = 1;
@@ -111,9 +117,7 @@ TEST_CASE("dropped checkpoints change no answer", "[checkpoints]") {
 TEST_CASE("a corrupted checkpoint is skipped with a warning, same answers, and verify fails",
           "[checkpoints]") {
   TempDir dir;
-  auto ledger = openLedger(dir.path("l"));
-  ingestText(*ledger, demoStream());
-  replay::writeCheckpoints(*ledger, 5);
+  auto ledger = demoLedgerWithCheckpoints(dir, 5);
   const std::string expected = reportAt(*ledger, 27, false);
   std::string bytes;
   REQUIRE(ledger->getRaw(format::kCheckpointsFamily, format::seqKey(25), &bytes).isOk());
@@ -142,9 +146,7 @@ TEST_CASE("a checkpoint that disagrees with the log is caught by verify", "[chec
 TEST_CASE("a record a checkpoint names that does not decode fails the query with its seq",
           "[checkpoints]") {
   TempDir dir;
-  auto ledger = openLedger(dir.path("l"));
-  ingestText(*ledger, demoStream());
-  replay::writeCheckpoints(*ledger, 5);
+  auto ledger = demoLedgerWithCheckpoints(dir, 5);
   // A record the checkpoint at 25 references (the version of a live object).
   replay::ClusterState at25 =
       replay::Replayer(*ledger).foldTo(25, replay::FoldOptions{false, {}, {}});
@@ -217,9 +219,7 @@ TEST_CASE("each long-lived version is copied once, and later checkpoints name th
 
 TEST_CASE("dropping checkpoints drops their copies", "[checkpoints]") {
   TempDir dir;
-  auto ledger = openLedger(dir.path("l"));
-  ingestText(*ledger, demoStream());
-  replay::writeCheckpoints(*ledger, 5);
+  auto ledger = demoLedgerWithCheckpoints(dir, 5);
   REQUIRE(!chunkSeqs(*ledger).empty());
   REQUIRE(ledger->dropCheckpoints().isOk());
   CHECK(chunkSeqs(*ledger).empty());
@@ -231,9 +231,7 @@ TEST_CASE("dropping checkpoints drops their copies", "[checkpoints]") {
 TEST_CASE("a corrupted chunk of copies is skipped with a warning, same answers, and verify fails",
           "[checkpoints]") {
   TempDir dir;
-  auto ledger = openLedger(dir.path("l"));
-  ingestText(*ledger, demoStream());
-  replay::writeCheckpoints(*ledger, 5);
+  auto ledger = demoLedgerWithCheckpoints(dir, 5);
   const auto chunks = chunkSeqs(*ledger);
   REQUIRE(!chunks.empty());
   // The first chunk, written by the checkpoint at `at` and named by it.
@@ -241,18 +239,23 @@ TEST_CASE("a corrupted chunk of copies is skipped with a warning, same answers, 
   const std::uint64_t at = format::decodeU64(key);
   const std::uint64_t query = std::min(at + 2, ledger->lastSeq());
   const std::string expected = reportAt(*ledger, query, false);
+  // The query skips the checkpoint with a warning and answers the same;
+  // verify blames it.
+  auto checkSkipped = [&](const std::string& problem) {
+    int bad = 0;
+    CHECK(reportAt(*ledger, query, true, &bad) == expected);
+    CHECK(bad == 1);
+    auto v = replay::verifyCheckpoints(*ledger);
+    CHECK(v.firstBadSeq == at);
+    CHECK_THAT(v.problem, Catch::Contains(problem));
+  };
 
   SECTION("a flipped byte fails the chunk's checksum") {
     std::string bytes;
     REQUIRE(ledger->getRaw(format::kCheckpointObjectsFamily, key, &bytes).isOk());
     bytes[bytes.size() - 9] ^= 0x20;
     REQUIRE(ledger->putRawForTesting(format::kCheckpointObjectsFamily, key, bytes).isOk());
-    int bad = 0;
-    CHECK(reportAt(*ledger, query, true, &bad) == expected);
-    CHECK(bad == 1);
-    auto v = replay::verifyCheckpoints(*ledger);
-    CHECK(v.firstBadSeq == at);
-    CHECK_THAT(v.problem, Catch::Contains("checksum"));
+    checkSkipped("checksum");
   }
   SECTION("a chunk that does not hold the versions named (checksum intact)") {
     // Well-formed and correctly summed, but empty: the reader finds the
@@ -267,11 +270,6 @@ TEST_CASE("a corrupted chunk of copies is skipped with a warning, same answers, 
     std::string bytes = format::encodeU64(XXH3_64bits(payload.data(), payload.size()));
     bytes += payload;
     REQUIRE(ledger->putRawForTesting(format::kCheckpointObjectsFamily, key, bytes).isOk());
-    int bad = 0;
-    CHECK(reportAt(*ledger, query, true, &bad) == expected);
-    CHECK(bad == 1);
-    auto v = replay::verifyCheckpoints(*ledger);
-    CHECK(v.firstBadSeq == at);
-    CHECK_THAT(v.problem, Catch::Contains("has no seq"));
+    checkSkipped("has no seq");
   }
 }
