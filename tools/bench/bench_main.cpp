@@ -120,6 +120,8 @@ SizeRun runSize(const Config& c, std::uint64_t n) {
   run.checkpointBytes = cp == run.settleCheckpoints.metrics.end() ? 0 : cp->second;
   log(n, std::to_string(c.queries) + " point-in-time queries");
   run.query = runPhase([&] { return queryPhase(ledgerDir, c.queries, c.seed); });
+  log(n, "replay after the queries");
+  run.replayAfterQueries = runPhase([&] { return replayPhase(ledgerDir); });
   if (!c.keep) {
     std::error_code ec;
     fs::remove(events, ec);
@@ -151,11 +153,13 @@ int runExistingLedger(const std::string& dir, int queries, std::uint64_t seed) {
   run.checkpointBytes = get(run.settleCheckpoints, "bytes.checkpoints");
   std::cerr << "ledger-bench [" << dir << "] " << queries << " point-in-time queries" << std::endl;
   run.query = runPhase([&] { return queryPhase(dir, queries, seed); });
+  std::cerr << "ledger-bench [" << dir << "] replay after the queries" << std::endl;
+  run.replayAfterQueries = runPhase([&] { return replayPhase(dir); });
   run.events = static_cast<std::uint64_t>(get(run.replay, "records"));
   printLedgerTable(std::cout, run, Targets{});
   bool failed = false;
   for (const PhaseOutcome* p : {&run.settle, &run.replay, &run.rawScan, &run.checkpoints,
-                                &run.settleCheckpoints, &run.query}) {
+                                &run.settleCheckpoints, &run.query, &run.replayAfterQueries}) {
     failed = failed || !p->ok;
   }
   return failed ? ledger::cli::kExitInput : ledger::cli::kExitOk;
@@ -234,7 +238,7 @@ int main(int argc, char** argv) {
       std::cout.flush();
       for (const PhaseOutcome* p :
            {&runs.back().rawWrite, &runs.back().ingest, &runs.back().replay, &runs.back().rawScan,
-            &runs.back().checkpoints, &runs.back().query}) {
+            &runs.back().checkpoints, &runs.back().query, &runs.back().replayAfterQueries}) {
         failed = failed || !p->ok;
       }
     }

@@ -18,6 +18,10 @@ struct SizeRun {
   double generateSeconds = 0;
   // Each phase's outcome (empty metrics when it failed or did not run).
   PhaseOutcome rawWrite, ingest, settle, replay, rawScan, checkpoints, settleCheckpoints, query;
+  // The full replay again, right after the queries: they are compared with
+  // the mean of the two, since the machine's speed drifts between phases
+  // minutes apart by more than a target's margin.
+  PhaseOutcome replayAfterQueries;
   double ledgerBytes = 0;      // directory, before checkpoints
   double checkpointBytes = 0;  // the checkpoints family after they were written
 };
