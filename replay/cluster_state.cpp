@@ -204,8 +204,10 @@ std::vector<std::uint64_t> ClusterState::pendingSeqs() const {
   return seqs;
 }
 
-void ClusterState::adopt(const std::vector<std::uint64_t>& seqs,
-                         std::vector<std::unique_ptr<StoredObject>>& objects) {
+Status ClusterState::adopt(ObjectReads& reads) {
+  if (Status st = reads.finish(); !st.isOk()) return st;
+  const std::vector<std::uint64_t>& seqs = reads.seqs();
+  std::vector<std::unique_ptr<StoredObject>>& objects = reads.objects();
   std::vector<IndexEntry*> todo;
   todo.reserve(pending_);
   for (auto& index : index_) {
@@ -226,6 +228,7 @@ void ClusterState::adopt(const std::vector<std::uint64_t>& seqs,
     entry->pendingSeq = 0;
     --pending_;
   }
+  return Status::ok();
 }
 
 Status ClusterState::materialize(const Ledger& ledger) {
@@ -236,8 +239,7 @@ Status ClusterState::materialize(const Ledger& ledger) {
   constexpr std::size_t kParallelFrom = 512;
   const bool helper = pending_ >= kParallelFrom && std::thread::hardware_concurrency() > 1;
   ObjectReads reads(ledger, pendingSeqs(), helper);
-  if (Status st = reads.finish(); !st.isOk()) return st;
-  adopt(reads.seqs(), reads.objects());
+  if (Status st = adopt(reads); !st.isOk()) return st;
   if (pending_ != 0) return Status::corruption("materialize: some objects were not read");
   return Status::ok();
 }
@@ -344,11 +346,8 @@ ClusterState ClusterState::restore(std::string_view bytes, const Ledger& ledger,
   ClusterState state = restoreReferences(bytes, storedDigest,
                                          [&](std::vector<ObjectRef> r) { refs = std::move(r); });
   ObjectReads reads(ledger, std::move(refs), std::thread::hardware_concurrency() > 1);
-  Status st = reads.finish();
-  if (st.isOk()) {
-    state.adopt(reads.seqs(), reads.objects());
-    if (state.pending_ != 0) st = Status::corruption("some objects were not read");
-  }
+  Status st = state.adopt(reads);
+  if (st.isOk() && state.pending_ != 0) st = Status::corruption("some objects were not read");
   if (!st.isOk()) {
     throw std::runtime_error("checkpoint references a record the ledger cannot give: " +
                              st.message());

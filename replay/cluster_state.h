@@ -31,6 +31,8 @@
 
 namespace ledger::replay {
 
+class ObjectReads;
+
 enum class ObjectKind : std::uint8_t {
   kWorkload,
   kClusterQueue,
@@ -121,12 +123,11 @@ class ClusterState {
   bool materialized() const { return pending_ == 0; }
   // The seqs of the pending objects, ascending (what materialize() reads).
   std::vector<std::uint64_t> pendingSeqs() const;
-  // Gives each pending object its version read elsewhere: `objects[i]` is
-  // the record at `seqs[i]` (ascending; ObjectReads). Versions no longer
-  // pending - replaced or deleted by a fold since - are left in `objects`;
-  // objects without a read version stay pending.
-  void adopt(const std::vector<std::uint64_t>& seqs,
-             std::vector<std::unique_ptr<StoredObject>>& objects);
+  // Finishes `reads` (ObjectReads::finish) and gives each pending object the
+  // version it read. Versions no longer pending - replaced or deleted by a
+  // fold since - are left in `reads`; objects without a read version stay
+  // pending. Returns the first failed read's status, adopting nothing then.
+  [[nodiscard]] Status adopt(ObjectReads& reads);
 
   const ObjectMap& objects(ObjectKind kind) const {
     requireMaterialized();

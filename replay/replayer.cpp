@@ -19,8 +19,7 @@ void Replayer::foldAfter(ClusterState& state, std::uint64_t seq, const FoldOptio
                          std::unique_ptr<ObjectReads> reads) const {
   const std::uint64_t from = state.seq() + 1;
   if (seq < from) {
-    Status st = reads ? reads->finish() : Status::ok();
-    if (st.isOk() && reads) state.adopt(reads->seqs(), reads->objects());
+    Status st = reads ? state.adopt(*reads) : Status::ok();
     if (st.isOk()) st = state.materialize(ledger_);
     if (!st.isOk()) throw ReplayError(st);
     return;
@@ -47,10 +46,7 @@ void Replayer::foldAfter(ClusterState& state, std::uint64_t seq, const FoldOptio
   // A long fold reads on a second core while this one folds.
   Status st = copy || !twoCores ? ledger_.scanProjectionWords(from, seq, foldOne)
                                 : scanProjectionAhead(ledger_, from, seq, foldOne);
-  if (st.isOk() && reads) {
-    st = reads->finish();
-    if (st.isOk()) state.adopt(reads->seqs(), reads->objects());
-  }
+  if (st.isOk() && reads) st = state.adopt(*reads);
   if (st.isOk()) st = state.materialize(ledger_);  // whatever is still pending
   if (!st.isOk()) throw ReplayError(st);
   if (options.progress) options.progress(total, total);
@@ -71,10 +67,9 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
       Status st = ledger_.checkpointAtOrBefore(at, &found, &bytes);
       if (!st.isOk() || found == 0) break;
       try {
-        // By reference: the objects are read once, after the fold below, in
-        // seq order, skipping those the fold replaces.
-        // The helper starts on the objects while this thread builds the maps.
-        // Copies the checkpoint names are read only from here.
+        // The objects it names are read once (copies by chunk, the rest by
+        // seq), starting while this thread builds the maps and folds; those
+        // the fold replaces are dropped. Copies are read only from here.
         state = ClusterState::restoreReferences(bytes, nullptr, [&](std::vector<ObjectRef> refs) {
           if (seq - found <= kCopyingFoldRecords)
             reads = std::make_unique<ObjectReads>(ledger_, std::move(refs), twoCores);

@@ -101,7 +101,7 @@ TEST_CASE("objects read ahead are adopted by seq; replaced ones are dropped", "[
   fold(*ledger, state, last, false);
   REQUIRE(reads.finish().isOk());
   for (const auto& object : reads.objects()) REQUIRE(object != nullptr);
-  state.adopt(reads.seqs(), reads.objects());
+  REQUIRE(state.adopt(reads).isOk());
   CHECK(state.materialized());
   CHECK(state.digest() == eager.digest());
 
@@ -113,7 +113,7 @@ TEST_CASE("objects read ahead are adopted by seq; replaced ones are dropped", "[
     some.pop_back();
     replay::ObjectReads fewer(*ledger, some, false);
     REQUIRE(fewer.finish().isOk());
-    partial.adopt(fewer.seqs(), fewer.objects());
+    REQUIRE(partial.adopt(fewer).isOk());
     CHECK_FALSE(partial.materialized());
     REQUIRE(partial.materialize(*ledger).isOk());
     replay::ClusterState reference;
