@@ -2,7 +2,6 @@
 
 #include <capnp/serialize.h>
 
-#include <algorithm>
 #include <map>
 #include <string>
 
@@ -122,54 +121,51 @@ Status ObjectReads::read(const Unit& unit) {
 }
 
 Status ObjectReads::readChunks(const Unit& unit) {
-  Status missing = Status::ok();
-  Status st = ledger_.readCheckpointChunks(unit.ids, [&](std::size_t i,
-                                                         kj::ArrayPtr<const capnp::word> words) {
-    capnp::FlatArrayMessageReader reader(words);
-    auto chunk = reader.getRoot<schema::CheckpointChunk>();
-    auto seqs = chunk.getSeqs();
-    auto records = chunk.getRecords();
-    if (seqs.size() != records.size()) {
-      missing = Status::corruption("checkpoint chunk " + std::to_string(unit.ids[i].checkpointSeq) +
-                                   "/" + std::to_string(unit.ids[i].chunk) + " is malformed");
-      return;
-    }
-    for (std::size_t slot : unit.wanted[i]) {
-      const std::uint64_t seq = seqs_[slot];
-      // Seqs ascend within a chunk: a binary search finds the copy.
-      std::uint32_t lo = 0, hi = seqs.size();
-      while (lo < hi) {
-        const std::uint32_t mid = lo + (hi - lo) / 2;
-        if (seqs[mid] < seq) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
+  Status problem = Status::ok();  // the first chunk that lacks what it should hold
+  Status st = ledger_.readCheckpointChunks(
+      unit.ids, [&](std::size_t i, kj::ArrayPtr<const capnp::word> words) {
+        auto fault = [&](const std::string& what) {
+          if (problem.isOk()) {
+            problem =
+                Status::corruption("checkpoint chunk " + std::to_string(unit.ids[i].checkpointSeq) +
+                                   "/" + std::to_string(unit.ids[i].chunk) + " " + what);
+          }
+        };
+        capnp::FlatArrayMessageReader reader(words);
+        auto chunk = reader.getRoot<schema::CheckpointChunk>();
+        auto seqs = chunk.getSeqs();
+        auto records = chunk.getRecords();
+        if (seqs.size() != records.size()) return fault("is malformed");
+        for (std::size_t slot : unit.wanted[i]) {
+          const std::uint64_t seq = seqs_[slot];
+          // Seqs ascend within a chunk: a binary search finds the copy (Cap'n
+          // Proto's list iterators are not random-access for <algorithm>).
+          unsigned lo = 0, hi = seqs.size();
+          while (lo < hi) {
+            const unsigned mid = lo + (hi - lo) / 2;
+            if (seqs[mid] < seq) {
+              lo = mid + 1;
+            } else {
+              hi = mid;
+            }
+          }
+          if (lo == seqs.size() || seqs[lo] != seq) {
+            fault("has no seq " + std::to_string(seq));
+            continue;
+          }
+          auto bytes = records[lo];
+          // Cap'n Proto places every blob on a word boundary; StoredObject
+          // copies the words.
+          if (bytes.size() % sizeof(capnp::word) != 0) {
+            fault("copy of seq " + std::to_string(seq) + " is not a whole number of words");
+            continue;
+          }
+          objects_[slot] = std::make_unique<StoredObject>(
+              seq, kj::arrayPtr(reinterpret_cast<const capnp::word*>(bytes.begin()),
+                                bytes.size() / sizeof(capnp::word)));
         }
-      }
-      if (lo == seqs.size() || seqs[lo] != seq) {
-        if (missing.isOk()) {
-          missing = Status::corruption(
-              "checkpoint chunk " + std::to_string(unit.ids[i].checkpointSeq) + "/" +
-              std::to_string(unit.ids[i].chunk) + " has no seq " + std::to_string(seq));
-        }
-        continue;
-      }
-      auto bytes = records[lo];
-      // Cap'n Proto places every blob on a word boundary; StoredObject
-      // copies the words.
-      if (bytes.size() % sizeof(capnp::word) != 0) {
-        if (missing.isOk()) {
-          missing = Status::corruption("checkpoint chunk copy of seq " + std::to_string(seq) +
-                                       " is not a whole number of words");
-        }
-        continue;
-      }
-      objects_[slot] = std::make_unique<StoredObject>(
-          seq, kj::arrayPtr(reinterpret_cast<const capnp::word*>(bytes.begin()),
-                            bytes.size() / sizeof(capnp::word)));
-    }
-  });
-  return st.isOk() ? missing : st;
+      });
+  return st.isOk() ? problem : st;
 }
 
 Status ObjectReads::finish() {
