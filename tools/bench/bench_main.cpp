@@ -6,20 +6,23 @@
 // (tools/generator), then, each phase in its own child process: the raw
 // RocksDB write baseline, ingest through the real ingest path, the baseline
 // again (the faster of the two counts), a raw scan of the projection, a full
-// replay, the raw scan again, checkpoints, and point-in-time queries.
+// replay, the raw scan again, checkpoints, point-in-time queries with the
+// page cache warm, the full replay again, then the full replay and the
+// queries with the ledger dropped from the page cache.
 // Prints a markdown table per size and the scaling rows.
 //
 //   ledger-bench --ledger DIR [--queries N]
 //
 // measures an existing ledger instead (one too big to generate within the
-// run, or a production one): raw scan, full replay, raw scan, checkpoints
-// (only those missing are written), point-in-time queries. Benchmarks are not
+// run, or a production one): the same read side (only the checkpoints
+// missing are written). Benchmarks are not
 // tests: it exits 0 when every phase ran, whatever the numbers; 2 when a
 // phase failed, 1 on bad usage.
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -76,6 +79,30 @@ PhaseOutcome faster(PhaseOutcome a, PhaseOutcome b) {
   return a.metrics["seconds"] <= b.metrics["seconds"] ? a : b;
 }
 
+// The read side of one ledger, each phase in its own child: raw scan, full
+// replay, raw scan (the faster scan counts), the checkpoints still missing,
+// queries with the page cache warm, the full replay again; then the full
+// replay and the queries with the page cache dropped.
+void measureReadSide(const std::string& dir, int queries, std::uint64_t seed,
+                     const std::function<void(const std::string&)>& log, SizeRun* run) {
+  log("raw scan, replay, raw scan");
+  PhaseOutcome scan1 = runPhase([&] { return rawScanPhase(dir); });
+  run->replay = runPhase([&] { return replayPhase(dir); });
+  PhaseOutcome scan2 = runPhase([&] { return rawScanPhase(dir); });
+  run->rawScan = faster(scan1, scan2);
+  log("checkpoints");
+  run->checkpoints = runPhase([&] { return checkpointPhase(dir); });
+  run->settleCheckpoints = runPhase([&] { return settlePhase(dir); });
+  run->checkpointBytes = get(run->settleCheckpoints, "bytes.checkpoints");
+  log(std::to_string(queries) + " point-in-time queries, page cache warm");
+  run->query = runPhase([&] { return queryPhase(dir, queries, seed, PageCache::kWarm); });
+  log("replay after the queries");
+  run->replayAfterQueries = runPhase([&] { return replayPhase(dir); });
+  log("replay and " + std::to_string(queries) + " queries, page cache dropped");
+  run->replayCold = runPhase([&] { return replayPhase(dir, PageCache::kCold); });
+  run->queryCold = runPhase([&] { return queryPhase(dir, queries, seed, PageCache::kCold); });
+}
+
 SizeRun runSize(const Config& c, std::uint64_t n) {
   SizeRun run;
   run.events = n;
@@ -108,20 +135,8 @@ SizeRun runSize(const Config& c, std::uint64_t n) {
   run.rawWrite = faster(raw1, raw2);
   run.settle = runPhase([&] { return settlePhase(ledgerDir); });
   run.ledgerBytes = static_cast<double>(directoryBytes(ledgerDir));
-  log(n, "raw scan, replay, raw scan");
-  PhaseOutcome scan1 = runPhase([&] { return rawScanPhase(ledgerDir); });
-  run.replay = runPhase([&] { return replayPhase(ledgerDir); });
-  PhaseOutcome scan2 = runPhase([&] { return rawScanPhase(ledgerDir); });
-  run.rawScan = faster(scan1, scan2);
-  log(n, "checkpoints");
-  run.checkpoints = runPhase([&] { return checkpointPhase(ledgerDir); });
-  run.settleCheckpoints = runPhase([&] { return settlePhase(ledgerDir); });
-  auto cp = run.settleCheckpoints.metrics.find("bytes.checkpoints");
-  run.checkpointBytes = cp == run.settleCheckpoints.metrics.end() ? 0 : cp->second;
-  log(n, std::to_string(c.queries) + " point-in-time queries");
-  run.query = runPhase([&] { return queryPhase(ledgerDir, c.queries, c.seed); });
-  log(n, "replay after the queries");
-  run.replayAfterQueries = runPhase([&] { return replayPhase(ledgerDir); });
+  measureReadSide(
+      ledgerDir, c.queries, c.seed, [&](const std::string& what) { log(n, what); }, &run);
   if (!c.keep) {
     std::error_code ec;
     fs::remove(events, ec);
@@ -142,26 +157,17 @@ int runExistingLedger(const std::string& dir, int queries, std::uint64_t seed) {
   SizeRun run;
   run.settle = runPhase([&] { return settlePhase(dir); });
   run.ledgerBytes = get(run.settle, "bytes.total") - get(run.settle, "bytes.checkpoints");
-  std::cerr << "ledger-bench [" << dir << "] raw scan, replay, raw scan" << std::endl;
-  PhaseOutcome scan1 = runPhase([&] { return rawScanPhase(dir); });
-  run.replay = runPhase([&] { return replayPhase(dir); });
-  PhaseOutcome scan2 = runPhase([&] { return rawScanPhase(dir); });
-  run.rawScan = faster(scan1, scan2);
-  std::cerr << "ledger-bench [" << dir << "] checkpoints" << std::endl;
-  run.checkpoints = runPhase([&] { return checkpointPhase(dir); });
-  run.settleCheckpoints = runPhase([&] { return settlePhase(dir); });
-  run.checkpointBytes = get(run.settleCheckpoints, "bytes.checkpoints");
-  std::cerr << "ledger-bench [" << dir << "] " << queries << " point-in-time queries" << std::endl;
-  run.query = runPhase([&] { return queryPhase(dir, queries, seed); });
-  std::cerr << "ledger-bench [" << dir << "] replay after the queries" << std::endl;
-  run.replayAfterQueries = runPhase([&] { return replayPhase(dir); });
+  measureReadSide(
+      dir, queries, seed,
+      [&](const std::string& what) {
+        std::cerr << "ledger-bench [" << dir << "] " << what << std::endl;
+      },
+      &run);
   run.events = static_cast<std::uint64_t>(get(run.replay, "records"));
   printLedgerTable(std::cout, run, Targets{});
   bool failed = false;
-  for (const PhaseOutcome* p : {&run.settle, &run.replay, &run.rawScan, &run.checkpoints,
-                                &run.settleCheckpoints, &run.query, &run.replayAfterQueries}) {
-    failed = failed || !p->ok;
-  }
+  for (const PhaseOutcome* p : run.readPhases()) failed = failed || !p->ok;
+  failed = failed || !run.settle.ok;
   return failed ? ledger::cli::kExitInput : ledger::cli::kExitOk;
 }
 
@@ -236,11 +242,8 @@ int main(int argc, char** argv) {
       runs.push_back(runSize(c, n));
       printSizeTable(std::cout, runs.back(), c.batch, Targets{});
       std::cout.flush();
-      for (const PhaseOutcome* p :
-           {&runs.back().rawWrite, &runs.back().ingest, &runs.back().replay, &runs.back().rawScan,
-            &runs.back().checkpoints, &runs.back().query, &runs.back().replayAfterQueries}) {
-        failed = failed || !p->ok;
-      }
+      failed = failed || !runs.back().rawWrite.ok || !runs.back().ingest.ok;
+      for (const PhaseOutcome* p : runs.back().readPhases()) failed = failed || !p->ok;
     }
   } catch (const std::exception& e) {
     std::cerr << "ledger-bench: " << e.what() << "\n";

@@ -22,8 +22,17 @@ struct SizeRun {
   // the mean of the two, since the machine's speed drifts between phases
   // minutes apart by more than a target's margin.
   PhaseOutcome replayAfterQueries;
+  // The full replay and the queries again, with the ledger's files dropped
+  // from the page cache first (phases.h, PageCache::kCold).
+  PhaseOutcome replayCold, queryCold;
   double ledgerBytes = 0;      // directory, before checkpoints
   double checkpointBytes = 0;  // the checkpoints family after they were written
+
+  // The phases of measureReadSide, for checking that all ran.
+  std::vector<const PhaseOutcome*> readPhases() const {
+    return {&replay,     &rawScan,  &checkpoints, &settleCheckpoints, &query, &replayAfterQueries,
+            &replayCold, &queryCold};
+  }
 };
 
 struct Targets {

@@ -24,11 +24,27 @@ Metrics ingestPhase(const std::string& jsonlPath, const std::string& dir, std::s
 // Metrics: bytes.<family> (SST bytes per column family) and bytes.total.
 Metrics settlePhase(const std::string& dir);
 
+// What a read phase finds in the operating system's page cache.
+enum class PageCache {
+  // Whatever the phases before left. The full replay runs right after a raw
+  // scan of the family it reads, so it reads warm.
+  kAsLeft,
+  // Warm, as for the replay: every family a query reads (projection, time
+  // index, checkpoints and their copies) is read in full first, untimed.
+  kWarm,
+  // Cold: the ledger's files are dropped from the page cache
+  // (posix_fadvise DONTNEED) before the phase and before each query, so
+  // every block read goes to the disk (or to the host's cache, on a virtual
+  // machine). RocksDB's own caches in the process are not dropped between
+  // queries, as in a long-running reader.
+  kCold,
+};
+
 // A full replay: Replayer::foldTo(last) without checkpoints; the state
 // report is not built in the timed part (buildSeconds is measured after).
 // Metrics: records, seconds, cpuSeconds, liveObjects, rssMb (peak RSS right
 // after the fold), reportSeconds.
-Metrics replayPhase(const std::string& dir);
+Metrics replayPhase(const std::string& dir, PageCache cache = PageCache::kAsLeft);
 
 // The baseline: Ledger::scanRaw over the projection family, touching every
 // byte. Metrics: records, bytes, seconds, cpuSeconds.
@@ -39,7 +55,8 @@ Metrics checkpointPhase(const std::string& dir);
 
 // `queries` point-in-time queries at random times (seeded): seqAt(time) +
 // foldTo(seq) with checkpoints; for the first 20, buildReport separately.
-// Metrics: queries, foldMedianMs, foldP99Ms, reportMedianMs, reportP99Ms.
-Metrics queryPhase(const std::string& dir, int queries, std::uint64_t seed);
+// Metrics: queries, foldMedianMs, foldP99Ms, reportMedianMs, reportP99Ms,
+// warmSeconds (the untimed warm-up read).
+Metrics queryPhase(const std::string& dir, int queries, std::uint64_t seed, PageCache cache);
 
 }  // namespace ledger::bench
