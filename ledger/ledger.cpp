@@ -337,6 +337,7 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   auto* liveCf = family(format::kLiveFamily);
   auto* metaCf = family(format::kMetaFamily);
   Record record;
+  Sha256 chain;
   try {
     for (const PendingRecord& p : batch) {
       record.seq = ++head.seq;
@@ -349,7 +350,7 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
       head.timeNs = record.timeNs;
       record.identity = p.identity;
       const std::string encoded = encodeRecord(record, p.objectJson);
-      head.hash = chainHash(head.hash, encoded);
+      head.hash = chainHash(head.hash, encoded, chain);
       const std::string key = format::seqKey(record.seq);
       const rocksdb::Slice keySlice(key);
       const rocksdb::Slice value[] = {

@@ -93,10 +93,14 @@ Status decodeRecord(std::string_view bytes, Record* out) {
 }
 
 Digest chainHash(const Digest& previous, std::string_view encodedRecord) {
-  Sha256 h;
-  h.update(previous.data(), previous.size());
-  h.update(encodedRecord);
-  return h.finish();
+  Sha256 hasher;
+  return chainHash(previous, encodedRecord, hasher);
+}
+
+Digest chainHash(const Digest& previous, std::string_view encodedRecord, Sha256& hasher) {
+  hasher.update(previous.data(), previous.size());
+  hasher.update(encodedRecord);
+  return hasher.finish();
 }
 
 }  // namespace ledger

@@ -53,5 +53,9 @@ std::string encodeRecord(const Record& header, std::string_view objectJson);
 
 // hash(seq) = SHA-256(previous ++ encoded record bytes).
 Digest chainHash(const Digest& previous, std::string_view encodedRecord);
+// The same with a hasher the caller reuses along the chain: a fresh
+// libcrypto context per record (allocated, initialised, freed) was a third
+// of the hashing on ingest's writer thread.
+Digest chainHash(const Digest& previous, std::string_view encodedRecord, Sha256& hasher);
 
 }  // namespace ledger

@@ -6,10 +6,25 @@
 
 namespace ledger {
 
+namespace {
+
+// Fetched once: OpenSSL 3 looks the algorithm up in its providers on every
+// initialisation given EVP_sha256() (an implicit fetch). Never freed; it
+// lives as long as the process.
+const EVP_MD* sha256Algorithm() {
+  static const EVP_MD* md = [] {
+    const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    return fetched != nullptr ? fetched : EVP_sha256();
+  }();
+  return md;
+}
+
+}  // namespace
+
 struct Sha256::Context {
   EVP_MD_CTX* md = nullptr;
   Context() : md(EVP_MD_CTX_new()) {
-    if (md == nullptr || EVP_DigestInit_ex(md, EVP_sha256(), nullptr) != 1) {
+    if (md == nullptr || EVP_DigestInit_ex(md, sha256Algorithm(), nullptr) != 1) {
       EVP_MD_CTX_free(md);
       throw std::runtime_error("libcrypto: cannot initialise SHA-256");
     }
@@ -34,7 +49,7 @@ Digest Sha256::finish() {
   Digest out{};
   unsigned int len = 0;
   if (EVP_DigestFinal_ex(ctx_->md, out.data(), &len) != 1 || len != out.size() ||
-      EVP_DigestInit_ex(ctx_->md, EVP_sha256(), nullptr) != 1) {
+      EVP_DigestInit_ex(ctx_->md, sha256Algorithm(), nullptr) != 1) {
     throw std::runtime_error("libcrypto: SHA-256 final failed");
   }
   return out;

@@ -15,6 +15,7 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report) {
     report->problem = std::move(problem);
     return false;
   };
+  Sha256 chain;
   Status st = ledger.scanRecords(1, head, [&](const Record& r, const Digest& stored) {
     if (r.seq != expected) {
       // The key skipped ahead (a gap) or the stored seq disagrees with its key.
@@ -22,7 +23,7 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report) {
                                 ? "sequence gap: next record stored is seq " + std::to_string(r.seq)
                                 : "record holds seq " + std::to_string(r.seq));
     }
-    const Digest computed = chainHash(previous, encodeRecord(r));
+    const Digest computed = chainHash(previous, encodeRecord(r), chain);
     if (computed != stored) return fail(r.seq, "hash chain broken: stored hash does not match");
     if (r.timeNs < lastTime) return fail(r.seq, "event time goes backwards");
     std::string projection;
