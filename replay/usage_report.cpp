@@ -1,5 +1,6 @@
 #include "usage_report.h"
 
+#include <algorithm>
 #include <set>
 
 #include "workload_usage.h"
@@ -23,12 +24,17 @@ std::string decimal(Int128 value, Int128 scale, int digits) {
     if (v == 0) return std::string("0");
     std::string s;
     while (v > 0) {
-      s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+      s.push_back(static_cast<char>('0' + static_cast<int>(v % 10)));
       v /= 10;
     }
+    std::reverse(s.begin(), s.end());
     return s;
   };
-  std::string out = (negative ? "-" : "") + toString(whole);
+  // Appended, not `"-" + text`: GCC 12 warns (-Wrestrict, a false positive)
+  // on that operator+ when optimising.
+  std::string out;
+  if (negative) out.push_back('-');
+  out += toString(whole);
   if (digits > 0) {
     std::string f = toString(frac);
     f.insert(f.begin(), static_cast<std::size_t>(digits) - f.size(), '0');
