@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <unordered_set>
 
 #include "format.h"
 
@@ -360,18 +361,29 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
       wb.Put(projCf, key, buildProjectedRecord(record, p.projection));
       wb.Put(timeCf, format::timeKey(record.timeNs, record.seq), rocksdb::Slice());
       if (!p.dedupeKey.empty()) wb.Put(eventsCf, p.dedupeKey, key);
-      const std::string objectKey = p.identity.objectKey();
-      if (p.type == EventType::kDeleted) {
-        wb.Delete(liveCf, objectKey);
-      } else {
-        wb.Put(liveCf, objectKey, p.identity.uid + '\0' + p.identity.resourceVersion);
-      }
       if (result->firstSeq == 0) result->firstSeq = record.seq;
       result->lastSeq = record.seq;
     }
   } catch (const kj::Exception& e) {
     return Status::invalidArgument(std::string("projection bytes do not decode: ") +
                                    e.getDescription().cStr());
+  }
+  // The live view: each object's last change in the batch, once. A batch
+  // changes each object about 2.5 times (the simulated cluster: 2,000 of 5,000
+  // records), and every write is an insert at a random place in the live
+  // family's memtable; the batch commits as a whole, so what a reader sees is
+  // the same.
+  std::unordered_set<std::string> liveWritten;
+  liveWritten.reserve(batch.size());
+  for (auto p = batch.rbegin(); p != batch.rend(); ++p) {
+    const auto [at, first] = liveWritten.insert(p->identity.objectKey());
+    if (!first) continue;
+    const std::string& objectKey = *at;
+    if (p->type == EventType::kDeleted) {
+      wb.Delete(liveCf, objectKey);
+    } else {
+      wb.Put(liveCf, objectKey, p->identity.uid + '\0' + p->identity.resourceVersion);
+    }
   }
   for (const auto& [source, c] : cursors) {
     wb.Put(metaCf, std::string(format::kCursorPrefix) + source, encodeCursor(c));

@@ -115,6 +115,46 @@ TEST_CASE("dedupe keys and live objects are committed with the batch", "[ledger]
   CHECK(ledger->liveObject("/Namespace//a", &live).isNotFound());
 }
 
+TEST_CASE("the live view after a batch is each object's last change in it", "[ledger]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  AppendResult r;
+  REQUIRE(ledger->append({pending("gone", 1)}, {}, &r).isOk());
+  auto changed = [](const std::string& name, std::int64_t t, EventType type, const char* rv) {
+    PendingRecord p = pending(name, t, type);
+    p.identity.resourceVersion = rv;
+    p.dedupeKey += rv;
+    return p;
+  };
+  // One batch: "a" added and modified twice, "b" added then deleted, "gone"
+  // (live before the batch) deleted and added again, "c" deleted only.
+  REQUIRE(ledger
+              ->append(
+                  {changed("a", 2, EventType::kAdded, "1"), changed("b", 3, EventType::kAdded, "1"),
+                   changed("a", 4, EventType::kModified, "2"),
+                   changed("gone", 5, EventType::kDeleted, "2"),
+                   changed("b", 6, EventType::kDeleted, "2"),
+                   changed("gone", 7, EventType::kAdded, "3"),
+                   changed("a", 8, EventType::kModified, "3"),
+                   changed("c", 9, EventType::kDeleted, "1")},
+                  {}, &r)
+              .isOk());
+  CHECK(r.firstSeq == 2);
+  CHECK(r.lastSeq == 9);
+  LiveObject live;
+  REQUIRE(ledger->liveObject("/Namespace//a", &live).isOk());
+  CHECK(live.resourceVersion == "3");
+  CHECK(ledger->liveObject("/Namespace//b", &live).isNotFound());
+  REQUIRE(ledger->liveObject("/Namespace//gone", &live).isOk());
+  CHECK(live.resourceVersion == "3");
+  CHECK(ledger->liveObject("/Namespace//c", &live).isNotFound());
+  // Every record is still in the log, in order.
+  Record rec;
+  REQUIRE(ledger->read(4, &rec).isOk());
+  CHECK(rec.identity.name == "a");
+  CHECK(rec.identity.resourceVersion == "2");
+}
+
 TEST_CASE("a ledger of an unknown format is refused with a clear message", "[ledger]") {
   TempDir dir;
   {
