@@ -111,7 +111,6 @@ Metrics settlePhase(const std::string& dir) {
 Metrics replayPhase(const std::string& dir, PageCache cache) {
   if (cache == PageCache::kCold) dropPageCache(dir);
   auto ledger = openLedger(dir, true);
-  if (cache == PageCache::kWarm) (void)warmQueryFamilies(*ledger);
   replay::Replayer replayer(*ledger);
   replay::FoldOptions fo;
   fo.useCheckpoints = false;

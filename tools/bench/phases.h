@@ -42,6 +42,8 @@ enum class PageCache {
 
 // A full replay: Replayer::foldTo(last) without checkpoints; the state
 // report is not built in the timed part (buildSeconds is measured after).
+// `cache`: kAsLeft (the replay follows a raw scan of its family) or kCold;
+// kWarm is taken as kAsLeft.
 // Metrics: records, seconds, cpuSeconds, liveObjects, rssMb (peak RSS right
 // after the fold), reportSeconds.
 Metrics replayPhase(const std::string& dir, PageCache cache = PageCache::kAsLeft);
