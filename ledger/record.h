@@ -54,8 +54,8 @@ std::string encodeRecord(const Record& header, std::string_view objectJson);
 // hash(seq) = SHA-256(previous ++ encoded record bytes).
 Digest chainHash(const Digest& previous, std::string_view encodedRecord);
 // The same with a hasher the caller reuses along the chain: a fresh
-// libcrypto context per record (allocated, initialised, freed) was a third
-// of the hashing on ingest's writer thread.
+// libcrypto context per record (allocated, initialised, freed) cost a
+// sixth of each record's hash (3.82 against 3.22 us for 4.5 KB).
 Digest chainHash(const Digest& previous, std::string_view encodedRecord, Sha256& hasher);
 
 }  // namespace ledger
