@@ -551,3 +551,47 @@ TEST_CASE("TestAddSubRoundTrip", "[quantity]") {
     CHECK(q.isZero());
   }
 }
+
+TEST_CASE("Values near the 2^127-nano limit are out of range, never wrapped", "[quantity]") {
+  // 5e29 units are 5e38 nanos, past 2^128: multiplying first and checking
+  // after used to wrap them into range (159717633079061536536625392568231788544e-9).
+  for (const char* input : {"5e29", "2e29", "511111111111111111111111111111111111111n",
+                            "170141183460469231731687303715884105728n", "999999999999999999Ei",
+                            "147573952589676412928Ei"}) {
+    INFO("input " << input);
+    CHECK_FALSE(Quantity::tryParse(input).has_value());
+  }
+  const std::optional<Quantity> top =
+      Quantity::tryParse("170141183460469231731687303715884105727n");
+  REQUIRE(top.has_value());
+  CHECK(top->nanos() == std::numeric_limits<Int128>::max());
+  const std::optional<Quantity> big = Quantity::tryParse("1e29");
+  REQUIRE(big.has_value());
+  CHECK(show(big->nanos()) ==
+        show(Int128(10000000000000000000ULL) * Int128(10000000000000000000ULL)));
+}
+
+TEST_CASE("Short quantities and long ones parse alike", "[quantity]") {
+  // Up to 19 digits without a fraction of a nano take a shortcut in
+  // integers; longer ones go through a decimal string. Trailing fraction
+  // zeros move a value from one to the other without changing it.
+  const std::string zeros(20, '0');
+  for (const char* suffix : {"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi",
+                             "Ti", "Pi", "Ei", "e3", "e-3", "e20"}) {
+    for (const char* number : {"0", "1", "5", "7.5", "1024", "0.001", "123456789",
+                               "9223372036854775807", "170141183460", "999999999999999999"}) {
+      const std::string shortForm = std::string(number) + suffix;
+      const std::string longForm =
+          std::string(number) +
+          (std::string_view(number).find('.') == std::string_view::npos ? "." : "") + zeros +
+          suffix;
+      INFO(shortForm << " against " << longForm);
+      const std::optional<Quantity> a = Quantity::tryParse(shortForm);
+      const std::optional<Quantity> b = Quantity::tryParse(longForm);
+      REQUIRE(a.has_value() == b.has_value());
+      if (!a) continue;
+      CHECK(show(a->nanos()) == show(b->nanos()));
+      CHECK(formatName(a->format()) == std::string(formatName(b->format())));
+    }
+  }
+}
