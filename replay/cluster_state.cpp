@@ -25,6 +25,9 @@ kj::Array<capnp::word> copyWords(kj::ArrayPtr<const capnp::word> words) {
   return out;
 }
 
+// The form the state digest hashes: capnp::messageToFlatArray of a copy of
+// the projection as a message of its own, so it does not depend on how the
+// record was stored (a projection record or a checkpoint's chunk).
 kj::Array<capnp::word> copyMessage(schema::Projection::Reader projection) {
   capnp::MallocMessageBuilder builder(projection.totalSize().wordCount + 8);
   builder.setRoot(projection);
@@ -116,13 +119,10 @@ StoredObject::StoredObject(std::uint64_t seq, kj::ArrayPtr<const capnp::word> re
   timeNs_ = record.getTimeNs();
   root_ = record.getObject();
   auto id = record.getIdentity();
-  auto view = [](capnp::Text::Reader t) { return std::string_view(t.begin(), t.size()); };
-  ns_ = view(id.getNamespace());
-  name_ = view(id.getName());
-  uid_ = view(id.getUid());
+  ns_ = textView(id.getNamespace());
+  name_ = textView(id.getName());
+  uid_ = textView(id.getUid());
 }
-
-kj::Array<capnp::word> StoredObject::canonicalWords() const { return copyMessage(root_); }
 
 std::string ClusterState::key(std::string_view ns, std::string_view name) {
   if (ns.empty()) return std::string(name);
@@ -300,9 +300,11 @@ Digest ClusterState::digest() const {
       h.update(&tag, 1);
       h.update(k);
       h.update("\0", 1);
-      const auto words = obj->canonicalWords();
-      auto bytes = words.asBytes();
-      h.update(bytes.begin(), bytes.size());
+      // A reader of its own, not the object's: capnp readers count what they
+      // traverse in a shared limiter, so this may run beside other readers.
+      capnp::FlatArrayMessageReader reader(obj->recordWords(), kStoredObjectLimits);
+      const auto words = copyMessage(reader.getRoot<schema::ProjectedRecord>().getObject());
+      h.update(words.asBytes().begin(), words.asBytes().size());
     }
   }
   return h.finish();

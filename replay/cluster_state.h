@@ -31,6 +31,9 @@
 
 namespace ledger::replay {
 
+// A capnp text as a view, valid as long as the message that holds it.
+inline std::string_view textView(capnp::Text::Reader text) { return {text.begin(), text.size()}; }
+
 class ObjectReads;
 
 enum class ObjectKind : std::uint8_t {
@@ -71,9 +74,6 @@ class StoredObject {
   std::int64_t timeNs() const { return timeNs_; }
   // The serialised schema::ProjectedRecord this object was read from.
   kj::ArrayPtr<const capnp::word> recordWords() const { return words_.asPtr(); }
-  // The projection as a message of its own, in canonical form: what the
-  // state digest hashes, so it does not depend on how the record was stored.
-  kj::Array<capnp::word> canonicalWords() const;
 
  private:
   std::uint64_t seq_;
@@ -143,6 +143,8 @@ class ClusterState {
   std::size_t liveObjects() const;
 
   // SHA-256 over every live object in key order: equal states, equal digests.
+  // Reads the objects through readers of its own, so it may run on another
+  // thread beside any other const use of this state.
   Digest digest() const;
 
   // Checkpoint bytes: SHA-256 of the payload, then a schema::Checkpoint that

@@ -34,13 +34,13 @@ class Attributor {
     Attribution a;
     auto projection = claim.projection();
     for (auto o : projection.getOwnerReferences()) {
-      if (auto it = podsByUid_.find(o.getUid().cStr()); it != podsByUid_.end()) a.pod = it->second;
-      if (auto it = byOwnerUid_.find(o.getUid().cStr()); it != byOwnerUid_.end())
-        a.workload = it->second;
+      const std::string_view uid = textView(o.getUid());
+      if (auto it = podsByUid_.find(uid); it != podsByUid_.end()) a.pod = it->second;
+      if (auto it = byOwnerUid_.find(uid); it != byOwnerUid_.end()) a.workload = it->second;
     }
     if (a.pod == nullptr) {
       for (auto c : projection.getBody().getResourceClaim().getReservedFor()) {
-        if (auto it = podsByUid_.find(c.getUid().cStr()); it != podsByUid_.end())
+        if (auto it = podsByUid_.find(textView(c.getUid())); it != podsByUid_.end())
           a.pod = it->second;
       }
     }
@@ -50,7 +50,7 @@ class Attributor {
     }
     if (a.workload == nullptr && a.pod != nullptr) {
       for (auto o : a.pod->projection().getOwnerReferences()) {
-        auto it = byOwnerUid_.find(o.getUid().cStr());
+        auto it = byOwnerUid_.find(textView(o.getUid()));
         if (it != byOwnerUid_.end()) {
           a.workload = it->second;
           break;
@@ -61,9 +61,10 @@ class Attributor {
   }
 
  private:
-  std::map<std::string, const StoredObject*> podsByUid_;
-  std::map<std::string, const StoredObject*> podByClaim_;
-  std::map<std::string, WorkloadAudit*> byOwnerUid_;
+  // Transparent, so lookups by a capnp text's view allocate nothing.
+  std::map<std::string, const StoredObject*, std::less<>> podsByUid_;
+  std::map<std::string, const StoredObject*, std::less<>> podByClaim_;
+  std::map<std::string, WorkloadAudit*, std::less<>> byOwnerUid_;
 };
 
 std::string nsName(std::string_view ns, std::string_view name) {
@@ -143,17 +144,16 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
       auto poolIt = pools.find({driver, poolName});
       if (device != nullptr && poolIt != pools.end() && !result.getAdminAccess()) {
         for (auto consumption : device->device.getConsumesCounters()) {
+          const std::string_view counterSet = textView(consumption.getCounterSet());
           for (auto c : consumption.getCounters()) {
-            auto q = Quantity::tryParse(c.getValue().cStr());
+            auto q = Quantity::tryParse(textView(c.getValue()));
             if (!q) continue;
+            const std::string_view counter = textView(c.getKey());
             for (auto& cr : poolIt->second.counters) {
-              if (cr.counterSet == consumption.getCounterSet().cStr() &&
-                  cr.counter == c.getKey().cStr()) {
-                cr.consumed += *q;
-              }
+              if (cr.counterSet == counterSet && cr.counter == counter) cr.consumed += *q;
             }
             if (!a.clusterQueue.empty())
-              heldCounters[a.clusterQueue][{driver, c.getKey().cStr()}] += *q;
+              heldCounters[a.clusterQueue][{driver, std::string(counter)}] += *q;
           }
         }
       }
