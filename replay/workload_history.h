@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,8 +37,12 @@ struct WorkloadHistory {
   std::vector<HistoryEntry> entries;
 };
 
-WorkloadHistory workloadHistory(const Ledger& ledger, const std::string& ns,
-                                const std::string& name, std::optional<std::int64_t> fromNs,
-                                std::optional<std::int64_t> toNs);
+// Scans the log from its start (a workload's pods and claims are matched
+// by owner, which only a scan finds) up to `toNs`. `progress`, when set, is
+// called now and then with (records scanned, records to scan).
+WorkloadHistory workloadHistory(
+    const Ledger& ledger, const std::string& ns, const std::string& name,
+    std::optional<std::int64_t> fromNs, std::optional<std::int64_t> toNs,
+    const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
 }  // namespace ledger::replay

@@ -84,7 +84,10 @@ nlohmann::ordered_json resourcesJson(const replay::ResourceList& list) {
 
 int runWorkload(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   auto [ns, name] = splitTarget(args.target);
-  const auto history = replay::workloadHistory(ledger, ns, name, args.from, args.to);
+  ProgressBar progress("workload");
+  const auto history =
+      replay::workloadHistory(ledger, ns, name, args.from, args.to, progress.callback());
+  progress.done();
   if (!history.found)
     throw UsageError("workload " + args.target + " does not appear in the ledger");
   if (args.output == OutputFormat::kJson) {

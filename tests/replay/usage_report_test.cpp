@@ -166,9 +166,17 @@ TEST_CASE("workload history lists the DRA devices the workload's pods held and w
   auto ledger = openLedger(dir.path("l"));
   std::ifstream in(LEDGER_SOURCE_DIR "/tools/demo/cluster-events.jsonl");
   ingestText(*ledger, std::string(std::istreambuf_iterator<char>(in), {}));
+  std::uint64_t reported = 0, of = 0;
   auto h = replay::workloadHistory(*ledger, "team-a", "job-train-resnet-126ec", std::nullopt,
-                                   std::nullopt);
+                                   std::nullopt, [&](std::uint64_t done, std::uint64_t total) {
+                                     CHECK(done >= reported);
+                                     reported = done;
+                                     of = total;
+                                   });
   REQUIRE(h.found);
+  // The scan reports its end: every record up to the last was looked at.
+  CHECK(reported == ledger->lastSeq());
+  CHECK(of == ledger->lastSeq());
   std::vector<std::string> events;
   for (const auto& e : h.entries)
     events.push_back(e.event +
