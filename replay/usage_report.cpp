@@ -89,7 +89,8 @@ struct Level {
 
 class PeriodBuilder {
  public:
-  PeriodBuilder(UsagePeriod& out, const std::optional<std::string>& cq) : out_(out), only_(cq) {}
+  PeriodBuilder(UsagePeriod& out, const std::optional<std::string>& cq, ChartSteps steps)
+      : out_(out), only_(cq), steps_(steps == ChartSteps::kKeep) {}
 
   bool wanted(const std::string& cq) const { return !only_ || *only_ == cq; }
 
@@ -121,7 +122,7 @@ class PeriodBuilder {
       if (level.value == v && level.since != 0) continue;
       if (level.since == 0) level.since = t;
       level.set(v, t);
-      out_.nominalSteps[{cq, r}].push_back(StepPoint{t, v});
+      if (steps_) out_.nominalSteps[{cq, r}].push_back(StepPoint{t, v});
     }
   }
 
@@ -156,6 +157,7 @@ class PeriodBuilder {
       level.set(sign > 0 ? level.value + q : level.value - q, t);
       Quantity& perQueue = queueLevels_[{c.clusterQueue, r}];
       perQueue = sign > 0 ? perQueue + q : perQueue - q;
+      if (!steps_) continue;
       auto& steps = out_.reservedSteps[{c.clusterQueue, r}];
       if (!steps.empty() && steps.back().timeNs == t) {
         steps.back().value = perQueue;
@@ -167,6 +169,7 @@ class PeriodBuilder {
 
   UsagePeriod& out_;
   std::optional<std::string> only_;
+  bool steps_;
   std::int64_t start_ = 0;
   std::map<std::string, Contribution> workloads_;
   std::map<std::pair<std::string, std::string>, Level> reserved_;
@@ -202,7 +205,7 @@ bool isByteResource(const std::string& r) {
 
 UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs,
                                GroupBy by, const std::optional<std::string>& clusterQueue,
-                               const FoldOptions& options) {
+                               const FoldOptions& options, ChartSteps steps) {
   if (toNs < fromNs) throw ReplayError("--to is before --from");
   Replayer replayer(ledger);
   UsagePeriod out;
@@ -212,7 +215,7 @@ UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::i
   out.fromSeq = replayer.seqAt(fromNs);
   out.toSeq = replayer.seqAt(toNs);
   ClusterState state = replayer.foldTo(out.fromSeq, options);
-  PeriodBuilder builder(out, clusterQueue);
+  PeriodBuilder builder(out, clusterQueue, steps);
   builder.start(fromNs);
   for (const auto& [key, obj] : state.objects(ObjectKind::kClusterQueue)) {
     builder.setQueue(std::string(obj->name()),
@@ -224,8 +227,13 @@ UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::i
         fromNs);
   }
   if (out.toSeq > out.fromSeq) {
+    // The period itself: as long as a replay of it, so it reports progress
+    // too (after the fold to `from`, which reported its own).
+    const std::uint64_t total = out.toSeq - out.fromSeq;
+    std::uint64_t done = 0;
     Status st = ledger.scanProjections(
         out.fromSeq + 1, out.toSeq, [&](std::uint64_t, schema::ProjectedRecord::Reader r) {
+          if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
           const std::int64_t t = std::max(r.getTimeNs(), fromNs);
           auto body = r.getObject().getBody();
           auto id = r.getIdentity();
@@ -244,6 +252,7 @@ UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::i
           return true;
         });
     if (!st.isOk()) throw ReplayError(st);
+    if (options.progress) options.progress(total, total);
   }
   builder.finish(toNs);
   return out;

@@ -139,7 +139,8 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   fo.progress = progress.callback();
   fo.onBadCheckpoint = warnBadCheckpoint;
   const auto period =
-      replay::computeUsagePeriod(ledger, *args.from, *args.to, by, args.clusterQueue, fo);
+      replay::computeUsagePeriod(ledger, *args.from, *args.to, by, args.clusterQueue, fo,
+                                 args.svg ? replay::ChartSteps::kKeep : replay::ChartSteps::kOmit);
   progress.done();
   if (args.svg) {
     std::ofstream svg(*args.svg);
