@@ -44,8 +44,7 @@ void Replayer::foldAfter(ClusterState& state, std::uint64_t seq, const FoldOptio
     return true;
   };
   // A long fold reads on a second core while this one folds.
-  Status st = copy || !twoCores ? ledger_.scanProjectionWords(from, seq, foldOne)
-                                : scanProjectionAhead(ledger_, from, seq, foldOne);
+  Status st = scanProjectionAheadIfLong(ledger_, from, seq, foldOne);
   if (st.isOk() && reads) st = state.adopt(*reads);
   if (st.isOk()) st = state.materialize(ledger_);  // whatever is still pending
   if (!st.isOk()) throw ReplayError(st);

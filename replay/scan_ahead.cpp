@@ -163,4 +163,14 @@ Status scanProjectionAhead(
   return handover.scanStatus();
 }
 
+Status scanProjectionAheadIfLong(
+    const Ledger& ledger, std::uint64_t from, std::uint64_t to,
+    const std::function<bool(std::uint64_t, kj::ArrayPtr<const capnp::word>)>& fn) {
+  const bool twoCores = std::thread::hardware_concurrency() > 1;
+  if (!twoCores || to < from || to - from < kShortScanRecords) {
+    return ledger.scanProjectionWords(from, to, fn);
+  }
+  return scanProjectionAhead(ledger, from, to, fn);
+}
+
 }  // namespace ledger::replay

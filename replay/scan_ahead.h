@@ -24,4 +24,15 @@ namespace ledger::replay {
     const Ledger& ledger, std::uint64_t from, std::uint64_t to,
     const std::function<bool(std::uint64_t, kj::ArrayPtr<const capnp::word>)>& fn);
 
+// scanProjectionAhead for a long range on a machine with a second core;
+// Ledger::scanProjectionWords on one thread otherwise (a fold of a few
+// thousand records is over before a helper thread pays for itself). The
+// same contract either way.
+[[nodiscard]] Status scanProjectionAheadIfLong(
+    const Ledger& ledger, std::uint64_t from, std::uint64_t to,
+    const std::function<bool(std::uint64_t, kj::ArrayPtr<const capnp::word>)>& fn);
+
+// Records up to which a scan stays on one thread.
+inline constexpr std::uint64_t kShortScanRecords = 4096;
+
 }  // namespace ledger::replay

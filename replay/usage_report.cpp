@@ -1,8 +1,11 @@
 #include "usage_report.h"
 
+#include <capnp/serialize.h>
+
 #include <algorithm>
 #include <set>
 
+#include "scan_ahead.h"
 #include "workload_usage.h"
 
 namespace ledger::replay {
@@ -231,26 +234,32 @@ UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::i
     // too (after the fold to `from`, which reported its own).
     const std::uint64_t total = out.toSeq - out.fromSeq;
     std::uint64_t done = 0;
-    Status st = ledger.scanProjections(
-        out.fromSeq + 1, out.toSeq, [&](std::uint64_t, schema::ProjectedRecord::Reader r) {
-          if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
-          const std::int64_t t = std::max(r.getTimeNs(), fromNs);
-          auto body = r.getObject().getBody();
-          auto id = r.getIdentity();
-          const bool deleted = r.getType() == schema::EventType::DELETED;
-          if (body.isWorkload()) {
-            const std::string ns = id.getNamespace().cStr();
-            const std::string name = id.getName().cStr();
-            builder.setWorkload(
-                ClusterState::key(ns, name),
-                deleted ? std::nullopt : contributionOf(ns, name, body.getWorkload(), by), t);
-          } else if (body.isClusterQueue()) {
-            builder.setQueue(
-                id.getName().cStr(),
-                deleted ? std::map<std::string, Quantity>{} : nominalOf(body.getClusterQueue()), t);
-          }
-          return true;
-        });
+    capnp::ReaderOptions limits;
+    limits.traversalLimitInWords = 1ULL << 30;
+    auto visit = [&](std::uint64_t, kj::ArrayPtr<const capnp::word> words) {
+      if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
+      capnp::FlatArrayMessageReader reader(words, limits);
+      auto r = reader.getRoot<schema::ProjectedRecord>();
+      const std::int64_t t = std::max(r.getTimeNs(), fromNs);
+      auto body = r.getObject().getBody();
+      auto id = r.getIdentity();
+      const bool deleted = r.getType() == schema::EventType::DELETED;
+      if (body.isWorkload()) {
+        const std::string ns = id.getNamespace().cStr();
+        const std::string name = id.getName().cStr();
+        builder.setWorkload(
+            ClusterState::key(ns, name),
+            deleted ? std::nullopt : contributionOf(ns, name, body.getWorkload(), by), t);
+      } else if (body.isClusterQueue()) {
+        builder.setQueue(
+            id.getName().cStr(),
+            deleted ? std::map<std::string, Quantity>{} : nominalOf(body.getClusterQueue()), t);
+      }
+      return true;
+    };
+    // Reading the records and charging them cost about the same: a long
+    // period reads on the other core, as a long replay does.
+    Status st = scanProjectionAheadIfLong(ledger, out.fromSeq + 1, out.toSeq, visit);
     if (!st.isOk()) throw ReplayError(st);
     if (options.progress) options.progress(total, total);
   }

@@ -4,8 +4,10 @@
 // pending objects than one lookup batch, read in two halves at once.
 #include "checkpoints.h"
 #include "replayer.h"
+#include "scan_ahead.h"
 #include "sim_stream.h"
 #include "test_support.h"
+#include "usage_report.h"
 
 using namespace ledger;
 using namespace ledger::testing;
@@ -86,4 +88,55 @@ TEST_CASE("folds of a large simulated cluster agree on every path", "[generator]
     REQUIRE(state.materialize(*ledger).isOk());
     CHECK(state.digest() == expected.at(last));
   }
+}
+
+TEST_CASE("a long period's usage is the sum of its short parts", "[generator][report]") {
+  // The whole period is read on a second thread (more than kShortScanRecords
+  // records), each part on one: integrals are exact, so the sums agree to
+  // the nano-unit-second.
+  TempDir dir;
+  auto ledger = openLedger(dir.path("ledger"));
+  REQUIRE(ingestText(*ledger, generate(12000)).rejected == 0);
+  const std::uint64_t last = ledger->lastSeq();
+  std::vector<std::int64_t> cuts;
+  for (std::uint64_t seq : {std::uint64_t{1}, std::uint64_t{3000}, std::uint64_t{6000},
+                            std::uint64_t{9000}, last}) {
+    std::int64_t t = 0;
+    REQUIRE(ledger->timeOf(seq, &t).isOk());
+    cuts.push_back(t);
+  }
+  // "12.000000001" resource-seconds -> 12000000001 nano-unit-seconds.
+  auto nanos = [](const std::string& seconds) {
+    Int128 v = 0;
+    for (char c : seconds) {
+      if (c != '.') v = v * 10 + (c - '0');
+    }
+    return v;
+  };
+  using Sums = std::map<std::pair<std::string, std::string>, std::pair<Int128, Int128>>;
+  auto sums = [&](const replay::UsagePeriod& p, Sums& into) {
+    for (const auto& row : p.rows) {
+      auto& [reserved, quota] = into[{row.group, row.resource}];
+      reserved += nanos(row.reserved.seconds());
+      if (row.quota) quota += nanos(row.quota->seconds());
+    }
+  };
+  Sums whole, parts;
+  const auto all = replay::computeUsagePeriod(*ledger, cuts.front(), cuts.back(),
+                                              replay::GroupBy::kClusterQueue, std::nullopt);
+  REQUIRE(all.toSeq - all.fromSeq > replay::kShortScanRecords);
+  sums(all, whole);
+  for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+    const auto part = replay::computeUsagePeriod(*ledger, cuts[i], cuts[i + 1],
+                                                 replay::GroupBy::kClusterQueue, std::nullopt);
+    CHECK(part.toSeq - part.fromSeq < replay::kShortScanRecords);
+    sums(part, parts);
+  }
+  // Rows with nothing reserved in a part are still rows of that part.
+  for (auto it = parts.begin(); it != parts.end();) {
+    it = it->second == std::pair<Int128, Int128>{0, 0} && !whole.count(it->first) ? parts.erase(it)
+                                                                                 : std::next(it);
+  }
+  CHECK(whole.size() > 4);
+  CHECK(parts == whole);
 }
