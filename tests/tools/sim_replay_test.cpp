@@ -99,8 +99,8 @@ TEST_CASE("a long period's usage is the sum of its short parts", "[generator][re
   REQUIRE(ingestText(*ledger, generate(12000)).rejected == 0);
   const std::uint64_t last = ledger->lastSeq();
   std::vector<std::int64_t> cuts;
-  for (std::uint64_t seq : {std::uint64_t{1}, std::uint64_t{3000}, std::uint64_t{6000},
-                            std::uint64_t{9000}, last}) {
+  for (std::uint64_t seq :
+       {std::uint64_t{1}, std::uint64_t{3000}, std::uint64_t{6000}, std::uint64_t{9000}, last}) {
     std::int64_t t = 0;
     REQUIRE(ledger->timeOf(seq, &t).isOk());
     cuts.push_back(t);
@@ -135,7 +135,7 @@ TEST_CASE("a long period's usage is the sum of its short parts", "[generator][re
   // Rows with nothing reserved in a part are still rows of that part.
   for (auto it = parts.begin(); it != parts.end();) {
     it = it->second == std::pair<Int128, Int128>{0, 0} && !whole.count(it->first) ? parts.erase(it)
-                                                                                 : std::next(it);
+                                                                                  : std::next(it);
   }
   CHECK(whole.size() > 4);
   CHECK(parts == whole);
