@@ -41,11 +41,6 @@ enum class ValueKind : std::uint8_t {
 // default k8s hands out for an unknown domain).
 enum class MapKind : std::uint8_t { kAttributeDomains, kAttributes, kCapacityDomains, kCapacities };
 
-using AttributeMap = std::map<std::string, AttributeValue, std::less<>>;
-using CapacityMap = std::map<std::string, Quantity, std::less<>>;
-using AttributeDomains = std::map<std::string, AttributeMap, std::less<>>;
-using CapacityDomains = std::map<std::string, CapacityMap, std::less<>>;
-
 struct Value {
   ValueKind kind = ValueKind::kNull;
   MapKind mapKind = MapKind::kAttributes;
