@@ -132,7 +132,8 @@ PreparedEvent prepareEvent(WatchEvent event) {
   }
   out.identity = identityOf(event.object);
   out.objectJson = event.storedJson.empty() ? event.object.dump() : std::move(event.storedJson);
-  out.projection = projectObject(event.object);
+  out.projection =
+      event.projection.empty() ? projectObject(event.object) : std::move(event.projection);
   return out;
 }
 

@@ -2,25 +2,24 @@
 
 namespace ledger::ingest {
 
-const Json* FieldReader::member(const Json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
+JsonPtr FieldReader::member(const Json& obj, const char* key) {
+  JsonPtr found = obj.find(key);
+  if (found && found->is_null()) return std::nullopt;
+  return found;
 }
 
-const Json* FieldReader::path(const Json& obj, std::initializer_list<const char*> keys) {
-  const Json* cur = &obj;
+JsonPtr FieldReader::path(const Json& obj, std::initializer_list<const char*> keys) {
+  JsonPtr cur = obj;
   for (const char* k : keys) {
     cur = member(*cur, k);
-    if (cur == nullptr) return nullptr;
+    if (!cur) return std::nullopt;
   }
   return cur;
 }
 
 std::string FieldReader::string(const Json& obj, const char* key, const char* where) {
-  const Json* v = member(obj, key);
-  if (v == nullptr) return {};
+  const JsonPtr v = member(obj, key);
+  if (!v) return {};
   if (!v->is_string()) {
     problem(std::string(where) + "." + key + " is not a string");
     return {};
@@ -30,8 +29,8 @@ std::string FieldReader::string(const Json& obj, const char* key, const char* wh
 
 std::int64_t FieldReader::integer(const Json& obj, const char* key, const char* where,
                                   std::int64_t dflt) {
-  const Json* v = member(obj, key);
-  if (v == nullptr) return dflt;
+  const JsonPtr v = member(obj, key);
+  if (!v) return dflt;
   if (v->is_number_integer()) return v->get<std::int64_t>();
   if (v->is_number_unsigned()) return static_cast<std::int64_t>(v->get<std::uint64_t>());
   problem(std::string(where) + "." + key + " is not an integer");
@@ -39,8 +38,8 @@ std::int64_t FieldReader::integer(const Json& obj, const char* key, const char* 
 }
 
 bool FieldReader::boolean(const Json& obj, const char* key, const char* where, bool dflt) {
-  const Json* v = member(obj, key);
-  if (v == nullptr) return dflt;
+  const JsonPtr v = member(obj, key);
+  if (!v) return dflt;
   if (v->is_boolean()) return v->get<bool>();
   problem(std::string(where) + "." + key + " is not a boolean");
   return dflt;
@@ -55,20 +54,20 @@ std::string FieldReader::quantityText(const Json& value, const std::string& wher
   return "<invalid>";
 }
 
-const Json* FieldReader::object(const Json& obj, const char* key, const char* where) {
-  const Json* v = member(obj, key);
-  if (v != nullptr && !v->is_object()) {
+JsonPtr FieldReader::object(const Json& obj, const char* key, const char* where) {
+  JsonPtr v = member(obj, key);
+  if (v && !v->is_object()) {
     problem(std::string(where) + "." + key + " is not an object");
-    return nullptr;
+    return std::nullopt;
   }
   return v;
 }
 
-const Json* FieldReader::array(const Json& obj, const char* key, const char* where) {
-  const Json* v = member(obj, key);
-  if (v != nullptr && !v->is_array()) {
+JsonPtr FieldReader::array(const Json& obj, const char* key, const char* where) {
+  JsonPtr v = member(obj, key);
+  if (v && !v->is_array()) {
     problem(std::string(where) + "." + key + " is not a list");
-    return nullptr;
+    return std::nullopt;
   }
   return v;
 }

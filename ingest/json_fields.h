@@ -1,5 +1,6 @@
-// Reading Kubernetes object fields from nlohmann::json into Cap'n Proto
-// builders, tolerating absent fields and recording wrongly typed ones.
+// Reading Kubernetes object fields (through JsonView, json_view.h) into
+// Cap'n Proto builders, tolerating absent fields and recording wrongly typed
+// ones.
 //
 // Internal to ingest/. Not thread-safe (a FieldReader belongs to one
 // projection). Never throws for bad input.
@@ -8,22 +9,27 @@
 #include <capnp/list.h>
 #include <kj/string.h>
 
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "json_view.h"
 #include "projection.capnp.h"
 
 namespace ledger::ingest {
 
-using Json = nlohmann::json;
+using Json = JsonView;
+// A field that may be absent (std::nullopt), as nlohmann's pointers were.
+using JsonPtr = std::optional<JsonView>;
+using JsonMembers = std::vector<std::pair<std::string_view, JsonView>>;
 
 class FieldReader {
  public:
   // The member `key` of `obj` if it is present and not null, else nullptr.
-  static const Json* member(const Json& obj, const char* key);
-  // Follows a path of keys; nullptr when any step is absent.
-  static const Json* path(const Json& obj, std::initializer_list<const char*> keys);
+  static JsonPtr member(const Json& obj, const char* key);
+  // Follows a path of keys; nullopt when any step is absent.
+  static JsonPtr path(const Json& obj, std::initializer_list<const char*> keys);
 
   // A string field; "" when absent. A non-string is recorded as a problem.
   std::string string(const Json& obj, const char* key, const char* where);
@@ -31,9 +37,9 @@ class FieldReader {
   bool boolean(const Json& obj, const char* key, const char* where, bool dflt);
   // A quantity written as a string or a JSON number, as its text.
   std::string quantityText(const Json& value, const std::string& where);
-  // Objects/arrays: nullptr plus a problem when of the wrong type.
-  const Json* object(const Json& obj, const char* key, const char* where);
-  const Json* array(const Json& obj, const char* key, const char* where);
+  // Objects/arrays: nullopt plus a problem when of the wrong type.
+  JsonPtr object(const Json& obj, const char* key, const char* where);
+  JsonPtr array(const Json& obj, const char* key, const char* where);
 
   void problem(std::string text) { problems_.push_back(std::move(text)); }
   const std::vector<std::string>& problems() const { return problems_; }
@@ -43,36 +49,47 @@ class FieldReader {
 };
 
 inline kj::StringPtr text(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }
+// For JsonView's keys and strings, which simdjson NUL-terminates.
+inline kj::StringPtr text(std::string_view s) { return kj::StringPtr(s.data(), s.size()); }
 
 // Fills a List(KeyValue) from a JSON map of quantities (values as text).
 template <typename InitFn>
-void fillQuantities(FieldReader& fr, const Json* map, const std::string& where, InitFn init) {
-  if (map == nullptr) return;
+void fillQuantities(FieldReader& fr, const JsonPtr& map, const std::string& where, InitFn init) {
+  if (!map) return;
   if (!map->is_object()) {
     fr.problem(where + " is not a map");
     return;
   }
-  auto list = init(static_cast<unsigned>(map->size()));
+  const JsonMembers members = map->items();
+  auto list = init(static_cast<unsigned>(members.size()));
   unsigned i = 0;
-  for (auto it = map->begin(); it != map->end(); ++it, ++i) {
-    list[i].setKey(it.key());
-    list[i].setValue(fr.quantityText(it.value(), where + "." + it.key()));
+  for (const auto& [key, value] : members) {
+    list[i].setKey(text(key));
+    list[i].setValue(fr.quantityText(value, where + "." + std::string(key)));
+    ++i;
   }
 }
 
 // Fills a List(KeyValue) from a JSON map of strings (labels, selectors).
 template <typename InitFn>
-void fillStrings(FieldReader& fr, const Json* map, const std::string& where, InitFn init) {
-  if (map == nullptr) return;
+void fillStrings(FieldReader& fr, const JsonPtr& map, const std::string& where, InitFn init) {
+  if (!map) return;
   if (!map->is_object()) {
     fr.problem(where + " is not a map");
     return;
   }
-  auto list = init(static_cast<unsigned>(map->size()));
+  const JsonMembers members = map->items();
+  auto list = init(static_cast<unsigned>(members.size()));
   unsigned i = 0;
-  for (auto it = map->begin(); it != map->end(); ++it, ++i) {
-    list[i].setKey(it.key());
-    list[i].setValue(it->is_string() ? it->get<std::string>() : it->dump());
+  for (const auto& member : members) {
+    const JsonView& value = member.second;  // a plain name: no dependent lookup
+    list[i].setKey(text(member.first));
+    if (value.is_string()) {
+      list[i].setValue(text(value.get<std::string_view>()));
+    } else {
+      list[i].setValue(value.dump());
+    }
+    ++i;
   }
 }
 

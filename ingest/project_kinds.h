@@ -7,8 +7,7 @@
 
 namespace ledger::ingest {
 
-void projectConditions(FieldReader& fr, const Json* conds,
-                       capnp::List<schema::Condition>::Builder out);
+void projectConditions(FieldReader& fr, JsonPtr conds, capnp::List<schema::Condition>::Builder out);
 void projectWorkload(FieldReader& fr, const Json& obj, schema::Workload::Builder out);
 void projectClusterQueue(FieldReader& fr, const Json& obj, schema::ClusterQueue::Builder out);
 void projectCohort(FieldReader& fr, const Json& obj, schema::Cohort::Builder out);
@@ -22,6 +21,6 @@ void projectResourceClaim(FieldReader& fr, const Json& obj, schema::ResourceClai
 void projectResourceSlice(FieldReader& fr, const Json& obj, schema::ResourceSlice::Builder out);
 
 // The deviceClassMappings list of a Kueue Configuration / Kueue CR.
-void projectMappings(FieldReader& fr, const Json* mappings, schema::DraConfig::Builder out);
+void projectMappings(FieldReader& fr, JsonPtr mappings, schema::DraConfig::Builder out);
 
 }  // namespace ledger::ingest

@@ -13,25 +13,25 @@ std::string fungibility(const std::string& v) {
   return v;
 }
 
-void projectResourceGroups(FieldReader& fr, const Json* groups,
+void projectResourceGroups(FieldReader& fr, JsonPtr groups,
                            capnp::List<schema::ResourceGroup>::Builder out) {
   unsigned i = 0;
   for (const Json& g : *groups) {
     auto gb = out[i++];
-    if (const Json* cov = fr.array(g, "coveredResources", "resourceGroups")) {
+    if (JsonPtr cov = fr.array(g, "coveredResources", "resourceGroups")) {
       auto l = gb.initCoveredResources(static_cast<unsigned>(cov->size()));
       unsigned j = 0;
       for (const Json& r : *cov) l.set(j++, text(r.is_string() ? r.get<std::string>() : r.dump()));
     }
-    const Json* flavors = fr.array(g, "flavors", "resourceGroups");
-    if (flavors == nullptr) continue;
+    JsonPtr flavors = fr.array(g, "flavors", "resourceGroups");
+    if (!flavors) continue;
     auto fl = gb.initFlavors(static_cast<unsigned>(flavors->size()));
     unsigned j = 0;
     for (const Json& f : *flavors) {
       auto fb = fl[j++];
       fb.setName(fr.string(f, "name", "flavors"));
-      const Json* res = fr.array(f, "resources", "flavors");
-      if (res == nullptr) continue;
+      JsonPtr res = fr.array(f, "resources", "flavors");
+      if (!res) continue;
       auto rl = fb.initResources(static_cast<unsigned>(res->size()));
       unsigned k = 0;
       for (const Json& r : *res) {
@@ -39,15 +39,15 @@ void projectResourceGroups(FieldReader& fr, const Json* groups,
         rb.setName(fr.string(r, "name", "resources"));
         const std::string at =
             std::string("flavor ") + fb.getName().cStr() + " resource " + rb.getName().cStr();
-        if (const Json* q = FieldReader::member(r, "nominalQuota")) {
+        if (JsonPtr q = FieldReader::member(r, "nominalQuota")) {
           rb.setNominalQuota(fr.quantityText(*q, at + " nominalQuota"));
         } else {
           rb.setNominalQuota("0");
         }
-        if (const Json* q = FieldReader::member(r, "borrowingLimit")) {
+        if (JsonPtr q = FieldReader::member(r, "borrowingLimit")) {
           rb.setBorrowingLimit(fr.quantityText(*q, at + " borrowingLimit"));
         }
-        if (const Json* q = FieldReader::member(r, "lendingLimit")) {
+        if (JsonPtr q = FieldReader::member(r, "lendingLimit")) {
           rb.setLendingLimit(fr.quantityText(*q, at + " lendingLimit"));
         }
       }
@@ -55,19 +55,19 @@ void projectResourceGroups(FieldReader& fr, const Json* groups,
   }
 }
 
-void projectFlavorUsage(FieldReader& fr, const Json* list,
+void projectFlavorUsage(FieldReader& fr, JsonPtr list,
                         capnp::List<schema::FlavorUsage>::Builder out, const char* where) {
   unsigned i = 0;
   for (const Json& f : *list) {
     auto fb = out[i++];
     fb.setName(fr.string(f, "name", where));
-    const Json* res = fr.array(f, "resources", where);
-    if (res == nullptr) continue;
+    JsonPtr res = fr.array(f, "resources", where);
+    if (!res) continue;
     auto rl = fb.initResources(static_cast<unsigned>(res->size()));
     unsigned k = 0;
     for (const Json& r : *res) {
       rl[k].setKey(fr.string(r, "name", where));
-      if (const Json* total = FieldReader::member(r, "total")) {
+      if (JsonPtr total = FieldReader::member(r, "total")) {
         rl[k].setValue(fr.quantityText(*total, std::string(where) + " total"));
       } else {
         rl[k].setValue("0");
@@ -79,7 +79,7 @@ void projectFlavorUsage(FieldReader& fr, const Json* list,
 
 }  // namespace
 
-void projectConditions(FieldReader& fr, const Json* conds,
+void projectConditions(FieldReader& fr, JsonPtr conds,
                        capnp::List<schema::Condition>::Builder out) {
   unsigned i = 0;
   for (const Json& c : *conds) {
@@ -95,50 +95,52 @@ void projectConditions(FieldReader& fr, const Json* conds,
 }
 
 void projectWorkload(FieldReader& fr, const Json& obj, schema::Workload::Builder out) {
-  const Json* spec = fr.object(obj, "spec", "Workload");
-  if (spec != nullptr) {
+  JsonPtr spec = fr.object(obj, "spec", "Workload");
+  if (spec.has_value()) {
     out.setQueueName(fr.string(*spec, "queueName", "spec"));
-    if (const Json* p = FieldReader::member(*spec, "priority")) {
+    if (JsonPtr p = FieldReader::member(*spec, "priority")) {
       if (p->is_number_integer()) {
         out.setPriority(static_cast<std::int32_t>(p->get<std::int64_t>()));
         out.setHasPriority(true);
       }
     }
     out.setActive(fr.boolean(*spec, "active", "spec", true));
-    if (const Json* podSets = fr.array(*spec, "podSets", "spec")) {
+    if (JsonPtr podSets = fr.array(*spec, "podSets", "spec")) {
       auto l = out.initPodSets(static_cast<unsigned>(podSets->size()));
       unsigned i = 0;
       for (const Json& ps : *podSets) {
         auto b = l[i++];
         b.setName(fr.string(ps, "name", "spec.podSets"));
         b.setCount(static_cast<std::int32_t>(fr.integer(ps, "count", "spec.podSets", 1)));
-        if (const Json* podSpec = FieldReader::path(ps, {"template", "spec"})) {
+        if (JsonPtr podSpec = FieldReader::path(ps, {"template", "spec"})) {
           projectPodSpec(fr, *podSpec, b.initTemplate());
         }
       }
     }
   }
-  const Json* status = fr.object(obj, "status", "Workload");
-  if (status == nullptr) return;
-  if (const Json* conds = fr.array(*status, "conditions", "status")) {
+  JsonPtr status = fr.object(obj, "status", "Workload");
+  if (!status) return;
+  if (JsonPtr conds = fr.array(*status, "conditions", "status")) {
     projectConditions(fr, conds, out.initConditions(static_cast<unsigned>(conds->size())));
   }
-  if (const Json* adm = fr.object(*status, "admission", "status")) {
+  if (JsonPtr adm = fr.object(*status, "admission", "status")) {
     out.setHasAdmission(true);
     out.setAdmissionClusterQueue(fr.string(*adm, "clusterQueue", "status.admission"));
-    if (const Json* psas = fr.array(*adm, "podSetAssignments", "status.admission")) {
+    if (JsonPtr psas = fr.array(*adm, "podSetAssignments", "status.admission")) {
       auto l = out.initPodSetAssignments(static_cast<unsigned>(psas->size()));
       unsigned i = 0;
       for (const Json& psa : *psas) {
         auto b = l[i++];
         b.setName(fr.string(psa, "name", "podSetAssignments"));
         b.setCount(static_cast<std::int32_t>(fr.integer(psa, "count", "podSetAssignments", 0)));
-        if (const Json* flavors = fr.object(psa, "flavors", "podSetAssignments")) {
-          auto fl = b.initFlavors(static_cast<unsigned>(flavors->size()));
+        if (JsonPtr flavors = fr.object(psa, "flavors", "podSetAssignments")) {
+          const auto members = flavors->items();
+          auto fl = b.initFlavors(static_cast<unsigned>(members.size()));
           unsigned j = 0;
-          for (auto it = flavors->begin(); it != flavors->end(); ++it, ++j) {
-            fl[j].setResource(it.key());
-            fl[j].setFlavor(it->is_string() ? it->get<std::string>() : it->dump());
+          for (const auto& [resource, flavor] : members) {
+            fl[j].setResource(text(resource));
+            fl[j].setFlavor(flavor.is_string() ? flavor.get<std::string>() : flavor.dump());
+            ++j;
           }
         }
         fillQuantities(fr, FieldReader::member(psa, "resourceUsage"),
@@ -150,33 +152,33 @@ void projectWorkload(FieldReader& fr, const Json& obj, schema::Workload::Builder
 }
 
 void projectClusterQueue(FieldReader& fr, const Json& obj, schema::ClusterQueue::Builder out) {
-  if (const Json* spec = fr.object(obj, "spec", "ClusterQueue")) {
+  if (JsonPtr spec = fr.object(obj, "spec", "ClusterQueue")) {
     std::string cohort = fr.string(*spec, "cohortName", "spec");      // v1beta2
     if (cohort.empty()) cohort = fr.string(*spec, "cohort", "spec");  // v1beta1
     out.setCohort(cohort);
-    if (const Json* groups = fr.array(*spec, "resourceGroups", "spec")) {
+    if (JsonPtr groups = fr.array(*spec, "resourceGroups", "spec")) {
       projectResourceGroups(fr, groups,
                             out.initResourceGroups(static_cast<unsigned>(groups->size())));
     }
-    if (const Json* ff = fr.object(*spec, "flavorFungibility", "spec")) {
+    if (JsonPtr ff = fr.object(*spec, "flavorFungibility", "spec")) {
       out.setWhenCanBorrow(fungibility(fr.string(*ff, "whenCanBorrow", "flavorFungibility")));
       out.setWhenCanPreempt(fungibility(fr.string(*ff, "whenCanPreempt", "flavorFungibility")));
     }
-    if (const Json* pre = fr.object(*spec, "preemption", "spec")) {
+    if (JsonPtr pre = fr.object(*spec, "preemption", "spec")) {
       out.setReclaimWithinCohort(fr.string(*pre, "reclaimWithinCohort", "preemption"));
       out.setWithinClusterQueue(fr.string(*pre, "withinClusterQueue", "preemption"));
     }
     out.setStopPolicy(fr.string(*spec, "stopPolicy", "spec"));
   }
-  if (const Json* status = fr.object(obj, "status", "ClusterQueue")) {
-    const Json* res = fr.array(*status, "flavorsReservation", "status");
-    const Json* use = fr.array(*status, "flavorsUsage", "status");
-    if (res != nullptr || use != nullptr) out.setHasStatus(true);
-    if (res != nullptr) {
+  if (JsonPtr status = fr.object(obj, "status", "ClusterQueue")) {
+    JsonPtr res = fr.array(*status, "flavorsReservation", "status");
+    JsonPtr use = fr.array(*status, "flavorsUsage", "status");
+    if (res.has_value() || use.has_value()) out.setHasStatus(true);
+    if (res.has_value()) {
       projectFlavorUsage(fr, res, out.initFlavorsReservation(static_cast<unsigned>(res->size())),
                          "status.flavorsReservation");
     }
-    if (use != nullptr) {
+    if (use.has_value()) {
       projectFlavorUsage(fr, use, out.initFlavorsUsage(static_cast<unsigned>(use->size())),
                          "status.flavorsUsage");
     }
@@ -184,29 +186,29 @@ void projectClusterQueue(FieldReader& fr, const Json& obj, schema::ClusterQueue:
 }
 
 void projectCohort(FieldReader& fr, const Json& obj, schema::Cohort::Builder out) {
-  const Json* spec = fr.object(obj, "spec", "Cohort");
-  if (spec == nullptr) return;
+  JsonPtr spec = fr.object(obj, "spec", "Cohort");
+  if (!spec) return;
   std::string parent = fr.string(*spec, "parentName", "spec");
   if (parent.empty()) parent = fr.string(*spec, "parent", "spec");  // v1alpha1
   out.setParent(parent);
-  if (const Json* groups = fr.array(*spec, "resourceGroups", "spec")) {
+  if (JsonPtr groups = fr.array(*spec, "resourceGroups", "spec")) {
     projectResourceGroups(fr, groups,
                           out.initResourceGroups(static_cast<unsigned>(groups->size())));
   }
 }
 
 void projectLocalQueue(FieldReader& fr, const Json& obj, schema::LocalQueue::Builder out) {
-  if (const Json* spec = fr.object(obj, "spec", "LocalQueue")) {
+  if (JsonPtr spec = fr.object(obj, "spec", "LocalQueue")) {
     out.setClusterQueue(fr.string(*spec, "clusterQueue", "spec"));
   }
 }
 
 void projectResourceFlavor(FieldReader& fr, const Json& obj, schema::ResourceFlavor::Builder out) {
-  const Json* spec = fr.object(obj, "spec", "ResourceFlavor");
-  if (spec == nullptr) return;
+  JsonPtr spec = fr.object(obj, "spec", "ResourceFlavor");
+  if (!spec) return;
   fillStrings(fr, FieldReader::member(*spec, "nodeLabels"), "spec.nodeLabels",
               [&](unsigned n) { return out.initNodeLabels(n); });
-  if (const Json* taints = fr.array(*spec, "nodeTaints", "spec")) {
+  if (JsonPtr taints = fr.array(*spec, "nodeTaints", "spec")) {
     auto l = out.initNodeTaints(static_cast<unsigned>(taints->size()));
     unsigned i = 0;
     for (const Json& t : *taints) {
@@ -216,7 +218,7 @@ void projectResourceFlavor(FieldReader& fr, const Json& obj, schema::ResourceFla
       ++i;
     }
   }
-  if (const Json* ts = fr.array(*spec, "tolerations", "spec")) {
+  if (JsonPtr ts = fr.array(*spec, "tolerations", "spec")) {
     auto l = out.initTolerations(static_cast<unsigned>(ts->size()));
     unsigned i = 0;
     for (const Json& t : *ts) {

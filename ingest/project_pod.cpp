@@ -5,7 +5,7 @@ namespace ledger::ingest {
 
 namespace {
 
-void projectContainers(FieldReader& fr, const Json* list, const char* where,
+void projectContainers(FieldReader& fr, JsonPtr list, const char* where,
                        capnp::List<schema::Container>::Builder out) {
   unsigned i = 0;
   for (const Json& c : *list) {
@@ -16,13 +16,13 @@ void projectContainers(FieldReader& fr, const Json* list, const char* where,
     }
     b.setName(fr.string(c, "name", where));
     b.setRestartPolicy(fr.string(c, "restartPolicy", where));
-    if (const Json* res = fr.object(c, "resources", where)) {
+    if (JsonPtr res = fr.object(c, "resources", where)) {
       const std::string at = std::string(where) + "." + b.getName().cStr() + ".resources";
       fillQuantities(fr, FieldReader::member(*res, "requests"), at + ".requests",
                      [&](unsigned n) { return b.initRequests(n); });
       fillQuantities(fr, FieldReader::member(*res, "limits"), at + ".limits",
                      [&](unsigned n) { return b.initLimits(n); });
-      if (const Json* claims = fr.array(*res, "claims", at.c_str())) {
+      if (JsonPtr claims = fr.array(*res, "claims", at.c_str())) {
         auto cl = b.initClaims(static_cast<unsigned>(claims->size()));
         unsigned j = 0;
         for (const Json& claim : *claims) cl.set(j++, text(fr.string(claim, "name", at.c_str())));
@@ -38,17 +38,17 @@ void projectPodSpec(FieldReader& fr, const Json& spec, schema::PodSpec::Builder 
     fr.problem("pod spec is not an object");
     return;
   }
-  if (const Json* cs = fr.array(spec, "containers", "spec")) {
+  if (JsonPtr cs = fr.array(spec, "containers", "spec")) {
     projectContainers(fr, cs, "spec.containers",
                       out.initContainers(static_cast<unsigned>(cs->size())));
   }
-  if (const Json* cs = fr.array(spec, "initContainers", "spec")) {
+  if (JsonPtr cs = fr.array(spec, "initContainers", "spec")) {
     projectContainers(fr, cs, "spec.initContainers",
                       out.initInitContainers(static_cast<unsigned>(cs->size())));
   }
   fillQuantities(fr, FieldReader::member(spec, "overhead"), "spec.overhead",
                  [&](unsigned n) { return out.initOverhead(n); });
-  if (const Json* rcs = fr.array(spec, "resourceClaims", "spec")) {
+  if (JsonPtr rcs = fr.array(spec, "resourceClaims", "spec")) {
     auto l = out.initResourceClaims(static_cast<unsigned>(rcs->size()));
     unsigned i = 0;
     for (const Json& rc : *rcs) {
@@ -61,7 +61,7 @@ void projectPodSpec(FieldReader& fr, const Json& spec, schema::PodSpec::Builder 
   }
   fillStrings(fr, FieldReader::member(spec, "nodeSelector"), "spec.nodeSelector",
               [&](unsigned n) { return out.initNodeSelector(n); });
-  if (const Json* ts = fr.array(spec, "tolerations", "spec")) {
+  if (JsonPtr ts = fr.array(spec, "tolerations", "spec")) {
     auto l = out.initTolerations(static_cast<unsigned>(ts->size()));
     unsigned i = 0;
     for (const Json& t : *ts) {
@@ -72,7 +72,7 @@ void projectPodSpec(FieldReader& fr, const Json& spec, schema::PodSpec::Builder 
       b.setEffect(fr.string(t, "effect", "spec.tolerations"));
     }
   }
-  if (const Json* terms = FieldReader::path(
+  if (JsonPtr terms = FieldReader::path(
           spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
                  "nodeSelectorTerms"})) {
     if (terms->is_array()) {
@@ -80,15 +80,15 @@ void projectPodSpec(FieldReader& fr, const Json& spec, schema::PodSpec::Builder 
       unsigned i = 0;
       for (const Json& term : *terms) {
         auto b = l[i++];
-        const Json* exprs = FieldReader::member(term, "matchExpressions");
-        if (exprs == nullptr || !exprs->is_array()) continue;
+        JsonPtr exprs = FieldReader::member(term, "matchExpressions");
+        if (!exprs || !exprs->is_array()) continue;
         auto el = b.initMatchExpressions(static_cast<unsigned>(exprs->size()));
         unsigned j = 0;
         for (const Json& e : *exprs) {
           auto eb = el[j++];
           eb.setKey(fr.string(e, "key", "nodeSelectorTerms"));
           eb.setOperator(fr.string(e, "operator", "nodeSelectorTerms"));
-          if (const Json* vals = fr.array(e, "values", "nodeSelectorTerms")) {
+          if (JsonPtr vals = fr.array(e, "values", "nodeSelectorTerms")) {
             auto vl = eb.initValues(static_cast<unsigned>(vals->size()));
             unsigned k = 0;
             for (const Json& v : *vals)

@@ -3,7 +3,6 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
-#include "ingester.h"
 #include "project_kinds.h"
 #include "rfc3339.h"
 #include "yaml_json.h"
@@ -22,10 +21,28 @@ std::string toBytes(capnp::MallocMessageBuilder& message) {
   return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
 }
 
-void projectBody(FieldReader& fr, const ObjectIdentity& id, const Json& obj,
+// The API group and kind, as identityOf() (ingester.h) reads them.
+struct GroupKind {
+  std::string_view group;
+  std::string_view kind;
+};
+
+GroupKind groupKindOf(const Json& obj) {
+  GroupKind out;
+  const JsonPtr kind = obj.find("kind");
+  if (kind && kind->is_string()) out.kind = kind->get<std::string_view>();
+  const JsonPtr apiVersion = obj.find("apiVersion");
+  if (apiVersion && apiVersion->is_string()) {
+    const std::string_view v = apiVersion->get<std::string_view>();
+    if (auto slash = v.find('/'); slash != std::string_view::npos) out.group = v.substr(0, slash);
+  }
+  return out;
+}
+
+void projectBody(FieldReader& fr, const GroupKind& id, const Json& obj,
                  schema::Projection::Body::Builder body) {
-  const std::string& g = id.group;
-  const std::string& k = id.kind;
+  const std::string_view g = id.group;
+  const std::string_view k = id.kind;
   if (g == kKueueGroup) {
     if (k == "Workload") return projectWorkload(fr, obj, body.initWorkload());
     if (k == "ClusterQueue") return projectClusterQueue(fr, obj, body.initClusterQueue());
@@ -42,13 +59,13 @@ void projectBody(FieldReader& fr, const ObjectIdentity& id, const Json& obj,
   } else if (g.empty()) {
     if (k == "Pod") {
       auto pod = body.initPod();
-      if (const Json* spec = fr.object(obj, "spec", "Pod")) {
+      if (JsonPtr spec = fr.object(obj, "spec", "Pod")) {
         pod.setNodeName(fr.string(*spec, "nodeName", "spec"));
         projectPodSpec(fr, *spec, pod.initSpec());
       }
-      if (const Json* status = fr.object(obj, "status", "Pod")) {
+      if (JsonPtr status = fr.object(obj, "status", "Pod")) {
         pod.setPhase(fr.string(*status, "phase", "status"));
-        if (const Json* rcs = fr.array(*status, "resourceClaimStatuses", "status")) {
+        if (JsonPtr rcs = fr.array(*status, "resourceClaimStatuses", "status")) {
           auto l = pod.initResourceClaimStatuses(static_cast<unsigned>(rcs->size()));
           unsigned i = 0;
           for (const Json& s : *rcs) {
@@ -67,17 +84,19 @@ void projectBody(FieldReader& fr, const ObjectIdentity& id, const Json& obj,
       return;
     }
     if (k == "ConfigMap") {
-      const Json* file = FieldReader::path(obj, {"data", kKueueConfigFile});
-      if (file != nullptr && file->is_string()) {
-        Json config;
+      JsonPtr file = FieldReader::path(obj, {"data", kKueueConfigFile});
+      if (file.has_value() && file->is_string()) {
+        // Its own parser: `obj` lives in another document.
+        simdjson::dom::parser parser;
+        std::optional<JsonView> config;
         try {
-          config = parseYamlDocument(file->get<std::string>());
+          config = viewOfNlohmann(parseYamlDocument(file->get<std::string>()), parser);
         } catch (const std::exception& e) {
           fr.problem(std::string(kKueueConfigFile) + " is not valid YAML: " + e.what());
           body.initDraConfig();
           return;
         }
-        projectMappings(fr, FieldReader::path(config, {"resources", "deviceClassMappings"}),
+        projectMappings(fr, FieldReader::path(*config, {"resources", "deviceClassMappings"}),
                         body.initDraConfig());
         return;
       }
@@ -97,16 +116,15 @@ void projectBody(FieldReader& fr, const ObjectIdentity& id, const Json& obj,
 
 }  // namespace
 
-std::string projectObject(const Json& object) {
+std::string projectObject(const JsonView& object) {
   capnp::MallocMessageBuilder message(1024);
   auto root = message.initRoot<schema::Projection>();
   FieldReader fr;
-  const ObjectIdentity id = identityOf(object);
-  if (const Json* meta = FieldReader::member(object, "metadata")) {
+  if (JsonPtr meta = FieldReader::member(object, "metadata")) {
     if (auto t = tryParseRfc3339(fr.string(*meta, "creationTimestamp", "metadata"))) {
       root.setCreationNs(*t);
     }
-    if (const Json* owners = fr.array(*meta, "ownerReferences", "metadata")) {
+    if (JsonPtr owners = fr.array(*meta, "ownerReferences", "metadata")) {
       auto l = root.initOwnerReferences(static_cast<unsigned>(owners->size()));
       unsigned i = 0;
       for (const Json& o : *owners) {
@@ -119,7 +137,7 @@ std::string projectObject(const Json& object) {
       }
     }
   }
-  projectBody(fr, id, object, root.getBody());
+  projectBody(fr, groupKindOf(object), object, root.getBody());
   if (!fr.problems().empty()) {
     auto l = root.initProblems(static_cast<unsigned>(fr.problems().size()));
     for (unsigned i = 0; i < l.size(); ++i) l.set(i, text(fr.problems()[i]));
@@ -127,16 +145,40 @@ std::string projectObject(const Json& object) {
   return toBytes(message);
 }
 
-std::string projectJsonText(const std::string& objectJson) {
-  Json object;
+namespace {
+
+std::string unreadable(const std::string& why) {
+  capnp::MallocMessageBuilder message;
+  auto root = message.initRoot<schema::Projection>();
+  root.initProblems(1).set(0, text(why));
+  root.getBody().setOther();
+  return toBytes(message);
+}
+
+}  // namespace
+
+std::string projectObject(const nlohmann::json& object) {
+  simdjson::dom::parser parser;
+  std::optional<JsonView> view;
   try {
-    object = Json::parse(objectJson);
-  } catch (const Json::exception& e) {
-    capnp::MallocMessageBuilder message;
-    auto root = message.initRoot<schema::Projection>();
-    root.initProblems(1).set(0, text(std::string("stored JSON does not parse: ") + e.what()));
-    root.getBody().setOther();
-    return toBytes(message);
+    view = viewOfNlohmann(object, parser);
+  } catch (const std::runtime_error& e) {
+    return unreadable(e.what());
+  }
+  return projectObject(*view);
+}
+
+std::string projectJsonText(const std::string& objectJson) {
+  // Stored JSON is what nlohmann's dump() wrote (sorted keys, no duplicates,
+  // no "-0", no escaped surrogates), which simdjson reads exactly.
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(objectJson).get(root) == simdjson::SUCCESS) return projectObject(JsonView(root));
+  nlohmann::json object;
+  try {
+    object = nlohmann::json::parse(objectJson);
+  } catch (const nlohmann::json::exception& e) {
+    return unreadable(std::string("stored JSON does not parse: ") + e.what());
   }
   return projectObject(object);
 }

@@ -13,9 +13,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "json_view.h"
+
 namespace ledger::ingest {
 
-// Cap'n Proto flat-message bytes of a schema::Projection.
+// Cap'n Proto flat-message bytes of a schema::Projection. The view is how
+// ingest projects (from simdjson's DOM, json_view.h); an nlohmann value is
+// written out and read back through a view, with the same result.
+std::string projectObject(const JsonView& object);
 std::string projectObject(const nlohmann::json& object);
 
 // The same for a stored record's JSON (used to rebuild the projection);

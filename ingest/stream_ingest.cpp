@@ -43,6 +43,7 @@ DecodedItem decode(DecodedValue& value) {
   // object, each of which gives at most one event: that object.
   if (!value.storedObjectJson.empty() && normalized.events.size() == 1) {
     normalized.events.front().storedJson = std::move(value.storedObjectJson);
+    normalized.events.front().projection = std::move(value.projection);
   }
   item.errors = std::move(normalized.errors);
   item.events.reserve(normalized.events.size());

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
+#include "projector.h"
 #include "simd_json.h"
 #include "yaml_json.h"
 
@@ -32,8 +34,11 @@ std::string cleanJsonError(const std::string& what) {
 // and nlohmann parses the value itself, errors and messages included:
 // - integers keep nlohmann's types: non-negative -> unsigned, negative ->
 //   integer; simdjson's doubles are correctly rounded, like strtod;
-// - "-0" (nlohmann: integer 0; simdjson: -0.0) and escapes of UTF-16
-//   surrogates (backslash-u D800 to DFFF: nlohmann's pairing rules) go to nlohmann;
+// - a negative zero in floating point ("-0.0") and escapes of UTF-16
+//   surrogates (backslash-u D800 to DFFF: nlohmann's pairing rules) go to
+//   nlohmann; "-0" is an integer 0 to both (nlohmann's signed, ours
+//   unsigned: the same value and text, and every reader of numbers asks
+//   is_number_integer() before is_number_unsigned());
 // - duplicate keys: the last one wins, as in nlohmann;
 // - parse errors, too deep nesting, numbers out of range: nlohmann.
 struct NotExact {};
@@ -45,15 +50,21 @@ struct NotExact {};
 // normalizeValue() will hand on is touched: the "object" of a watch event,
 // each of a List's "items", or the value itself; never a nested metadata
 // such as a pod template's.
-void buildJson(simdjson::dom::element e, nlohmann::json& out, JsonRole role) {
+//
+// With `onlyIdentity`, a watched object gets only the members normalizeValue()
+// and the Ingester read (apiVersion, kind, metadata): its projection and
+// stored JSON were written from the DOM already (Options::projection).
+void buildJson(simdjson::dom::element e, nlohmann::json& out, JsonRole role, bool onlyIdentity) {
   using T = simdjson::dom::element_type;
   switch (e.type()) {
     case T::OBJECT: {
       out = nlohmann::json::object();
       auto& members = *out.get_ptr<nlohmann::json::object_t*>();
+      const bool identity = onlyIdentity && role == JsonRole::kObject;
       for (auto [key, value] : simdjson::dom::object(e)) {
         if (role == JsonRole::kMetadata && key == "managedFields") continue;
-        buildJson(value, members[std::string(key)], memberRole(role, key));
+        if (identity && key != "metadata" && key != "kind" && key != "apiVersion") continue;
+        buildJson(value, members[std::string(key)], memberRole(role, key), onlyIdentity);
       }
       return;
     }
@@ -63,7 +74,9 @@ void buildJson(simdjson::dom::element e, nlohmann::json& out, JsonRole role) {
       const simdjson::dom::array array(e);
       items.reserve(array.size());
       const JsonRole child = elementRole(role);
-      for (simdjson::dom::element item : array) buildJson(item, items.emplace_back(), child);
+      for (simdjson::dom::element item : array) {
+        buildJson(item, items.emplace_back(), child, onlyIdentity);
+      }
       return;
     }
     case T::STRING:
@@ -96,6 +109,52 @@ void buildJson(simdjson::dom::element e, nlohmann::json& out, JsonRole role) {
   }
 }
 
+// Whether a double -0.0 is anywhere in `e`: buildJson finds those in what it
+// builds, this in what it leaves out.
+bool hasNegativeZero(simdjson::dom::element e) {
+  using T = simdjson::dom::element_type;
+  switch (e.type()) {
+    case T::OBJECT:
+      for (auto [key, value] : simdjson::dom::object(e)) {
+        if (hasNegativeZero(value)) return true;
+      }
+      return false;
+    case T::ARRAY:
+      for (simdjson::dom::element item : simdjson::dom::array(e)) {
+        if (hasNegativeZero(item)) return true;
+      }
+      return false;
+    case T::DOUBLE: {
+      const double v = double(e);
+      return v == 0 && std::signbit(v);
+    }
+    default:
+      return false;
+  }
+}
+
+// The object a value records, when it gives exactly one event that records
+// one, decided as normalizeValue() decides (the last of duplicate keys
+// wins): an ADDED, MODIFIED or DELETED event's "object", or a bare object.
+// Bookmarks and errors keep their whole object (the Ingester reads them);
+// List items are completed by normalizeValue() first.
+std::optional<simdjson::dom::element> recordedObject(simdjson::dom::element root, JsonRole role) {
+  if (role == JsonRole::kObject) return root;
+  if (role != JsonRole::kEvent) return std::nullopt;
+  std::string_view type;
+  std::optional<simdjson::dom::element> object;
+  for (auto [key, value] : simdjson::dom::object(root)) {
+    if (key == "type") {
+      if (value.get(type) != simdjson::SUCCESS) type = {};
+    } else if (key == "object") {
+      object = value;
+    }
+  }
+  if (type != "ADDED" && type != "MODIFIED" && type != "DELETED") return std::nullopt;
+  if (!object || object->type() != simdjson::dom::element_type::OBJECT) return std::nullopt;
+  return object;
+}
+
 bool parseExact(std::string_view text, const ValueReader::Options& options, DecodedValue* out) {
   for (auto at = text.find("\\u"); at != std::string_view::npos; at = text.find("\\u", at + 2)) {
     if (at + 2 < text.size() && (text[at + 2] == 'd' || text[at + 2] == 'D')) return false;
@@ -107,10 +166,14 @@ bool parseExact(std::string_view text, const ValueReader::Options& options, Deco
   padded.resize(text.size() + simdjson::SIMDJSON_PADDING);
   simdjson::dom::element root;
   if (parser.parse(padded.data(), text.size(), false).get(root) != simdjson::SUCCESS) return false;
-  const bool needRole = options.dropManagedFields || options.storedJson;
+  const bool needRole = options.dropManagedFields || options.storedJson || options.projection;
   const JsonRole role = needRole ? rootRole(root) : JsonRole::kPlain;
+  const std::optional<simdjson::dom::element> recorded =
+      options.projection ? recordedObject(root, role) : std::nullopt;
+  if (recorded && hasNegativeZero(*recorded)) return false;
   try {
-    buildJson(root, out->value, options.dropManagedFields ? role : JsonRole::kPlain);
+    buildJson(root, out->value, options.dropManagedFields ? role : JsonRole::kPlain,
+              recorded.has_value());
   } catch (const NotExact&) {
     return false;
   }
@@ -118,6 +181,7 @@ bool parseExact(std::string_view text, const ValueReader::Options& options, Deco
   if (options.storedJson && !storedWatchedObject(root, role, out->storedObjectJson)) {
     out->storedObjectJson.clear();
   }
+  if (recorded) out->projection = projectObject(JsonView(*recorded));
   return true;
 }
 
@@ -135,7 +199,9 @@ ValueReader::ValueReader(std::istream& in, std::uint64_t maxValueBytes)
     : in_(in), maxValueBytes_(maxValueBytes) {}
 
 ValueReader::ValueReader(std::istream& in, const Options& options)
-    : in_(in), maxValueBytes_(options.maxValueBytes), options_(options) {}
+    : in_(in), maxValueBytes_(options.maxValueBytes), options_(options) {
+  if (options_.projection) options_.dropManagedFields = options_.storedJson = true;
+}
 
 bool ValueReader::fill() {
   if (eof_) return false;
@@ -293,6 +359,8 @@ bool ValueReader::nextJson(DecodedValue* out) {
   std::string_view text(buffer_.data() + start, pos_ - start);
   if (parseExact(text, options_, out)) return true;
   out->value = nlohmann::json();
+  out->storedObjectJson.clear();
+  out->projection.clear();
   try {
     out->value = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
@@ -342,6 +410,7 @@ bool ValueReader::nextWholeLine(DecodedValue* out) {
   if (!parseExact(std::string_view(buffer_.data() + pos_, end - pos_), options_, out)) {
     out->value = nlohmann::json();
     out->storedObjectJson.clear();
+    out->projection.clear();
     return false;
   }
   pos_ = end;

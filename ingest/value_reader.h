@@ -35,6 +35,12 @@ struct DecodedValue {
   // object read by the fast path: its watched object as the ledger stores it
   // (simd_json.h), else empty.
   std::string storedObjectJson;
+  // With Options::projection, when the value is an ADDED, MODIFIED or
+  // DELETED watch event or a bare object read by the fast path: the
+  // projection (projector.h) of its object, and `value` holds only what
+  // normalizeValue() and the Ingester read of that object (apiVersion, kind,
+  // metadata). Else empty, and `value` is whole.
+  std::string projection;
 };
 
 class ValueReader {
@@ -50,6 +56,12 @@ class ValueReader {
     bool dropManagedFields = false;
     // Fill DecodedValue::storedObjectJson where the fast path can.
     bool storedJson = false;
+    // Fill DecodedValue::projection where the fast path can, and leave out
+    // of the value what only the projection would read: building and freeing
+    // an nlohmann tree of the whole object was half of the reading thread.
+    // Requires dropManagedFields and storedJson (the constructor sets them):
+    // the stored JSON cannot come from the partial value.
+    bool projection = false;
     // Take a line that holds exactly one value without framing it byte by
     // byte (value_reader.cpp, nextWholeLine); the same results either way,
     // so this is off only to test that.

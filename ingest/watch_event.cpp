@@ -100,7 +100,7 @@ NormalizeResult normalizeValue(nlohmann::json value) {
         result.errors.push_back("items[" + std::to_string(index) + "]: " + problem);
       } else {
         result.events.push_back(
-            WatchEvent{WatchEventType::kUpsert, std::move(item), std::nullopt, {}});
+            WatchEvent{WatchEventType::kUpsert, std::move(item), std::nullopt, {}, {}});
       }
       ++index;
     }
@@ -110,7 +110,8 @@ NormalizeResult normalizeValue(nlohmann::json value) {
     result.errors.push_back(problem);
     return result;
   }
-  result.events.push_back(WatchEvent{WatchEventType::kUpsert, std::move(value), std::nullopt, {}});
+  result.events.push_back(
+      WatchEvent{WatchEventType::kUpsert, std::move(value), std::nullopt, {}, {}});
   return result;
 }
 

@@ -24,6 +24,9 @@ struct WatchEvent {
   // When not empty: `object` as the ledger stores it, written by the reader
   // (DecodedValue::storedObjectJson), so it need not be dumped again.
   std::string storedJson;
+  // When not empty: the projection of the whole object (DecodedValue::
+  // projection), and `object` holds only apiVersion, kind and metadata.
+  std::string projection;
 };
 
 struct NormalizeResult {

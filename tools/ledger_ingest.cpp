@@ -37,6 +37,7 @@ void ingestFrom(std::istream& in, const std::string& label, const std::string& s
   ingest::StreamOptions options;
   options.reader.dropManagedFields = true;  // the Ingester drops them anyway
   options.reader.storedJson = true;
+  options.reader.projection = true;  // projected from the DOM, the value kept small
   options.stop = &gStop;
   options.onRejected = [&](const ingest::StreamRejection& r) {
     spdlog::error("{}:{} (byte {}): rejected: {}", label, r.line, r.offset, r.reason);

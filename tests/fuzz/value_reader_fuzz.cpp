@@ -1,10 +1,11 @@
 // libFuzzer target for the decoder of untrusted input: the stream framer,
 // JSON/YAML parsing, event normalisation and projection. It reads the input
-// framed byte by byte, then again with the JSON Lines fast path,
-// dropManagedFields and storedJson, and aborts unless
-// every object handed on - and the JSON written for it from simdjson - is
-// what the first read gives once the Ingester has dropped the watched
-// object's metadata.managedFields and dumped it.
+// framed byte by byte, then again as ledger-ingest does (the JSON Lines fast
+// path, dropManagedFields, storedJson, projection), and aborts unless every
+// object handed on - the JSON written for it from simdjson, its identity and
+// its projection from the DOM - is what the first read gives once the
+// Ingester has dropped the watched object's metadata.managedFields, dumped
+// it and projected it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ingester.h"
 #include "projector.h"
 #include "value_reader.h"
 #include "watch_event.h"
@@ -25,6 +27,7 @@ std::vector<std::string> decode(const std::string& input, bool dropManagedFields
   options.maxValueBytes = 1 << 20;
   options.dropManagedFields = dropManagedFields;
   options.storedJson = dropManagedFields;
+  options.projection = dropManagedFields;
   options.wholeLines = dropManagedFields;
   ledger::ingest::ValueReader reader(in, options);
   ledger::ingest::DecodedValue value;
@@ -42,14 +45,12 @@ std::vector<std::string> decode(const std::string& input, bool dropManagedFields
     const bool stored = !value.storedObjectJson.empty() && normalized.events.size() == 1;
     for (auto& ev : normalized.events) {
       if (!ev.object.is_object()) continue;
-      if (stored) {
-        out.push_back(value.storedObjectJson);
-        continue;
-      }
       if (auto meta = ev.object.find("metadata"); meta != ev.object.end() && meta->is_object())
         meta->erase("managedFields");
-      if (!dropManagedFields) (void)ledger::ingest::projectObject(ev.object);
-      out.push_back(ev.object.dump());
+      out.push_back(ledger::ingest::identityOf(ev.object).objectKey());
+      out.push_back(stored && !value.projection.empty() ? value.projection
+                                                        : ledger::ingest::projectObject(ev.object));
+      out.push_back(stored ? value.storedObjectJson : ev.object.dump());
     }
   }
   return out;

@@ -85,6 +85,7 @@ Metrics ingestPhase(const std::string& jsonlPath, const std::string& dir, std::s
   ingest::StreamOptions options;
   options.reader.dropManagedFields = true;  // the Ingester drops them anyway
   options.reader.storedJson = true;
+  options.reader.projection = true;  // projected from the DOM, the value kept small
   const ingest::StreamTotals totals = ingest::ingestStream(in, source, ingester, options);
   ingester.flush();
   const double seconds = nowSeconds() - start;
