@@ -55,16 +55,22 @@ struct Column {
   double first = 0, low = 0, high = 0, last = 0;
 };
 
+struct ColumnSeries {
+  std::vector<Column> columns;
+  double end = 0;  // where the period ends (steps at `to` included)
+};
+
 // A series drawn one pixel column at a time. A point per change would draw
 // more than any screen shows (ten days of the 10M-record ledger made an 18 MB
 // SVG), and the value at each point used to be looked up from the series'
 // start, which made long periods quadratic. One pass over both step series
 // (each in time order); the lowest and highest value of each column keep
 // short spikes visible.
-std::vector<Column> columnsOf(const std::vector<StepPoint>& reserved,
-                              const std::vector<StepPoint>& nominal, std::int64_t from,
-                              std::int64_t to, int columns) {
-  std::vector<Column> out(static_cast<std::size_t>(columns));
+ColumnSeries columnsOf(const std::vector<StepPoint>& reserved,
+                       const std::vector<StepPoint>& nominal, std::int64_t from, std::int64_t to,
+                       int columns) {
+  ColumnSeries out;
+  out.columns.resize(static_cast<std::size_t>(columns));
   Quantity r, n;
   std::size_t ri = 0, ni = 0;
   auto advance = [&](std::int64_t t) {  // every step at or before t
@@ -76,7 +82,7 @@ std::vector<Column> columnsOf(const std::vector<StepPoint>& reserved,
   for (int c = 0; c < columns; ++c) {
     const auto start = static_cast<std::int64_t>(from + span * c / columns);
     const auto end = static_cast<std::int64_t>(from + span * (c + 1) / columns);
-    Column& col = out[static_cast<std::size_t>(c)];
+    Column& col = out.columns[static_cast<std::size_t>(c)];
     col.first = col.low = col.high = col.last = advance(start);
     for (;;) {
       std::int64_t next = end;
@@ -88,22 +94,8 @@ std::vector<Column> columnsOf(const std::vector<StepPoint>& reserved,
       col.high = std::max(col.high, col.last);
     }
   }
+  out.end = advance(to);
   return out;
-}
-
-// The value where the period ends (steps at `to` included).
-double finalValue(const std::vector<StepPoint>& reserved, const std::vector<StepPoint>& nominal,
-                  std::int64_t to) {
-  Quantity r, n;
-  for (const auto& p : reserved) {
-    if (p.timeNs > to) break;
-    r = p.value;
-  }
-  for (const auto& p : nominal) {
-    if (p.timeNs > to) break;
-    n = p.value;
-  }
-  return 100 * ratio(r, n);
 }
 
 }  // namespace
@@ -126,8 +118,8 @@ std::string renderUsageChart(const UsagePeriod& period) {
     if (n == period.nominalSteps.end()) continue;  // no quota for it: nothing to compare with
     auto r = period.reservedSteps.find(k);
     const auto& steps = r == period.reservedSteps.end() ? kNone : r->second;
-    series.push_back(Series{k, columnsOf(steps, n->second, period.fromNs, period.toNs, columnCount),
-                            finalValue(steps, n->second, period.toNs)});
+    ColumnSeries values = columnsOf(steps, n->second, period.fromNs, period.toNs, columnCount);
+    series.push_back(Series{k, std::move(values.columns), values.end});
   }
   // The y axis reaches 100% or the highest utilisation seen, whichever is larger.
   double maxPct = 100;
