@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -119,7 +120,8 @@ struct Member {
 // One stack of members shared by all levels of one write: each object sorts
 // its own slice at the top, so a write allocates only while the deepest
 // path grows.
-void write(simdjson::dom::element e, JsonRole role, std::vector<Member>& stack, std::string& out) {
+void write(simdjson::dom::element e, JsonRole role, std::vector<Member>& stack, std::string& out,
+           bool& negativeZero) {
   using T = simdjson::dom::element_type;
   switch (e.type()) {
     case T::OBJECT: {
@@ -145,7 +147,7 @@ void write(simdjson::dom::element e, JsonRole role, std::vector<Member>& stack, 
         comma = true;
         appendString(member.key, out);
         out.push_back(':');
-        write(member.value, memberRole(role, member.key), stack, out);
+        write(member.value, memberRole(role, member.key), stack, out, negativeZero);
       }
       out.push_back('}');
       stack.resize(base);
@@ -157,7 +159,7 @@ void write(simdjson::dom::element e, JsonRole role, std::vector<Member>& stack, 
       for (simdjson::dom::element item : simdjson::dom::array(e)) {
         if (comma) out.push_back(',');
         comma = true;
-        write(item, elementRole(role), stack, out);
+        write(item, elementRole(role), stack, out, negativeZero);
       }
       out.push_back(']');
       return;
@@ -171,9 +173,12 @@ void write(simdjson::dom::element e, JsonRole role, std::vector<Member>& stack, 
     case T::UINT64:
       appendInteger(std::uint64_t(e), out);
       return;
-    case T::DOUBLE:
-      out += nlohmann::json(double(e)).dump();
+    case T::DOUBLE: {
+      const double v = double(e);
+      if (v == 0 && std::signbit(v)) negativeZero = true;
+      out += nlohmann::json(v).dump();
       return;
+    }
     case T::BOOL:
       out += bool(e) ? "true" : "false";
       return;
@@ -185,15 +190,20 @@ void write(simdjson::dom::element e, JsonRole role, std::vector<Member>& stack, 
 
 }  // namespace
 
-void appendStoredJson(simdjson::dom::element element, JsonRole role, std::string& out) {
+bool appendStoredJson(simdjson::dom::element element, JsonRole role, std::string& out) {
   thread_local std::vector<Member> stack;
   stack.clear();
-  write(element, role, stack, out);
+  bool negativeZero = false;
+  write(element, role, stack, out, negativeZero);
+  return negativeZero;
 }
 
-bool storedWatchedObject(simdjson::dom::element root, JsonRole role, std::string& out) {
+bool storedWatchedObject(simdjson::dom::element root, JsonRole role, std::string& out,
+                         bool* negativeZero) {
+  bool sawNegativeZero = false;
   if (role == JsonRole::kObject) {
-    appendStoredJson(root, JsonRole::kObject, out);
+    sawNegativeZero = appendStoredJson(root, JsonRole::kObject, out);
+    if (negativeZero != nullptr) *negativeZero = sawNegativeZero;
     return true;
   }
   if (role != JsonRole::kEvent) return false;
@@ -206,7 +216,8 @@ bool storedWatchedObject(simdjson::dom::element root, JsonRole role, std::string
     }
   }
   if (!found) return false;
-  appendStoredJson(object, JsonRole::kObject, out);
+  sawNegativeZero = appendStoredJson(object, JsonRole::kObject, out);
+  if (negativeZero != nullptr) *negativeZero = sawNegativeZero;
   return true;
 }
 

@@ -48,12 +48,15 @@ inline JsonRole elementRole(JsonRole parent) {
 }
 
 // Appends the stored JSON of `element` (role kObject: a watched object,
-// managedFields left out; kPlain: as it is) to `out`.
-void appendStoredJson(simdjson::dom::element element, JsonRole role, std::string& out);
+// managedFields left out; kPlain: as it is) to `out`. Returns whether it
+// wrote a double -0.0 (a value ValueReader leaves to nlohmann).
+bool appendStoredJson(simdjson::dom::element element, JsonRole role, std::string& out);
 
 // The stored JSON of the watched object of a value whose root role is
 // kEvent (its last "object" member) or kObject (the value); false for other
-// forms (a List: normalizeValue completes each item first).
-bool storedWatchedObject(simdjson::dom::element root, JsonRole role, std::string& out);
+// forms (a List: normalizeValue completes each item first). `negativeZero`,
+// when given, says whether the text holds a double -0.0.
+bool storedWatchedObject(simdjson::dom::element root, JsonRole role, std::string& out,
+                         bool* negativeZero = nullptr);
 
 }  // namespace ledger::ingest

@@ -109,30 +109,6 @@ void buildJson(simdjson::dom::element e, nlohmann::json& out, JsonRole role, boo
   }
 }
 
-// Whether a double -0.0 is anywhere in `e`: buildJson finds those in what it
-// builds, this in what it leaves out.
-bool hasNegativeZero(simdjson::dom::element e) {
-  using T = simdjson::dom::element_type;
-  switch (e.type()) {
-    case T::OBJECT:
-      for (auto [key, value] : simdjson::dom::object(e)) {
-        if (hasNegativeZero(value)) return true;
-      }
-      return false;
-    case T::ARRAY:
-      for (simdjson::dom::element item : simdjson::dom::array(e)) {
-        if (hasNegativeZero(item)) return true;
-      }
-      return false;
-    case T::DOUBLE: {
-      const double v = double(e);
-      return v == 0 && std::signbit(v);
-    }
-    default:
-      return false;
-  }
-}
-
 // The object a value records, when it gives exactly one event that records
 // one, decided as normalizeValue() decides (the last of duplicate keys
 // wins): an ADDED, MODIFIED or DELETED event's "object", or a bare object.
@@ -178,7 +154,6 @@ bool parseExact(std::string_view text, std::size_t readableAfter,
   const JsonRole role = needRole ? rootRole(root) : JsonRole::kPlain;
   const std::optional<simdjson::dom::element> recorded =
       options.projection ? recordedObject(root, role) : std::nullopt;
-  if (recorded && hasNegativeZero(*recorded)) return false;
   try {
     buildJson(root, out->value, options.dropManagedFields ? role : JsonRole::kPlain,
               recorded.has_value());
@@ -186,9 +161,14 @@ bool parseExact(std::string_view text, std::size_t readableAfter,
     return false;
   }
   if (options.storedJson) out->storedObjectJson.reserve(text.size());
-  if (options.storedJson && !storedWatchedObject(root, role, out->storedObjectJson)) {
+  bool negativeZero = false;
+  if (options.storedJson &&
+      !storedWatchedObject(root, role, out->storedObjectJson, &negativeZero)) {
     out->storedObjectJson.clear();
   }
+  // buildJson finds negative zeros in what it builds; the stored JSON, which
+  // covers the recorded object, finds them in what buildJson left out.
+  if (recorded && negativeZero) return false;
   if (recorded) out->projection = projectObject(JsonView(*recorded));
   return true;
 }
