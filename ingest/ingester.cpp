@@ -61,12 +61,9 @@ std::string contentKey(const ObjectIdentity& id, std::string_view tag, const std
 ObjectIdentity identityOf(const nlohmann::json& object) {
   ObjectIdentity id;
   const std::string apiVersion = str(object, "apiVersion");
-  if (auto slash = apiVersion.find('/'); slash != std::string::npos) {
-    id.group = apiVersion.substr(0, slash);
-    id.version = apiVersion.substr(slash + 1);
-  } else {
-    id.version = apiVersion;
-  }
+  const GroupVersion gv = splitApiVersion(apiVersion);
+  id.group = gv.group;
+  id.version = gv.version;
   id.kind = str(object, "kind");
   const auto meta = object.find("metadata");
   if (meta != object.end()) {

@@ -33,8 +33,7 @@ GroupKind groupKindOf(const Json& obj) {
   if (kind && kind->is_string()) out.kind = kind->get<std::string_view>();
   const JsonPtr apiVersion = obj.find("apiVersion");
   if (apiVersion && apiVersion->is_string()) {
-    const std::string_view v = apiVersion->get<std::string_view>();
-    if (auto slash = v.find('/'); slash != std::string_view::npos) out.group = v.substr(0, slash);
+    out.group = splitApiVersion(apiVersion->get<std::string_view>()).group;
   }
   return out;
 }
@@ -88,7 +87,7 @@ void projectBody(FieldReader& fr, const GroupKind& id, const Json& obj,
       if (file.has_value() && file->is_string()) {
         // Its own parser: `obj` lives in another document.
         simdjson::dom::parser parser;
-        std::optional<JsonView> config;
+        JsonPtr config;
         try {
           config = viewOfNlohmann(parseYamlDocument(file->get<std::string>()), parser);
         } catch (const std::exception& e) {

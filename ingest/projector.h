@@ -12,10 +12,23 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "json_view.h"
 
 namespace ledger::ingest {
+
+// An apiVersion's group and version: "group/version", or the core group's
+// bare "v1" (group ""). Shared by identityOf() and the projectors.
+struct GroupVersion {
+  std::string_view group;
+  std::string_view version;
+};
+inline GroupVersion splitApiVersion(std::string_view apiVersion) {
+  const auto slash = apiVersion.find('/');
+  if (slash == std::string_view::npos) return {{}, apiVersion};
+  return {apiVersion.substr(0, slash), apiVersion.substr(slash + 1)};
+}
 
 // Cap'n Proto flat-message bytes of a schema::Projection. The view is how
 // ingest projects (from simdjson's DOM, json_view.h); an nlohmann value is
