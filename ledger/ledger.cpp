@@ -82,6 +82,13 @@ rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
     // Older table files without filters stay readable (no format change).
     table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   }
+  if (name == format::kEventsFamily) {
+    // The same for the memtable, where the absent keys were searched in a
+    // skip list of up to a few hundred thousand entries: 8% of the writing
+    // thread on 1M generated events. 1.3 MB of filter per 64 MB memtable.
+    cf.memtable_prefix_bloom_size_ratio = 0.02;
+    cf.memtable_whole_key_filtering = true;
+  }
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return cf;
 }
@@ -195,6 +202,7 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   dbo.max_background_jobs = 2;
   dbo.paranoid_checks = true;
   dbo.max_open_files = maxOpenTableFiles();
+  dbo.max_total_wal_size = options.maxWalBytes;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   std::vector<std::string> present;
@@ -820,6 +828,15 @@ std::map<std::string, std::uint64_t> Ledger::diskUsage() const {
     if (db_->GetProperty(handle, "rocksdb.total-sst-files-size", &v)) bytes = std::stoull(v);
     usage[name] = bytes;
     total += bytes;
+  }
+  rocksdb::VectorLogPtr logs;
+  if (db_->GetSortedWalFiles(logs).ok()) {
+    std::uint64_t wal = 0;
+    for (const auto& log : logs) {
+      if (log->Type() == rocksdb::kAliveLogFile) wal += log->SizeFileBytes();
+    }
+    usage["wal"] = wal;
+    total += wal;
   }
   usage["total"] = total;
   return usage;

@@ -2,6 +2,9 @@
 // time index, the format version check and verification of the chain.
 #include <rocksdb/db.h>
 
+#include <chrono>
+#include <thread>
+
 #include "format.h"
 #include "ledger.h"
 #include "test_support.h"
@@ -385,4 +388,55 @@ TEST_CASE("compacting rewrites the tables and changes nothing a reader sees", "[
   std::unique_ptr<Ledger> reader;
   REQUIRE(Ledger::open(path, ro, &reader).isOk());
   CHECK(reader->compact().code() == Status::Code::kInvalidArgument);
+}
+
+TEST_CASE("the write-ahead log stays near its bound while small families lag", "[ledger]") {
+  // 48 commits of 50 records of ~8 KB: 19 MB, a third of the log family's
+  // write buffer, so no family fills a memtable. Without a bound RocksDB
+  // would flush nothing and keep all of it as log (its default bound is
+  // gigabytes); with one it flushes the families holding the oldest log.
+  auto writeAndMeasure = [](const std::string& dir, std::uint64_t maxWalBytes) {
+    std::unique_ptr<Ledger> ledger;
+    Ledger::Options o;
+    o.sync = false;
+    o.maxWalBytes = maxWalBytes;
+    REQUIRE(Ledger::open(dir, o, &ledger).isOk());
+    const std::string padding(8000, 'x');
+    for (int batch = 0; batch < 48; ++batch) {
+      std::vector<PendingRecord> records;
+      for (int i = 0; i < 50; ++i) {
+        PendingRecord p = pending("ns-" + std::to_string(batch * 50 + i), batch);
+        p.objectJson.insert(p.objectJson.size() - 2, R"(,"padding":")" + padding + "\"");
+        records.push_back(std::move(p));
+      }
+      AppendResult r;
+      REQUIRE(ledger->append(records, {}, &r).isOk());
+    }
+    // RocksDB checks the bound when a write comes, and the flushes it starts
+    // run in the background, the log they free deleted after: small writes
+    // until the log is back near its bound (at once without one).
+    std::uint64_t wal = 0;
+    for (int tries = 0; tries < 200; ++tries) {
+      const auto usage = ledger->diskUsage();
+      REQUIRE(usage.count("wal") == 1);
+      wal = usage.at("wal");
+      CHECK(usage.at("total") >= wal);
+      if (wal <= 4 * maxWalBytes) break;
+      AppendResult r;
+      REQUIRE(ledger->append({pending("tick-" + std::to_string(tries), 48)}, {}, &r).isOk());
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    Record rec;
+    REQUIRE(ledger->read(2400, &rec).isOk());
+    CHECK(rec.identity.name == "ns-2399");
+    return wal;
+  };
+  TempDir dir;
+  const std::uint64_t bounded = writeAndMeasure(dir.path("bounded"), 1 << 20);
+  CHECK(bounded <= 4u << 20);
+  const std::uint64_t unbounded = writeAndMeasure(dir.path("default"), 64ULL << 30);
+  CHECK(unbounded >= 16u << 20);
+  // Reopened, every record is there.
+  auto ledger = openLedger(dir.path("bounded"));
+  CHECK(ledger->lastSeq() >= 2400);
 }

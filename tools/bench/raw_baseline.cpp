@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "format.h"
+#include "ledger.h"
 
 namespace ledger::bench {
 
@@ -30,6 +31,7 @@ rocksdb::Options ledgerLikeOptions() {
   o.keep_log_file_num = 2;
   o.max_background_jobs = 2;
   o.paranoid_checks = true;
+  o.max_total_wal_size = kMaxTotalWalBytes;  // no effect with one family
   o.compression = rocksdb::kZSTD;
   o.bottommost_compression = rocksdb::kZSTD;
   rocksdb::BlockBasedTableOptions table;
