@@ -115,7 +115,22 @@ struct Member {
   std::string_view key;
   simdjson::dom::element value;
   std::uint32_t position;  // in the document, so the last of equal keys sorts last
+  std::uint64_t prefix;    // keyPrefix(key)
 };
+
+// The first 8 bytes of a key, zero-padded, as a big-endian number: different
+// prefixes order two keys as their bytes do (a shorter key that is a prefix
+// pads with zeros, which sort first), so a sort compares whole keys only when
+// the prefixes are equal. memcmp on every comparison was 15% of the reading
+// thread on 1M generated events.
+std::uint64_t keyPrefix(std::string_view key) {
+  std::uint64_t prefix = 0;
+  const std::size_t n = std::min<std::size_t>(key.size(), 8);
+  for (std::size_t i = 0; i < 8; ++i) {
+    prefix = (prefix << 8) | (i < n ? static_cast<unsigned char>(key[i]) : 0u);
+  }
+  return prefix;
+}
 
 // One stack of members shared by all levels of one write: each object sorts
 // its own slice at the top, so a write allocates only while the deepest
@@ -129,11 +144,12 @@ void write(simdjson::dom::element e, JsonRole role, std::vector<Member>& stack, 
       std::uint32_t position = 0;
       for (auto [key, value] : simdjson::dom::object(e)) {
         if (role == JsonRole::kMetadata && key == "managedFields") continue;
-        stack.push_back(Member{key, value, position++});
+        stack.push_back(Member{key, value, position++, keyPrefix(key)});
       }
       // Not std::stable_sort: it allocates a buffer on every call.
       std::sort(stack.begin() + static_cast<std::ptrdiff_t>(base), stack.end(),
                 [](const Member& a, const Member& b) {
+                  if (a.prefix != b.prefix) return a.prefix < b.prefix;
                   const int c = a.key.compare(b.key);
                   return c < 0 || (c == 0 && a.position < b.position);
                 });
@@ -141,7 +157,9 @@ void write(simdjson::dom::element e, JsonRole role, std::vector<Member>& stack, 
       out.push_back('{');
       bool comma = false;
       for (std::size_t i = base; i < end; ++i) {
-        if (i + 1 < end && stack[i + 1].key == stack[i].key) continue;  // a later duplicate wins
+        if (i + 1 < end && stack[i + 1].prefix == stack[i].prefix &&
+            stack[i + 1].key == stack[i].key)
+          continue;  // a later duplicate wins
         const Member member = stack[i];
         if (comma) out.push_back(',');
         comma = true;

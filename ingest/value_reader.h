@@ -39,7 +39,8 @@ struct DecodedValue {
   // DELETED watch event or a bare object read by the fast path: the
   // projection (projector.h) of its object, and `value` holds only what
   // normalizeValue() and the Ingester read of that object (apiVersion, kind,
-  // metadata). Else empty, and `value` is whole.
+  // and metadata's name, namespace, uid and resourceVersion). Else empty, and
+  // `value` is whole.
   std::string projection;
 };
 

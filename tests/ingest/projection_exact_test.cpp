@@ -101,7 +101,7 @@ struct ReaderCheck {
 // reader's projection (when it made one) against projectObject() of the
 // whole object; that the partial value normalizes with the same errors,
 // identity and stored JSON; that it holds nothing but apiVersion, kind and
-// metadata.
+// metadata's name, namespace, uid and resourceVersion.
 ReaderCheck checkReader(const std::vector<std::string>& lines) {
   std::string text;
   for (const auto& l : lines) text += l + "\n";
@@ -131,6 +131,12 @@ ReaderCheck checkReader(const std::vector<std::string>& lines) {
       const Json& partial = fast.events.front().object;
       for (auto it = partial.begin(); it != partial.end(); ++it) {
         CHECK((it.key() == "apiVersion" || it.key() == "kind" || it.key() == "metadata"));
+      }
+      if (auto meta = partial.find("metadata"); meta != partial.end() && meta->is_object()) {
+        for (auto it = meta->begin(); it != meta->end(); ++it) {
+          CHECK((it.key() == "name" || it.key() == "namespace" || it.key() == "uid" ||
+                 it.key() == "resourceVersion"));
+        }
       }
       const Json whole = wholeObject(line);
       CHECK(ingest::identityOf(partial).objectKey() == ingest::identityOf(whole).objectKey());
