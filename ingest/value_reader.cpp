@@ -65,8 +65,8 @@ void buildJson(simdjson::dom::element e, nlohmann::json& out, JsonRole role, boo
       for (auto [key, value] : simdjson::dom::object(e)) {
         if (role == JsonRole::kMetadata && key == "managedFields") continue;
         if (identity && key != "metadata" && key != "kind" && key != "apiVersion") continue;
-        // What objectProblem() and identityOf() read; labels, annotations
-        // and owner references were a fifth of the partial value's work.
+        // What objectProblem() and identityOf() read: labels, annotations
+        // and owner references would be built and freed for nothing.
         if (identityMetadata && key != "name" && key != "namespace" && key != "uid" &&
             key != "resourceVersion")
           continue;

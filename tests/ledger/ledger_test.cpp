@@ -392,9 +392,9 @@ TEST_CASE("compacting rewrites the tables and changes nothing a reader sees", "[
 
 TEST_CASE("the write-ahead log stays near its bound while small families lag", "[ledger]") {
   // 48 commits of 50 records of ~8 KB: 19 MB, a third of the log family's
-  // write buffer, so no family fills a memtable. Without a bound RocksDB
-  // would flush nothing and keep all of it as log (its default bound is
-  // gigabytes); with one it flushes the families holding the oldest log.
+  // write buffer, so no family fills a memtable. Without a bound (RocksDB's
+  // default is gigabytes) nothing is flushed and all of it stays as log;
+  // with one, RocksDB flushes the families holding the oldest log.
   auto writeAndMeasure = [](const std::string& dir, std::uint64_t maxWalBytes) {
     std::unique_ptr<Ledger> ledger;
     Ledger::Options o;
@@ -434,7 +434,7 @@ TEST_CASE("the write-ahead log stays near its bound while small families lag", "
   TempDir dir;
   const std::uint64_t bounded = writeAndMeasure(dir.path("bounded"), 1 << 20);
   CHECK(bounded <= 4u << 20);
-  const std::uint64_t unbounded = writeAndMeasure(dir.path("default"), 64ULL << 30);
+  const std::uint64_t unbounded = writeAndMeasure(dir.path("unbounded"), 64ULL << 30);
   CHECK(unbounded >= 16u << 20);
   // Reopened, every record is there.
   auto ledger = openLedger(dir.path("bounded"));
