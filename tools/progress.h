@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 
@@ -13,7 +14,12 @@ namespace ledger::cli {
 
 class ProgressBar {
  public:
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+
   explicit ProgressBar(std::string label);
+  // For tests: draws on `out` (not owned; must outlive the bar) as if it
+  // were a terminal when `terminal`, reading time from `now`.
+  ProgressBar(std::string label, std::FILE* out, bool terminal, Clock now);
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -26,7 +32,9 @@ class ProgressBar {
 
  private:
   std::string label_;
+  std::FILE* out_;
   bool terminal_;
+  Clock now_;
   bool shown_ = false;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point lastDraw_;
