@@ -83,9 +83,9 @@ rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
     table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   }
   if (name == format::kEventsFamily) {
-    // The same for the memtable, where the absent keys were searched in a
-    // skip list of up to a few hundred thousand entries: 8% of the writing
-    // thread on 1M generated events. 1.3 MB of filter per 64 MB memtable.
+    // The same for the memtable, where each absent key was searched for in
+    // the skip list: 8% of the writing thread on 1M generated events. 1.3 MB
+    // of filter per 64 MB memtable.
     cf.memtable_prefix_bloom_size_ratio = 0.02;
     cf.memtable_whole_key_filtering = true;
   }
