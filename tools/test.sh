@@ -26,7 +26,7 @@ if [ "${1:-}" != "--quick" ]; then
   meson setup build-tsan -Db_sanitize=thread --buildtype=debugoptimized \
     >/dev/null 2>&1 || meson setup --reconfigure build-tsan >/dev/null
   ninja -C build-tsan -j "$jobs" tests/unit_tests tests/generator_tests
-  TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --no-rebuild --print-errorlogs \
+  TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" meson test -C build-tsan --no-rebuild --print-errorlogs \
     --num-processes 1 --timeout-multiplier 4 unit generator
   logs+=(build-tsan/meson-logs/testlog.json)
 fi
