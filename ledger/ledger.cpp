@@ -388,6 +388,8 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   auto* metaCf = family(format::kMetaFamily);
   Record record;
   Sha256 chain;
+  RecordEncoder encoder;
+  std::vector<rocksdb::Slice> logValue;
   AlignedBuffer projectionBuffer;
   try {
     for (const PendingRecord& p : batch) {
@@ -400,14 +402,16 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
       }
       head.timeNs = record.timeNs;
       record.identity = p.identity;
-      const std::string encoded = encodeRecord(record, p.objectJson);
+      const auto encoded = encoder.encode(record, p.objectJson);
       head.hash = chainHash(head.hash, encoded, chain);
       const std::string key = format::seqKey(record.seq);
       const rocksdb::Slice keySlice(key);
-      const rocksdb::Slice value[] = {
-          rocksdb::Slice(reinterpret_cast<const char*>(head.hash.data()), head.hash.size()),
-          rocksdb::Slice(encoded)};
-      wb.Put(logCf, rocksdb::SliceParts(&keySlice, 1), rocksdb::SliceParts(value, 2));
+      // The chain hash, then the record's parts as they lie in the encoder.
+      logValue.assign(
+          1, rocksdb::Slice(reinterpret_cast<const char*>(head.hash.data()), head.hash.size()));
+      for (std::string_view part : encoded) logValue.emplace_back(part.data(), part.size());
+      wb.Put(logCf, rocksdb::SliceParts(&keySlice, 1),
+             rocksdb::SliceParts(logValue.data(), static_cast<int>(logValue.size())));
       const auto projected = projectedRecordWords(record, p.projection, projectionBuffer);
       const auto projectedBytes = projected.asBytes();
       wb.Put(projCf, key,

@@ -5,6 +5,7 @@
 #include <kj/exception.h>
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "log.capnp.h"
@@ -41,9 +42,29 @@ kj::StringPtr text(const std::string& s) { return kj::StringPtr(s.c_str(), s.siz
 
 std::string encodeRecord(const Record& record) { return encodeRecord(record, record.objectJson); }
 
-std::string encodeRecord(const Record& record, std::string_view objectJson) {
-  capnp::MallocMessageBuilder message(1024);
-  auto root = message.initRoot<schema::LogRecord>();
+// The first segment's size is part of the format in effect: a record whose
+// JSON does not fit continues in a second segment, which changes its bytes,
+// and equal ingests compare chain hashes. 1024 words, as since format 1.
+constexpr std::size_t kFirstSegmentWords = 1024;
+
+struct RecordEncoder::State {
+  kj::Array<capnp::word> firstSegment = kj::heapArray<capnp::word>(kFirstSegmentWords);
+  std::optional<capnp::MallocMessageBuilder> message;
+  std::string table;  // segment count - 1, sizes, padding
+  std::vector<std::string_view> parts;
+
+  State() { std::memset(firstSegment.begin(), 0, firstSegment.asBytes().size()); }
+};
+
+RecordEncoder::RecordEncoder() : state_(std::make_unique<State>()) {}
+RecordEncoder::~RecordEncoder() = default;
+
+std::span<const std::string_view> RecordEncoder::encode(const Record& record,
+                                                        std::string_view objectJson) {
+  State& st = *state_;
+  st.message.reset();  // zeroes what the last message used of the first segment
+  st.message.emplace(kj::arrayPtr(st.firstSegment.begin(), st.firstSegment.size()));
+  auto root = st.message->initRoot<schema::LogRecord>();
   root.setSeq(record.seq);
   root.setType(static_cast<schema::EventType>(record.type));
   root.setTimeNs(record.timeNs);
@@ -56,9 +77,31 @@ std::string encodeRecord(const Record& record, std::string_view objectJson) {
   id.setUid(text(record.identity.uid));
   id.setResourceVersion(text(record.identity.resourceVersion));
   root.setObjectJson(capnp::Text::Reader(objectJson.data(), objectJson.size()));
-  auto words = capnp::messageToFlatArray(message);
-  auto bytes = words.asBytes();
-  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+  // Cap'n Proto's stream framing (capnp::messageToFlatArray): the segment
+  // count minus one and each segment's size in words, little-endian 32-bit,
+  // padded to a whole word.
+  const auto segments = st.message->getSegmentsForOutput();
+  const auto put32 = [&st](std::size_t v) {
+    for (int shift = 0; shift < 32; shift += 8) st.table.push_back(static_cast<char>(v >> shift));
+  };
+  st.table.clear();
+  put32(segments.size() - 1);
+  for (const auto& segment : segments) put32(segment.size());
+  if (st.table.size() % sizeof(capnp::word) != 0) put32(0);
+  st.parts.clear();
+  st.parts.emplace_back(st.table);
+  for (const auto& segment : segments) {
+    const auto bytes = segment.asBytes();
+    st.parts.emplace_back(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+  }
+  return st.parts;
+}
+
+std::string encodeRecord(const Record& record, std::string_view objectJson) {
+  RecordEncoder encoder;
+  std::string out;
+  for (std::string_view part : encoder.encode(record, objectJson)) out.append(part);
+  return out;
 }
 
 Status decodeRecord(std::string_view bytes, Record* out) {
@@ -95,6 +138,13 @@ Status decodeRecord(std::string_view bytes, Record* out) {
 Digest chainHash(const Digest& previous, std::string_view encodedRecord) {
   Sha256 hasher;
   return chainHash(previous, encodedRecord, hasher);
+}
+
+Digest chainHash(const Digest& previous, std::span<const std::string_view> encodedParts,
+                 Sha256& hasher) {
+  hasher.update(previous.data(), previous.size());
+  for (std::string_view part : encodedParts) hasher.update(part);
+  return hasher.finish();
 }
 
 Digest chainHash(const Digest& previous, std::string_view encodedRecord, Sha256& hasher) {

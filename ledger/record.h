@@ -9,8 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sha256.h"
 #include "status.h"
@@ -45,6 +48,31 @@ struct Record {
   bool operator==(const Record&) const = default;
 };
 
+// Encodes LogRecords for appending without gathering each in one buffer:
+// the stored bytes are the parts `encode` returns, in order (the segment
+// table, then each Cap'n Proto segment), byte for byte what encodeRecord
+// returns. The ledger hashes the parts and hands them to RocksDB as they lie;
+// joining them, as Cap'n Proto's flat array and then a string, copied every
+// object twice more on the writing thread. The first segment is kept and
+// reused (Cap'n Proto zeroes what a message used of it when the message goes).
+//
+// The parts point into the encoder and stay valid until the next encode or
+// the encoder's destruction. Not thread-safe: one encoder per appending
+// thread. Throws kj::Exception only on allocation failure.
+class RecordEncoder {
+ public:
+  RecordEncoder();
+  ~RecordEncoder();
+  RecordEncoder(const RecordEncoder&) = delete;
+  RecordEncoder& operator=(const RecordEncoder&) = delete;
+
+  std::span<const std::string_view> encode(const Record& header, std::string_view objectJson);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 // The LogRecord bytes (Cap'n Proto flat message) for `record`.
 std::string encodeRecord(const Record& record);
 // The same for `header` with `objectJson` in place of header.objectJson.
@@ -53,6 +81,10 @@ std::string encodeRecord(const Record& header, std::string_view objectJson);
 
 // hash(seq) = SHA-256(previous ++ encoded record bytes).
 Digest chainHash(const Digest& previous, std::string_view encodedRecord);
+// The same for a record in parts (RecordEncoder::encode), with a hasher the
+// caller reuses along the chain.
+Digest chainHash(const Digest& previous, std::span<const std::string_view> encodedParts,
+                 Sha256& hasher);
 // The same with a hasher the caller reuses along the chain: a fresh
 // libcrypto context per record (allocated, initialised, freed) cost a
 // sixth of each record's hash (3.82 against 3.22 us for 4.5 KB).
