@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "format.h"
+#include "record_capnp.h"
 
 namespace ledger {
 
@@ -135,8 +136,6 @@ class AlignedBuffer {
  private:
   kj::Array<capnp::word> words_;  // capnp::word is not copyable: no std::vector
 };
-
-kj::StringPtr text(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }
 
 // A checkpoint chunk's header (format.h): XXH3-64 of the payload. A query
 // checks a few MB of chunks; RocksDB's CRC32C (software in Debian's build)
@@ -326,14 +325,7 @@ kj::Array<capnp::word> projectedRecordWords(const Record& header, std::string_vi
   auto root = message.initRoot<schema::ProjectedRecord>();
   root.setType(static_cast<schema::EventType>(header.type));
   root.setTimeNs(header.timeNs);
-  auto id = root.initIdentity();
-  id.setGroup(text(header.identity.group));
-  id.setVersion(text(header.identity.version));
-  id.setKind(text(header.identity.kind));
-  id.setNamespace(text(header.identity.namespace_));
-  id.setName(text(header.identity.name));
-  id.setUid(text(header.identity.uid));
-  id.setResourceVersion(text(header.identity.resourceVersion));
+  setIdentity(root.initIdentity(), header.identity);
   if (!projectionBytes.empty()) {
     kj::ArrayPtr<const capnp::word> words;
     if (reinterpret_cast<std::uintptr_t>(projectionBytes.data()) % alignof(capnp::word) == 0) {

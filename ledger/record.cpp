@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "log.capnp.h"
+#include "record_capnp.h"
 
 namespace ledger {
 
@@ -42,6 +43,25 @@ kj::StringPtr text(const std::string& s) { return kj::StringPtr(s.c_str(), s.siz
 
 std::string encodeRecord(const Record& record) { return encodeRecord(record, record.objectJson); }
 
+void setIdentity(schema::ObjectIdentity::Builder out, const ObjectIdentity& identity) {
+  out.setGroup(text(identity.group));
+  out.setVersion(text(identity.version));
+  out.setKind(text(identity.kind));
+  out.setNamespace(text(identity.namespace_));
+  out.setName(text(identity.name));
+  out.setUid(text(identity.uid));
+  out.setResourceVersion(text(identity.resourceVersion));
+}
+
+void fillLogRecord(schema::LogRecord::Builder out, const Record& header,
+                   std::string_view objectJson) {
+  out.setSeq(header.seq);
+  out.setType(static_cast<schema::EventType>(header.type));
+  out.setTimeNs(header.timeNs);
+  setIdentity(out.initIdentity(), header.identity);
+  out.setObjectJson(capnp::Text::Reader(objectJson.data(), objectJson.size()));
+}
+
 // The first segment's size is part of the format in effect: a record whose
 // JSON does not fit continues in a second segment, which changes its bytes,
 // and equal ingests compare chain hashes. 1024 words, as since format 1.
@@ -64,19 +84,7 @@ std::span<const std::string_view> RecordEncoder::encode(const Record& record,
   State& st = *state_;
   st.message.reset();  // zeroes what the last message used of the first segment
   st.message.emplace(kj::arrayPtr(st.firstSegment.begin(), st.firstSegment.size()));
-  auto root = st.message->initRoot<schema::LogRecord>();
-  root.setSeq(record.seq);
-  root.setType(static_cast<schema::EventType>(record.type));
-  root.setTimeNs(record.timeNs);
-  auto id = root.initIdentity();
-  id.setGroup(text(record.identity.group));
-  id.setVersion(text(record.identity.version));
-  id.setKind(text(record.identity.kind));
-  id.setNamespace(text(record.identity.namespace_));
-  id.setName(text(record.identity.name));
-  id.setUid(text(record.identity.uid));
-  id.setResourceVersion(text(record.identity.resourceVersion));
-  root.setObjectJson(capnp::Text::Reader(objectJson.data(), objectJson.size()));
+  fillLogRecord(st.message->initRoot<schema::LogRecord>(), record, objectJson);
   // Cap'n Proto's stream framing (capnp::messageToFlatArray): the segment
   // count minus one and each segment's size in words, little-endian 32-bit,
   // padded to a whole word.

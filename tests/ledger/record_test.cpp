@@ -11,6 +11,7 @@
 #include <string>
 
 #include "log.capnp.h"
+#include "record_capnp.h"
 
 #include "sha256.h"
 
@@ -51,24 +52,11 @@ TEST_CASE("a hasher reused along the chain gives the chain fresh hashers give",
 
 namespace {
 
-// The LogRecord bytes as format 1 first wrote them: a message with a
-// 1024-word first segment, framed by capnp::messageToFlatArray.
+// The LogRecord bytes as format 1 first wrote them: a message of its own
+// with a 1024-word first segment, framed by capnp::messageToFlatArray.
 std::string flatArrayRecord(const Record& r, std::string_view json) {
   capnp::MallocMessageBuilder message(1024);
-  auto root = message.initRoot<schema::LogRecord>();
-  root.setSeq(r.seq);
-  root.setType(static_cast<schema::EventType>(r.type));
-  root.setTimeNs(r.timeNs);
-  auto id = root.initIdentity();
-  const auto t = [](const std::string& s) { return capnp::Text::Reader(s.data(), s.size()); };
-  id.setGroup(t(r.identity.group));
-  id.setVersion(t(r.identity.version));
-  id.setKind(t(r.identity.kind));
-  id.setNamespace(t(r.identity.namespace_));
-  id.setName(t(r.identity.name));
-  id.setUid(t(r.identity.uid));
-  id.setResourceVersion(t(r.identity.resourceVersion));
-  root.setObjectJson(capnp::Text::Reader(json.data(), json.size()));
+  fillLogRecord(message.initRoot<schema::LogRecord>(), r, json);
   const auto words = capnp::messageToFlatArray(message);
   const auto bytes = words.asBytes();
   return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
