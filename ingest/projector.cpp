@@ -1,10 +1,10 @@
 #include "projector.h"
 
 #include <capnp/message.h>
-#include <capnp/serialize.h>
 
 #include "project_kinds.h"
 #include "rfc3339.h"
+#include "scratch_message.h"
 #include "yaml_json.h"
 
 namespace ledger::ingest {
@@ -15,10 +15,15 @@ constexpr const char* kKueueGroup = "kueue.x-k8s.io";
 constexpr const char* kResourceGroup = "resource.k8s.io";
 constexpr const char* kKueueConfigFile = "controller_manager_config.yaml";
 
-std::string toBytes(capnp::MallocMessageBuilder& message) {
-  auto words = capnp::messageToFlatArray(message);
-  auto bytes = words.asBytes();
-  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+// One message per thread for the projections, its first segment reused: a
+// projection is built for every recorded object, and a fresh builder's
+// calloc of 8 KB was the reading thread's only memset (1% of ingest's CPU
+// on 1M generated events). The projection's bytes are not stored as they
+// are (the ledger copies the Projection into its ProjectedRecord), and they
+// are the same anyway. projectObject does not call itself.
+ScratchMessage& projectionMessage() {
+  thread_local ScratchMessage message(1024);
+  return message;
 }
 
 // The API group and kind, as identityOf() (ingester.h) reads them.
@@ -116,8 +121,8 @@ void projectBody(FieldReader& fr, const GroupKind& id, const Json& obj,
 }  // namespace
 
 std::string projectObject(const JsonView& object) {
-  capnp::MallocMessageBuilder message(1024);
-  auto root = message.initRoot<schema::Projection>();
+  ScratchMessage& message = projectionMessage();
+  auto root = message.start().initRoot<schema::Projection>();
   FieldReader fr;
   if (JsonPtr meta = FieldReader::member(object, "metadata")) {
     if (auto t = tryParseRfc3339(fr.string(*meta, "creationTimestamp", "metadata"))) {
@@ -141,17 +146,17 @@ std::string projectObject(const JsonView& object) {
     auto l = root.initProblems(static_cast<unsigned>(fr.problems().size()));
     for (unsigned i = 0; i < l.size(); ++i) l.set(i, text(fr.problems()[i]));
   }
-  return toBytes(message);
+  return message.bytes();
 }
 
 namespace {
 
 std::string unreadable(const std::string& why) {
-  capnp::MallocMessageBuilder message;
-  auto root = message.initRoot<schema::Projection>();
+  ScratchMessage& message = projectionMessage();
+  auto root = message.start().initRoot<schema::Projection>();
   root.initProblems(1).set(0, text(why));
   root.getBody().setOther();
-  return toBytes(message);
+  return message.bytes();
 }
 
 }  // namespace

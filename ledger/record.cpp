@@ -5,11 +5,11 @@
 #include <kj/exception.h>
 
 #include <cstring>
-#include <optional>
 #include <vector>
 
 #include "log.capnp.h"
 #include "record_capnp.h"
+#include "scratch_message.h"
 
 namespace ledger {
 
@@ -67,42 +67,13 @@ void fillLogRecord(schema::LogRecord::Builder out, const Record& header,
 // and equal ingests compare chain hashes. 1024 words, as since format 1.
 constexpr std::size_t kFirstSegmentWords = 1024;
 
-struct RecordEncoder::State {
-  kj::Array<capnp::word> firstSegment = kj::heapArray<capnp::word>(kFirstSegmentWords);
-  std::optional<capnp::MallocMessageBuilder> message;
-  std::string table;  // segment count - 1, sizes, padding
-  std::vector<std::string_view> parts;
-
-  State() { std::memset(firstSegment.begin(), 0, firstSegment.asBytes().size()); }
-};
-
-RecordEncoder::RecordEncoder() : state_(std::make_unique<State>()) {}
+RecordEncoder::RecordEncoder() : message_(std::make_unique<ScratchMessage>(kFirstSegmentWords)) {}
 RecordEncoder::~RecordEncoder() = default;
 
 std::span<const std::string_view> RecordEncoder::encode(const Record& record,
                                                         std::string_view objectJson) {
-  State& st = *state_;
-  st.message.reset();  // zeroes what the last message used of the first segment
-  st.message.emplace(kj::arrayPtr(st.firstSegment.begin(), st.firstSegment.size()));
-  fillLogRecord(st.message->initRoot<schema::LogRecord>(), record, objectJson);
-  // Cap'n Proto's stream framing (capnp::messageToFlatArray): the segment
-  // count minus one and each segment's size in words, little-endian 32-bit,
-  // padded to a whole word.
-  const auto segments = st.message->getSegmentsForOutput();
-  const auto put32 = [&st](std::size_t v) {
-    for (int shift = 0; shift < 32; shift += 8) st.table.push_back(static_cast<char>(v >> shift));
-  };
-  st.table.clear();
-  put32(segments.size() - 1);
-  for (const auto& segment : segments) put32(segment.size());
-  if (st.table.size() % sizeof(capnp::word) != 0) put32(0);
-  st.parts.clear();
-  st.parts.emplace_back(st.table);
-  for (const auto& segment : segments) {
-    const auto bytes = segment.asBytes();
-    st.parts.emplace_back(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
-  }
-  return st.parts;
+  fillLogRecord(message_->start().initRoot<schema::LogRecord>(), record, objectJson);
+  return message_->parts();
 }
 
 std::string encodeRecord(const Record& record, std::string_view objectJson) {

@@ -48,13 +48,15 @@ struct Record {
   bool operator==(const Record&) const = default;
 };
 
+class ScratchMessage;
+
 // Encodes LogRecords for appending without gathering each in one buffer:
 // the stored bytes are the parts `encode` returns, in order (the segment
 // table, then each Cap'n Proto segment), byte for byte what encodeRecord
 // returns. The ledger hashes the parts and hands them to RocksDB as they lie;
 // joining them, as Cap'n Proto's flat array and then a string, copied every
 // object twice more on the writing thread. The first segment is kept and
-// reused (Cap'n Proto zeroes what a message used of it when the message goes).
+// reused (scratch_message.h).
 //
 // The parts point into the encoder and stay valid until the next encode or
 // the encoder's destruction. Not thread-safe: one encoder per appending
@@ -69,8 +71,7 @@ class RecordEncoder {
   std::span<const std::string_view> encode(const Record& header, std::string_view objectJson);
 
  private:
-  struct State;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<ScratchMessage> message_;
 };
 
 // The LogRecord bytes (Cap'n Proto flat message) for `record`.
