@@ -15,10 +15,12 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <span>
 #include <unordered_set>
 
 #include "format.h"
 #include "record_capnp.h"
+#include "scratch_message.h"
 
 namespace ledger {
 
@@ -313,16 +315,16 @@ Ledger::~Ledger() {
 
 namespace {
 
-// ProjectedRecord words for a header and Projection bytes. The bytes come
-// from a heap string, word-aligned in practice, and are read where they lie
-// instead of copied to an aligned buffer allocated per record, and the words
-// go into the batch without a copy into a string: per record on the writing
-// thread, this was 9% of it. (The segment size stays: a larger first segment
-// would change the bytes of large records, which equal ingests compare.)
-kj::Array<capnp::word> projectedRecordWords(const Record& header, std::string_view projectionBytes,
-                                            AlignedBuffer& buffer) {
-  capnp::MallocMessageBuilder message(512);
-  auto root = message.initRoot<schema::ProjectedRecord>();
+// A ProjectedRecord's first segment: a larger one would change the bytes of
+// large records, which equal ingests compare.
+constexpr std::size_t kProjectedRecordFirstSegmentWords = 512;
+
+// Builds the ProjectedRecord for a header and Projection bytes in `message`.
+// The bytes come from a heap string, word-aligned in practice, and are read
+// where they lie instead of copied to an aligned buffer allocated per record.
+void fillProjectedRecord(ScratchMessage& message, const Record& header,
+                         std::string_view projectionBytes, AlignedBuffer& buffer) {
+  auto root = message.start().initRoot<schema::ProjectedRecord>();
   root.setType(static_cast<schema::EventType>(header.type));
   root.setTimeNs(header.timeNs);
   setIdentity(root.initIdentity(), header.identity);
@@ -339,16 +341,20 @@ kj::Array<capnp::word> projectedRecordWords(const Record& header, std::string_vi
   } else {
     root.initObject().getBody().setOther();
   }
-  return capnp::messageToFlatArray(message);
+}
+
+// Appends a message's parts (ScratchMessage::parts) to a value in slices.
+void appendSlices(std::span<const std::string_view> parts, std::vector<rocksdb::Slice>& value) {
+  for (std::string_view part : parts) value.emplace_back(part.data(), part.size());
 }
 
 }  // namespace
 
 std::string buildProjectedRecord(const Record& header, std::string_view projectionBytes) {
+  ScratchMessage message(kProjectedRecordFirstSegmentWords);
   AlignedBuffer buffer;
-  auto words = projectedRecordWords(header, projectionBytes, buffer);
-  auto bytes = words.asBytes();
-  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+  fillProjectedRecord(message, header, projectionBytes, buffer);
+  return message.bytes();
 }
 
 Status Ledger::append(const std::vector<PendingRecord>& batch,
@@ -381,7 +387,11 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   Record record;
   Sha256 chain;
   RecordEncoder encoder;
-  std::vector<rocksdb::Slice> logValue;
+  // Each record's messages go into the batch in parts, as they lie: per
+  // record on the writing thread, a fresh builder, its flat array and a copy
+  // into a string were a tenth of it.
+  ScratchMessage projected(kProjectedRecordFirstSegmentWords);
+  std::vector<rocksdb::Slice> logValue, projectedValue;
   AlignedBuffer projectionBuffer;
   try {
     for (const PendingRecord& p : batch) {
@@ -401,14 +411,14 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
       // The chain hash, then the record's parts as they lie in the encoder.
       logValue.assign(
           1, rocksdb::Slice(reinterpret_cast<const char*>(head.hash.data()), head.hash.size()));
-      for (std::string_view part : encoded) logValue.emplace_back(part.data(), part.size());
+      appendSlices(encoded, logValue);
       wb.Put(logCf, rocksdb::SliceParts(&keySlice, 1),
              rocksdb::SliceParts(logValue.data(), static_cast<int>(logValue.size())));
-      const auto projected = projectedRecordWords(record, p.projection, projectionBuffer);
-      const auto projectedBytes = projected.asBytes();
-      wb.Put(projCf, key,
-             rocksdb::Slice(reinterpret_cast<const char*>(projectedBytes.begin()),
-                            projectedBytes.size()));
+      fillProjectedRecord(projected, record, p.projection, projectionBuffer);
+      projectedValue.clear();
+      appendSlices(projected.parts(), projectedValue);
+      wb.Put(projCf, rocksdb::SliceParts(&keySlice, 1),
+             rocksdb::SliceParts(projectedValue.data(), static_cast<int>(projectedValue.size())));
       wb.Put(timeCf, format::timeKey(record.timeNs, record.seq), rocksdb::Slice());
       if (!p.dedupeKey.empty()) wb.Put(eventsCf, p.dedupeKey, key);
       if (result->firstSeq == 0) result->firstSeq = record.seq;

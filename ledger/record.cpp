@@ -77,10 +77,9 @@ std::span<const std::string_view> RecordEncoder::encode(const Record& record,
 }
 
 std::string encodeRecord(const Record& record, std::string_view objectJson) {
-  RecordEncoder encoder;
-  std::string out;
-  for (std::string_view part : encoder.encode(record, objectJson)) out.append(part);
-  return out;
+  ScratchMessage message(kFirstSegmentWords);
+  fillLogRecord(message.start().initRoot<schema::LogRecord>(), record, objectJson);
+  return message.bytes();
 }
 
 Status decodeRecord(std::string_view bytes, Record* out) {
@@ -127,9 +126,7 @@ Digest chainHash(const Digest& previous, std::span<const std::string_view> encod
 }
 
 Digest chainHash(const Digest& previous, std::string_view encodedRecord, Sha256& hasher) {
-  hasher.update(previous.data(), previous.size());
-  hasher.update(encodedRecord);
-  return hasher.finish();
+  return chainHash(previous, std::span<const std::string_view>(&encodedRecord, 1), hasher);
 }
 
 }  // namespace ledger
