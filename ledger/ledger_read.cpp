@@ -1,0 +1,236 @@
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/exception.h>
+#include <rocksdb/db.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "format.h"
+#include "ledger.h"
+#include "ledger_internal.h"
+
+namespace ledger {
+
+Status Ledger::read(std::uint64_t seq, Record* out) const {
+  std::string value;
+  auto s =
+      db_->Get(rocksdb::ReadOptions(), family(format::kLogFamily), format::seqKey(seq), &value);
+  if (!s.ok()) return fromRocks(s, "reading seq " + std::to_string(seq));
+  if (value.size() < format::kHashSize)
+    return Status::corruption("seq " + std::to_string(seq) + " is truncated");
+  return decodeRecord(std::string_view(value).substr(format::kHashSize), out);
+}
+
+Status Ledger::scanRecords(std::uint64_t from, std::uint64_t to,
+                           const std::function<bool(const Record&, const Digest&)>& fn) const {
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = true;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kLogFamily)));
+  Record record;
+  Digest stored{};
+  for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
+    const std::uint64_t seq = format::decodeU64(it->key().ToStringView());
+    if (to != 0 && seq > to) break;
+    auto value = it->value().ToStringView();
+    if (value.size() < format::kHashSize) {
+      return Status::corruption("seq " + std::to_string(seq) + ": record is truncated");
+    }
+    std::memcpy(stored.data(), value.data(), format::kHashSize);
+    Status st = decodeRecord(value.substr(format::kHashSize), &record);
+    if (!st.isOk()) return Status::corruption("seq " + std::to_string(seq) + ": " + st.message());
+    if (!fn(record, stored)) return Status::ok();
+  }
+  return fromRocks(it->status(), "scanning log");
+}
+
+namespace {
+constexpr std::uint64_t kShortScanRecords = 50000;
+}  // namespace
+
+Status Ledger::scanProjectionWords(
+    std::uint64_t from, std::uint64_t to,
+    const std::function<bool(std::uint64_t, kj::ArrayPtr<const capnp::word>)>& fn) const {
+  rocksdb::ReadOptions ro;
+  std::string upper;
+  rocksdb::Slice upperSlice;
+  if (to != 0) {
+    upper = format::seqKey(to + 1);
+    upperSlice = rocksdb::Slice(upper);
+    ro.iterate_upper_bound = &upperSlice;
+  }
+  // A long scan reads ahead in big steps; a short one (a query folding the
+  // records after its checkpoint, ~200 bytes each on disk) keeps RocksDB's
+  // own readahead, which starts small and grows: a fixed 2 MB would read and
+  // fault in several times the range on every query.
+  if (to == 0 || to - from > kShortScanRecords) ro.readahead_size = 2 << 20;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kProjectionFamily)));
+  AlignedBuffer buffer;
+  for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
+    const std::uint64_t seq = format::decodeU64(it->key().ToStringView());
+    try {
+      if (!fn(seq, buffer.load(it->value().ToStringView()))) return Status::ok();
+    } catch (const kj::Exception& e) {
+      return Status::corruption("seq " + std::to_string(seq) +
+                                ": projection does not decode: " + e.getDescription().cStr());
+    }
+  }
+  return fromRocks(it->status(), "scanning projection");
+}
+
+Status Ledger::scanProjections(
+    std::uint64_t from, std::uint64_t to,
+    const std::function<bool(std::uint64_t, schema::ProjectedRecord::Reader)>& fn) const {
+  capnp::ReaderOptions limits;
+  limits.traversalLimitInWords = 1ULL << 30;
+  return scanProjectionWords(from, to, [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> w) {
+    capnp::FlatArrayMessageReader reader(w, limits);
+    return fn(seq, reader.getRoot<schema::ProjectedRecord>());
+  });
+}
+
+Status Ledger::readProjectionWords(
+    std::uint64_t seq, const std::function<void(kj::ArrayPtr<const capnp::word>)>& fn) const {
+  rocksdb::PinnableSlice value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kProjectionFamily), format::seqKey(seq),
+                    &value);
+  if (!s.ok()) return fromRocks(s, "reading projection of seq " + std::to_string(seq));
+  thread_local AlignedBuffer buffer;
+  try {
+    fn(buffer.load(value.ToStringView()));
+  } catch (const kj::Exception& e) {
+    return Status::corruption("seq " + std::to_string(seq) +
+                              ": projection does not decode: " + e.getDescription().cStr());
+  }
+  return Status::ok();
+}
+
+Status Ledger::readProjectionsWords(
+    const std::vector<std::uint64_t>& seqs,
+    const std::function<void(std::uint64_t, kj::ArrayPtr<const capnp::word>)>& fn) const {
+  for (std::size_t i = 1; i < seqs.size(); ++i) {
+    if (seqs[i] <= seqs[i - 1]) {
+      return Status::invalidArgument("readProjectionsWords: seqs must ascend");
+    }
+  }
+  AlignedBuffer buffer;
+  return lookUpSorted(
+      *db_, family(format::kProjectionFamily), seqs.size(), 256,
+      [&](std::size_t i) { return format::seqKey(seqs[i]); },
+      [&](std::size_t i, const rocksdb::Status& found, std::string_view value) {
+        const std::uint64_t seq = seqs[i];
+        if (found.IsNotFound())
+          return Status::notFound("no projection for seq " + std::to_string(seq));
+        if (!found.ok()) return fromRocks(found, "reading projections");
+        try {
+          fn(seq, buffer.load(value));
+        } catch (const kj::Exception& e) {
+          return Status::corruption("seq " + std::to_string(seq) +
+                                    ": projection does not decode: " + e.getDescription().cStr());
+        }
+        return Status::ok();
+      });
+}
+
+Status Ledger::readProjection(
+    std::uint64_t seq, const std::function<void(schema::ProjectedRecord::Reader)>& fn) const {
+  return readProjectionWords(seq, [&](kj::ArrayPtr<const capnp::word> w) {
+    capnp::FlatArrayMessageReader reader(w);
+    fn(reader.getRoot<schema::ProjectedRecord>());
+  });
+}
+
+Status Ledger::scanRaw(const char* familyName,
+                       const std::function<void(std::string_view, std::string_view)>& fn) const {
+  if (families_->byName.find(std::string_view(familyName)) == families_->byName.end()) {
+    // A format-1 ledger opened read-only has no checkpoint_objects: empty.
+    const bool known =
+        std::any_of(std::begin(kFamilyNames), std::end(kFamilyNames),
+                    [&](const char* n) { return std::string_view(n) == familyName; });
+    if (known) return Status::ok();
+    return Status::invalidArgument(std::string("no column family ") + familyName);
+  }
+  rocksdb::ReadOptions ro;
+  ro.readahead_size = 2 << 20;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(familyName)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    fn(it->key().ToStringView(), it->value().ToStringView());
+  }
+  return fromRocks(it->status(), "scanning");
+}
+
+Status Ledger::seqAtOrBefore(std::int64_t timeNs, std::uint64_t* seq) const {
+  *seq = 0;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), family(format::kTimeIndexFamily)));
+  it->SeekForPrev(format::timeKey(timeNs, UINT64_MAX));
+  if (it->Valid()) *seq = format::seqFromTimeKey(it->key().ToStringView());
+  return fromRocks(it->status(), "seeking time index");
+}
+
+Status Ledger::timeOf(std::uint64_t seq, std::int64_t* timeNs) const {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kProjectionFamily), format::seqKey(seq),
+                    &value);
+  if (!s.ok()) return fromRocks(s, "reading seq " + std::to_string(seq));
+  try {
+    AlignedBuffer buffer;
+    capnp::FlatArrayMessageReader reader(buffer.load(value));
+    *timeNs = reader.getRoot<schema::ProjectedRecord>().getTimeNs();
+  } catch (const kj::Exception& e) {
+    return Status::corruption("seq " + std::to_string(seq) + ": projection does not decode");
+  }
+  return Status::ok();
+}
+
+Status Ledger::hasEvent(std::string_view dedupeKey, bool* found) const {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kEventsFamily),
+                    rocksdb::Slice(dedupeKey.data(), dedupeKey.size()), &value);
+  *found = s.ok();
+  if (s.ok() || s.IsNotFound()) return Status::ok();
+  return fromRocks(s, "looking up event");
+}
+
+Status Ledger::liveObject(std::string_view objectKey, LiveObject* out) const {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kLiveFamily),
+                    rocksdb::Slice(objectKey.data(), objectKey.size()), &value);
+  if (!s.ok()) return fromRocks(s, "looking up object");
+  auto nul = value.find('\0');
+  out->uid = value.substr(0, nul);
+  out->resourceVersion = nul == std::string::npos ? "" : value.substr(nul + 1);
+  return Status::ok();
+}
+
+Status Ledger::scanLive(std::string_view prefix,
+                        const std::function<void(std::string_view, const LiveObject&)>& fn) const {
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), family(format::kLiveFamily)));
+  LiveObject obj;
+  for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid(); it->Next()) {
+    auto key = it->key().ToStringView();
+    if (key.substr(0, prefix.size()) != prefix) break;
+    auto value = it->value().ToStringView();
+    auto nul = value.find('\0');
+    obj.uid = std::string(value.substr(0, nul));
+    obj.resourceVersion = nul == std::string_view::npos ? "" : std::string(value.substr(nul + 1));
+    fn(key, obj);
+  }
+  return fromRocks(it->status(), "scanning live objects");
+}
+
+Status Ledger::cursor(std::string_view source, Cursor* out) const {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kMetaFamily),
+                    std::string(format::kCursorPrefix) + std::string(source), &value);
+  if (!s.ok()) return fromRocks(s, "reading cursor");
+  if (value.size() < 8)
+    return Status::corruption("cursor for " + std::string(source) + " is malformed");
+  out->position = format::decodeU64(value);
+  out->resourceVersion = value.substr(8);
+  return Status::ok();
+}
+
+}  // namespace ledger
