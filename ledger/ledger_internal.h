@@ -4,8 +4,7 @@
 //
 // Thread safety: the helpers hold no state; an AlignedBuffer belongs to one
 // thread at a time.
-#ifndef LEDGER_LEDGER_INTERNAL_H
-#define LEDGER_LEDGER_INTERNAL_H
+#pragma once
 
 #include <capnp/common.h>
 #include <kj/array.h>
@@ -74,5 +73,3 @@ Status lookUpSorted(
     const std::function<Status(std::size_t, const rocksdb::Status&, std::string_view)>& value);
 
 }  // namespace ledger
-
-#endif  // LEDGER_LEDGER_INTERNAL_H
