@@ -53,6 +53,18 @@ void setIdentity(schema::ObjectIdentity::Builder out, const ObjectIdentity& iden
   out.setResourceVersion(text(identity.resourceVersion));
 }
 
+ObjectIdentity readIdentity(schema::ObjectIdentity::Reader in) {
+  ObjectIdentity identity;
+  identity.group = in.getGroup().cStr();
+  identity.version = in.getVersion().cStr();
+  identity.kind = in.getKind().cStr();
+  identity.namespace_ = in.getNamespace().cStr();
+  identity.name = in.getName().cStr();
+  identity.uid = in.getUid().cStr();
+  identity.resourceVersion = in.getResourceVersion().cStr();
+  return identity;
+}
+
 void fillLogRecord(schema::LogRecord::Builder out, const Record& header,
                    std::string_view objectJson) {
   out.setSeq(header.seq);
@@ -97,14 +109,7 @@ Status decodeRecord(std::string_view bytes, Record* out) {
     out->seq = root.getSeq();
     out->type = static_cast<EventType>(type);
     out->timeNs = root.getTimeNs();
-    auto id = root.getIdentity();
-    out->identity.group = id.getGroup().cStr();
-    out->identity.version = id.getVersion().cStr();
-    out->identity.kind = id.getKind().cStr();
-    out->identity.namespace_ = id.getNamespace().cStr();
-    out->identity.name = id.getName().cStr();
-    out->identity.uid = id.getUid().cStr();
-    out->identity.resourceVersion = id.getResourceVersion().cStr();
+    out->identity = readIdentity(root.getIdentity());
     out->objectJson = root.getObjectJson().cStr();
   } catch (const kj::Exception& e) {
     return Status::corruption(std::string("log record does not decode: ") +

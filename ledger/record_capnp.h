@@ -4,8 +4,9 @@
 // hashes).
 //
 // Functions only; they write into the builder they are given and keep
-// nothing. Thread safety: as the builder's. Throw kj::Exception only when
-// the message cannot grow (allocation failure).
+// nothing. Thread safety: as the builder's. The fillers throw kj::Exception
+// only when the message cannot grow (allocation failure); readIdentity when
+// the message does not decode.
 #pragma once
 
 #include <string_view>
@@ -17,6 +18,8 @@ namespace ledger {
 
 // The identity fields, in schema order.
 void setIdentity(schema::ObjectIdentity::Builder out, const ObjectIdentity& identity);
+// The identity a message holds. Throws kj::Exception when it does not decode.
+ObjectIdentity readIdentity(schema::ObjectIdentity::Reader in);
 
 // A LogRecord: seq, type, time, identity, then the object JSON.
 void fillLogRecord(schema::LogRecord::Builder out, const Record& header,

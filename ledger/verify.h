@@ -1,7 +1,8 @@
 // Integrity check of a ledger's log: dense sequence from 1, every record
 // decodes and carries its own seq, the SHA-256 chain links each record to the
-// one before, times never go backwards, every record has a projection and a
-// time-index entry, and the head matches the last record.
+// one before, times never go backwards, every record has a projection that
+// decodes in full and names the record's type, time and identity, every
+// record has a time-index entry, and the head matches the last record.
 //
 // Thread safety: reads only; safe beside a running appender (it checks the
 // prefix that existed when it started). Errors: problems found are reported

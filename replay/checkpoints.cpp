@@ -2,6 +2,7 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <kj/exception.h>
 
 #include <algorithm>
 #include <vector>
@@ -142,6 +143,13 @@ CheckpointVerification verifyCheckpoints(const Ledger& ledger) {
     } catch (const std::exception& e) {
       out.firstBadSeq = seq;
       out.problem = std::string("checkpoint is corrupt: ") + e.what();
+      return out;
+    } catch (const kj::Exception& e) {
+      // A copy that restores but does not decode in full: the digest reads
+      // every object to its last pointer.
+      out.firstBadSeq = seq;
+      out.problem = std::string("checkpoint is corrupt: a copy does not decode: ") +
+                    e.getDescription().cStr();
       return out;
     }
   }

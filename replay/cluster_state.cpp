@@ -94,7 +94,9 @@ std::string identityKey(schema::ObjectIdentity::Reader id) {
 // A stored object's reader lives as long as the object and is read by every
 // report and query over it; capnp's traversal limit (a defence against
 // amplification of untrusted input) would otherwise run out on a long-lived
-// object. The bytes were bounds-checked when the record was first read.
+// object. Every pointer is still bounds-checked as it is followed; a fold
+// follows few (identity, kind), so a damaged record can fold and fail later,
+// in whatever reads the damaged part (cluster_state.h, "Errors").
 const capnp::ReaderOptions kStoredObjectLimits = [] {
   capnp::ReaderOptions o;
   o.traversalLimitInWords = std::numeric_limits<std::uint64_t>::max();

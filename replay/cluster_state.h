@@ -10,7 +10,12 @@
 // until the object is replaced or removed (the next apply()).
 // Thread safety: const methods may be called concurrently; apply() may not.
 // Errors: apply() never throws for well-formed projections; restore() throws
-// std::runtime_error on a bad checkpoint.
+// std::runtime_error on a bad checkpoint. Cap'n Proto checks a pointer when
+// it is followed, and folding follows few (identity, kind), so a damaged
+// stored object (projection or checkpoint copy) can fold and then throw
+// kj::Exception from whatever first reads the damaged part: a projection()
+// reader, digest(), buildReport(). `ledger-replay verify` decodes every
+// projection in full and every checkpoint's copies to find it.
 #pragma once
 
 #include <capnp/serialize.h>

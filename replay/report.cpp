@@ -1,17 +1,29 @@
 #include "report.h"
 
+#include <kj/exception.h>
+
 #include <algorithm>
 #include <future>
 
 #include "audit.h"
+#include "replayer.h"
 
 namespace ledger::replay {
 
-StateReport buildReport(const ClusterState& state) {
-  // The digest copies and hashes every live object - a quarter of a report's
-  // time at two thousand objects - and nothing else here needs it: it runs
-  // on another core meanwhile (ClusterState::digest may run beside readers).
-  auto digest = std::async(std::launch::async, [&state] { return toHex(state.digest()); });
+namespace {
+
+// A stored object that folded but does not decode deeper down (cluster_state.h,
+// "Errors"). Never let the kj::Exception itself leave a thread: kj aborts the
+// process when one is destroyed on another thread than the one it was thrown
+// on, which is what a std::future carrying it does.
+ReplayError damagedObject(const kj::Exception& e) {
+  return ReplayError(
+      Status::corruption(std::string("the ledger is damaged: a stored object does not decode (") +
+                         e.getDescription().cStr() + "); `verify` names the record"));
+}
+
+// The report over `state`, given the digest being computed beside it.
+StateReport buildReportWith(const ClusterState& state, std::future<std::string>& digest) {
   AuditContext ctx(state);
   StateReport report;
   report.seq = state.seq();
@@ -34,6 +46,26 @@ StateReport buildReport(const ClusterState& state) {
   report.findings.erase(std::unique(report.findings.begin(), report.findings.end()),
                         report.findings.end());
   return report;
+}
+
+}  // namespace
+
+StateReport buildReport(const ClusterState& state) {
+  // The digest copies and hashes every live object - a quarter of a report's
+  // time at two thousand objects - and nothing else here needs it: it runs
+  // on another core meanwhile (ClusterState::digest may run beside readers).
+  auto digest = std::async(std::launch::async, [&state] {
+    try {
+      return toHex(state.digest());
+    } catch (const kj::Exception& e) {
+      throw damagedObject(e);
+    }
+  });
+  try {
+    return buildReportWith(state, digest);
+  } catch (const kj::Exception& e) {
+    throw damagedObject(e);
+  }
 }
 
 }  // namespace ledger::replay

@@ -5,7 +5,8 @@
 // buildReport is a pure function of the state (no clock, no hash-order
 // iteration): the same state gives the same report, byte for byte once
 // printed. Thread-compatible; never throws for odd objects (they become
-// findings).
+// findings). Throws ReplayError (corrupt) when a stored object does not
+// decode in full (a damaged ledger; cluster_state.h, "Errors").
 #pragma once
 
 #include <cstdint>

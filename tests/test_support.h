@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "cluster_state.h"
+#include "format.h"
 #include "ingester.h"
 #include "ledger.h"
 #include "replayer.h"
@@ -140,6 +142,38 @@ inline bool hasFinding(const replay::StateReport& r, const std::string& type,
 inline std::string q(const replay::ResourceList& list, const std::string& name) {
   auto it = list.find(name);
   return it == list.end() ? "<absent>" : it->second.toString();
+}
+
+// Damage on purpose. The seq of the last record whose identity has `kind`.
+inline std::uint64_t lastSeqOfKind(const Ledger& ledger, const std::string& kind) {
+  std::uint64_t found = 0;
+  REQUIRE(ledger
+              .scanProjections(1, 0,
+                               [&](std::uint64_t seq, schema::ProjectedRecord::Reader r) {
+                                 if (r.getIdentity().getKind() == kind) found = seq;
+                                 return true;
+                               })
+              .isOk());
+  REQUIRE(found != 0);
+  return found;
+}
+
+// Replaces the stored projection of `seq` with itself less its last word, its
+// one segment shortened to match: what was written first (the identity, the
+// object's kind) still reads, so the record folds; what was written last
+// points outside the message (tests/fuzz/ledger_bytes_fuzz.cpp found this).
+inline void cutLastWordOfProjection(Ledger& ledger, std::uint64_t seq) {
+  std::string value;
+  REQUIRE(ledger.getRaw(format::kProjectionFamily, format::seqKey(seq), &value).isOk());
+  std::uint32_t extraSegments = 0, words = 0;
+  std::memcpy(&extraSegments, value.data(), 4);
+  std::memcpy(&words, value.data() + 4, 4);
+  REQUIRE(extraSegments == 0);
+  REQUIRE(value.size() == 8 + 8 * std::size_t{words});
+  --words;
+  std::memcpy(value.data() + 4, &words, 4);
+  value.resize(value.size() - 8);
+  REQUIRE(ledger.putRawForTesting(format::kProjectionFamily, format::seqKey(seq), value).isOk());
 }
 
 }  // namespace ledger::testing

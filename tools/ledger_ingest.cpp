@@ -2,6 +2,7 @@
 // stdin (CONTRACT.md "Input"). Every rejected value is reported on stderr with
 // its position and reason; everything accepted is committed; exit 2 if any
 // value was rejected. With --watch it is the sidecar daemon instead (watch_command.h).
+#include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -135,6 +136,9 @@ int main(int argc, char** argv) {
       replay::writeCheckpoints(*ledger, vm["checkpoint-every"].as<std::uint64_t>());
     } catch (const replay::ReplayError& e) {
       spdlog::warn("checkpoints not written: {}", e.what());
+    } catch (const kj::Exception& e) {
+      spdlog::warn("checkpoints not written: {}",
+                   cli::damagedObjectMessage(e.getDescription().cStr()));
     }
   } catch (const ingest::LedgerError& e) {
     spdlog::error("ledger write failed: {}", e.what());

@@ -1,6 +1,7 @@
 // ledger-query: point-in-time questions (CONTRACT.md "ledger-query").
 //   state --at TIME | --seq N        the state report as of that moment
 //   usage --at TIME [--cluster-queue NAME]
+#include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/program_options.hpp>
@@ -70,6 +71,9 @@ int main(int argc, char** argv) {
     return e.code();
   } catch (const replay::ReplayError& e) {
     spdlog::error("{}", e.what());
+    return cli::kExitCorrupt;
+  } catch (const kj::Exception& e) {
+    spdlog::error("{}", cli::damagedObjectMessage(e.getDescription().cStr()));
     return cli::kExitCorrupt;
   }
 }

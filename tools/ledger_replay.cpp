@@ -5,6 +5,7 @@
 //   ledger-replay rebuild-projection                              re-derive the typed projection
 //   ledger-replay checkpoint [--every N]                          write checkpoints
 //   ledger-replay stats                                           sizes per column family
+#include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/program_options.hpp>
@@ -70,7 +71,8 @@ int runVerify(const Ledger& ledger, cli::OutputFormat output) {
                    "SHA-256 hash chain",
                    "records decode",
                    "times never go backwards",
-                   "projection and time index present",
+                   "projection decodes in full and is the record's",
+                   "time index present",
                    "head matches last record",
                    "checkpoints equal a fresh replay"};
     j["checkpointsChecked"] = cps.checked;
@@ -85,7 +87,7 @@ int runVerify(const Ledger& ledger, cli::OutputFormat output) {
   } else {
     std::cout << "checked " << log.recordsChecked
               << " records: dense sequence from 1, SHA-256 hash chain, decoding, monotonic times, "
-                 "projection and time index, head\n";
+                 "projection (in full, the record's), time index, head\n";
     if (log.ok()) {
       std::cout << "checked " << cps.checked << " checkpoints against a fresh replay\n";
     }
@@ -259,6 +261,9 @@ int main(int argc, char** argv) {
     return e.code();
   } catch (const replay::ReplayError& e) {
     spdlog::error("{}", e.what());
+    return cli::kExitCorrupt;
+  } catch (const kj::Exception& e) {
+    spdlog::error("{}", cli::damagedObjectMessage(e.getDescription().cStr()));
     return cli::kExitCorrupt;
   }
 }
