@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -114,6 +115,15 @@ inline Json meta(const std::string& ns, const std::string& name, const std::stri
             {"creationTimestamp", "2026-11-01T00:00:00Z"}};
   if (!ns.empty()) m["namespace"] = ns;
   return m;
+}
+
+// The path of a program under test, from the environment variable `name`
+// (tests/meson.build sets it to the built binary).
+inline std::string programFromEnv(const char* name) {
+  const char* path = std::getenv(name);
+  INFO("the test needs $" << name);
+  REQUIRE(path != nullptr);
+  return path;
 }
 
 // The report after `seq` (0: after the last record).

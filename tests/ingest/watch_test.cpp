@@ -154,9 +154,7 @@ int freePort() {
 }
 
 pid_t spawnDaemon(const std::vector<std::string>& args, const std::string& logFile) {
-  const char* binary = std::getenv("LEDGER_INGEST");
-  REQUIRE(binary != nullptr);
-  std::vector<std::string> all = {binary};
+  std::vector<std::string> all = {programFromEnv("LEDGER_INGEST")};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : all) argv.push_back(a.data());

@@ -45,8 +45,7 @@ int waitFor(pid_t pid) {
 
 TEST_CASE("SIGKILL at random points leaves a sound ledger; re-ingest completes it exactly once",
           "[crash]") {
-  const char* binary = std::getenv("LEDGER_INGEST");
-  REQUIRE(binary != nullptr);
+  const std::string binary = programFromEnv("LEDGER_INGEST");
   TempDir dir;
   const std::string input = dir.path("events.jsonl");
   constexpr int kEvents = 4000;

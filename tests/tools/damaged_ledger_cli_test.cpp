@@ -40,8 +40,7 @@ Run run(const std::string& command) {
 
 TEST_CASE("ledger-replay on a damaged projection exits 3 with a message; verify names the record",
           "[crash][verify]") {
-  const char* binary = std::getenv("LEDGER_REPLAY");
-  REQUIRE(binary != nullptr);
+  const std::string binary = programFromEnv("LEDGER_REPLAY");
   TempDir dir;
   std::uint64_t victim = 0;
   {
@@ -55,12 +54,12 @@ TEST_CASE("ledger-replay on a damaged projection exits 3 with a message; verify 
   }
   const std::string ledgerFlag = " --ledger " + dir.path("l");
 
-  const Run report = run(std::string(binary) + ledgerFlag + " --no-checkpoints -o json");
+  const Run report = run(binary + ledgerFlag + " --no-checkpoints -o json");
   INFO(report.output);
   CHECK(report.exitCode == 3);
   CHECK(report.output.find("does not decode") != std::string::npos);
 
-  const Run verify = run(std::string(binary) + ledgerFlag + " verify");
+  const Run verify = run(binary + ledgerFlag + " verify");
   INFO(verify.output);
   CHECK(verify.exitCode == 3);
   CHECK(verify.output.find("projection does not decode") != std::string::npos);
