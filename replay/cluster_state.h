@@ -14,8 +14,9 @@
 // it is followed, and folding follows few (identity, kind), so a damaged
 // stored object (projection or checkpoint copy) can fold and then throw
 // kj::Exception from whatever first reads the damaged part: a projection()
-// reader, digest(), buildReport(). `ledger-replay verify` decodes every
-// projection in full and every checkpoint's copies to find it.
+// reader or digest() (buildReport() turns it into a ReplayError, report.h).
+// `ledger-replay verify` decodes every projection in full, and every
+// checkpoint's copies, to find it.
 #pragma once
 
 #include <capnp/serialize.h>
