@@ -5,17 +5,16 @@
 // (decodeRecord) and folded as a ProjectedRecord (seq 1, 2, ...) into a
 // ClusterState; the parts that `ledger-replay verify` accepts (verify.cpp: a
 // deep copy that bounds-checks every pointer and may read no more than the
-// message holds) are also folded
-// into a second state, whose report is built and digested. Failures are
-// expected: a Status from decodeRecord, kj::Exception from apply() and
-// digest(), a ReplayError (corrupt) from buildReport - a pointer of the wrong
-// type passes verify and fails where it is read - as cluster_state.h and
-// report.h document. A crash, a sanitizer report, a hang or any other
-// exception is a bug. Reports over parts verify rejects are not built: a
-// list of zero-sized elements or pointers sharing one list make a message
-// read as far more than it holds, and stored objects' readers have no
-// traversal limit (cluster_state.cpp). Seeds: the values of
-// real ledgers' log and projection families (README, "Fuzzing").
+// message holds) are also folded into a second state, whose report is built
+// and digested. Failures are expected: a Status from decodeRecord,
+// kj::Exception from apply() and digest(), a ReplayError (corrupt) from
+// buildReport - a pointer of the wrong type passes verify and fails where it
+// is read - as cluster_state.h and report.h document. A crash, a sanitizer
+// report, a hang or any other exception is a bug. Reports over parts verify
+// rejects are not built: a list of zero-sized elements or pointers sharing
+// one list make a message read as far more than it holds, and stored
+// objects' readers have no traversal limit (cluster_state.cpp). Seeds: the
+// values of real ledgers' log and projection families (README, "Fuzzing").
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>

@@ -63,5 +63,5 @@ TEST_CASE("ledger-replay on a damaged projection exits 3 with a message; verify 
   INFO(verify.output);
   CHECK(verify.exitCode == 3);
   CHECK(verify.output.find("projection does not decode") != std::string::npos);
-  CHECK(verify.output.find(std::to_string(victim)) != std::string::npos);
+  CHECK(verify.output.find("\"firstBadSeq\": " + std::to_string(victim)) != std::string::npos);
 }
