@@ -2,33 +2,21 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
-#include <kj/array.h>
 #include <kj/exception.h>
 
-#include <cstring>
-
 #include "format.h"
+#include "ledger_internal.h"
 #include "projection.capnp.h"
 #include "record_capnp.h"
 
 namespace ledger {
 
-namespace {
-
-// What is wrong with `bytes` as the projected record of `r`; "" when
-// nothing. The projection is derived from the log and not covered by the
-// chain, so it is checked against the record: it must decode in full and
-// name the record's type, time and identity. In full, because Cap'n Proto
-// checks a pointer only when it is followed and a fold follows few (the
-// identity, the kind): a record that folds can still hold a list pointing
-// outside its message, or claiming a length it does not hold, which the
-// first report to read it would trip on.
-std::string projectionProblem(std::string_view bytes, const Record& r) {
+Status checkProjection(std::string_view bytes, const Record* record) {
   if (bytes.empty() || bytes.size() % sizeof(capnp::word) != 0) {
-    return "projection is not a whole number of words";
+    return Status::corruption("projection is not a whole number of words");
   }
-  auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
-  std::memcpy(words.begin(), bytes.data(), bytes.size());
+  thread_local AlignedBuffer buffer;
+  const kj::ArrayPtr<const capnp::word> words = buffer.load(bytes);
   try {
     // A deep copy follows every pointer, bounds-checking each, and counts
     // what it reads against the traversal limit, set to the message's own
@@ -38,21 +26,22 @@ std::string projectionProblem(std::string_view bytes, const Record& r) {
     // by the ledger, and reading it would take as long as it claims.
     capnp::ReaderOptions limits;
     limits.traversalLimitInWords = 2 * words.size() + 64;
-    capnp::FlatArrayMessageReader reader(words.asPtr(), limits);
+    capnp::FlatArrayMessageReader reader(words, limits);
     const auto projected = reader.getRoot<schema::ProjectedRecord>();
     capnp::MallocMessageBuilder copy;
     copy.setRoot(projected);
-    if (static_cast<std::uint16_t>(projected.getType()) != static_cast<std::uint16_t>(r.type) ||
-        projected.getTimeNs() != r.timeNs || readIdentity(projected.getIdentity()) != r.identity) {
-      return "projection is not the record's (type, time or identity differ)";
+    if (record != nullptr && (static_cast<std::uint16_t>(projected.getType()) !=
+                                  static_cast<std::uint16_t>(record->type) ||
+                              projected.getTimeNs() != record->timeNs ||
+                              readIdentity(projected.getIdentity()) != record->identity)) {
+      return Status::corruption("projection is not the record's (type, time or identity differ)");
     }
   } catch (const kj::Exception& e) {
-    return std::string("projection does not decode: ") + e.getDescription().cStr();
+    return Status::corruption(std::string("projection does not decode: ") +
+                              e.getDescription().cStr());
   }
-  return {};
+  return Status::ok();
 }
-
-}  // namespace
 
 Status verifyLog(const Ledger& ledger, VerifyReport* report) {
   *report = VerifyReport{};
@@ -80,8 +69,9 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report) {
     if (!ledger.getRaw(format::kProjectionFamily, format::seqKey(r.seq), &projection).isOk()) {
       return fail(r.seq, "projection missing");
     }
-    if (std::string problem = projectionProblem(projection, r); !problem.empty()) {
-      return fail(r.seq, problem + " (`ledger-replay rebuild-projection` derives it again)");
+    if (Status problem = checkProjection(projection, &r); !problem.isOk()) {
+      return fail(r.seq,
+                  problem.message() + " (`ledger-replay rebuild-projection` derives it again)");
     }
     std::string unused;
     if (!ledger.getRaw(format::kTimeIndexFamily, format::timeKey(r.timeNs, r.seq), &unused)

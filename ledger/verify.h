@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "ledger.h"
 
@@ -26,5 +27,16 @@ struct VerifyReport {
 };
 
 [[nodiscard]] Status verifyLog(const Ledger& ledger, VerifyReport* report);
+
+// What verifyLog checks of each stored projection: `bytes` decode in full as
+// a ProjectedRecord that reads as no more than it holds, and, when `record`
+// is given, name its type, time and identity. The projection is derived
+// from the log and not covered by the chain, so it is checked against the
+// record; in full, because Cap'n Proto checks a pointer only when it is
+// followed and a fold follows few (the identity, the kind): a record that
+// folds can still hold a list pointing outside its message, or claiming a
+// length it does not hold, which the first report to read it trips on.
+// Corruption, with the reason, otherwise.
+[[nodiscard]] Status checkProjection(std::string_view bytes, const Record* record = nullptr);
 
 }  // namespace ledger

@@ -7,6 +7,15 @@
 
 namespace ledger::replay {
 
+ReplayError damagedObject(const kj::Exception& e) {
+  return ReplayError(Status::corruption(
+      std::string("the ledger is damaged: a stored object does not decode (") +
+      e.getDescription().cStr() +
+      "); `ledger-replay verify` names the record or checkpoint, `ledger-replay "
+      "rebuild-projection` derives the projection again from the log, and `ledger-replay "
+      "checkpoint --rewrite` rewrites the checkpoints"));
+}
+
 namespace {
 constexpr std::uint64_t kCopyingFoldRecords = 4096;
 }  // namespace

@@ -8,6 +8,8 @@
 // projection is corrupt.
 #pragma once
 
+#include <kj/exception.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,6 +34,13 @@ class ReplayError : public std::runtime_error {
  private:
   bool corrupt_;
 };
+
+// The error for a stored object that folded but does not decode deeper down
+// (cluster_state.h, "Errors"), from the kj::Exception its reader threw: a
+// corrupt ReplayError whose message names the repairs. Callers convert on
+// the thread that caught it: kj aborts the process when a kj::Exception is
+// destroyed on another thread than the one it was thrown on.
+ReplayError damagedObject(const kj::Exception& e);
 
 struct FoldOptions {
   bool useCheckpoints = true;

@@ -12,16 +12,6 @@ namespace ledger::replay {
 
 namespace {
 
-// A stored object that folded but does not decode deeper down (cluster_state.h,
-// "Errors"). Never let the kj::Exception itself leave a thread: kj aborts the
-// process when one is destroyed on another thread than the one it was thrown
-// on, which is what a std::future carrying it does.
-ReplayError damagedObject(const kj::Exception& e) {
-  return ReplayError(
-      Status::corruption(std::string("the ledger is damaged: a stored object does not decode (") +
-                         e.getDescription().cStr() + "); `verify` names the record"));
-}
-
 // The report over `state`, given the digest being computed beside it.
 StateReport buildReportWith(const ClusterState& state, std::future<std::string>& digest) {
   AuditContext ctx(state);
@@ -54,6 +44,8 @@ StateReport buildReport(const ClusterState& state) {
   // The digest copies and hashes every live object - a quarter of a report's
   // time at two thousand objects - and nothing else here needs it: it runs
   // on another core meanwhile (ClusterState::digest may run beside readers).
+  // A kj::Exception must not leave the digest's thread (replayer.h,
+  // damagedObject).
   auto digest = std::async(std::launch::async, [&state] {
     try {
       return toHex(state.digest());

@@ -128,11 +128,4 @@ std::unique_ptr<Ledger> openForReading(const std::string& dir) {
   throw LedgerOpenError(st.toString(), code);
 }
 
-std::string damagedObjectMessage(const char* description) {
-  return std::string("the ledger is damaged: a stored object does not decode (") + description +
-         "); `ledger-replay verify` names the record or checkpoint, `ledger-replay "
-         "rebuild-projection` derives the projection again from the log, and `ledger-replay "
-         "checkpoint --rewrite` rewrites the checkpoints";
-}
-
 }  // namespace ledger::cli

@@ -64,10 +64,4 @@ std::optional<int> parseCommandLine(
 // Opens an existing ledger read-only. Throws LedgerOpenError.
 std::unique_ptr<Ledger> openForReading(const std::string& dir);
 
-// What to print for a kj::Exception that reached main: a stored object
-// (projection or checkpoint copy) that folded but does not decode in full,
-// found when a report or query first read the damaged part (Cap'n Proto
-// checks pointers as they are followed). The programs exit kExitCorrupt.
-std::string damagedObjectMessage(const char* description);
-
 }  // namespace ledger::cli

@@ -137,8 +137,7 @@ int main(int argc, char** argv) {
     } catch (const replay::ReplayError& e) {
       spdlog::warn("checkpoints not written: {}", e.what());
     } catch (const kj::Exception& e) {
-      spdlog::warn("checkpoints not written: {}",
-                   cli::damagedObjectMessage(e.getDescription().cStr()));
+      spdlog::warn("checkpoints not written: {}", replay::damagedObject(e).what());
     }
   } catch (const ingest::LedgerError& e) {
     spdlog::error("ledger write failed: {}", e.what());

@@ -263,7 +263,7 @@ int main(int argc, char** argv) {
     spdlog::error("{}", e.what());
     return cli::kExitCorrupt;
   } catch (const kj::Exception& e) {
-    spdlog::error("{}", cli::damagedObjectMessage(e.getDescription().cStr()));
+    spdlog::error("{}", replay::damagedObject(e).what());
     return cli::kExitCorrupt;
   }
 }

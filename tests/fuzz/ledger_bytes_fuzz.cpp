@@ -3,8 +3,8 @@
 // damaged or written by something else, so its values are untrusted input.
 // Each part of the input (parts split on "----") is decoded as a log record
 // (decodeRecord) and folded as a ProjectedRecord (seq 1, 2, ...) into a
-// ClusterState; the parts that `ledger-replay verify` accepts (verify.cpp: a
-// deep copy that bounds-checks every pointer and may read no more than the
+// ClusterState; the parts that `ledger-replay verify` accepts
+// (ledger::checkProjection: decoded in full, reading no more than the
 // message holds) are also folded into a second state, whose report is built
 // and digested. Failures are expected: a Status from decodeRecord,
 // kj::Exception from apply() and digest(), a ReplayError (corrupt) from
@@ -15,14 +15,12 @@
 // one list make a message read as far more than it holds, and stored
 // objects' readers have no traversal limit (cluster_state.cpp). Seeds: the
 // values of real ledgers' log and projection families (README, "Fuzzing").
-#include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +28,7 @@
 #include "record.h"
 #include "replayer.h"
 #include "report.h"
+#include "verify.h"
 
 namespace {
 
@@ -50,21 +49,6 @@ std::vector<capnp::word> toWords(std::string_view bytes) {
   std::vector<capnp::word> words(bytes.size() / sizeof(capnp::word));
   if (!words.empty()) std::memcpy(words.data(), bytes.data(), words.size() * sizeof(capnp::word));
   return words;
-}
-
-// Whether `ledger-replay verify` accepts the words as a projection
-// (verify.cpp, projectionProblem).
-bool verifyAccepts(const std::vector<capnp::word>& words) {
-  try {
-    capnp::ReaderOptions limits;
-    limits.traversalLimitInWords = 2 * words.size() + 64;
-    capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data(), words.size()), limits);
-    capnp::MallocMessageBuilder copy;
-    copy.setRoot(reader.getRoot<ledger::schema::ProjectedRecord>());
-    return true;
-  } catch (const kj::Exception&) {
-    return false;
-  }
 }
 
 void fold(ledger::replay::ClusterState& state, std::uint64_t seq,
@@ -88,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)ledger::decodeRecord(part, &record);  // a Status either way
     const std::vector<capnp::word> words = toWords(part);
     fold(any, seq, words);
-    if (verifyAccepts(words)) fold(state, seq, words);
+    if (ledger::checkProjection(part).isOk()) fold(state, seq, words);
   }
   try {
     (void)ledger::replay::buildReport(state);
