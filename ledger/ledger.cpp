@@ -207,6 +207,20 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
 }
 
 Ledger::~Ledger() {
+  // What the last batches left in memtables lives only in the write-ahead
+  // log, and RocksDB does not flush it on close while the log is on. Every
+  // later open then replays that log into memory first - a read-only one
+  // (ledger-query, ledger-replay) on every run, since it cannot write the
+  // result: on 200k generated events just ingested, 139 MB of log made a
+  // `ledger-query state` take 0.42 s instead of 0.07 s. Flushed here, once. A
+  // failure loses nothing: the log still holds the data and the next
+  // writable open replays it.
+  // RocksDB skips families whose memtables are empty.
+  if (db_ && families_ && !options_.readOnly) {
+    rocksdb::FlushOptions fo;
+    fo.wait = true;
+    db_->Flush(fo, families_->handles).PermitUncheckedError();
+  }
   if (db_ && families_) {
     for (auto* h : families_->handles) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
   }

@@ -95,6 +95,7 @@ int runWatch(const po::variables_map& vm) {
   std::unique_ptr<Ledger> ledger;
   Ledger::Options lo;
   lo.sync = !vm.count("no-sync");
+  lo.maxWalBytes = kLiveMaxTotalWalBytes;
   if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
     spdlog::error("{}", st.toString());
     return st.isCorruption() ? kExitCorrupt : kExitUsage;

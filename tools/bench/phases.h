@@ -19,8 +19,9 @@ namespace ledger::bench {
 // (file size), seconds (up to the last commit), cpuSeconds (same span).
 Metrics ingestPhase(const std::string& jsonlPath, const std::string& dir, std::size_t batch);
 
-// Opens the ledger writable and closes it: RocksDB writes what the last run
-// left in its write-ahead log into table files, so sizes are comparable.
+// Opens the ledger writable and closes it, so sizes are comparable: the
+// ingest's close flushed its memtables already (Ledger::~Ledger), and an open
+// writes what a crashed run left in the write-ahead log into table files.
 // Metrics: bytes.<family> (SST bytes per column family) and bytes.total.
 Metrics settlePhase(const std::string& dir);
 
