@@ -212,10 +212,10 @@ Ledger::~Ledger() {
   // later open then replays that log into memory first - a read-only one
   // (ledger-query, ledger-replay) on every run, since it cannot write the
   // result: on 200k generated events just ingested, 139 MB of log made a
-  // `ledger-query state` take 0.42 s instead of 0.07 s. Flushed here, once. A
-  // failure loses nothing: the log still holds the data and the next
-  // writable open replays it.
-  // RocksDB skips families whose memtables are empty.
+  // `ledger-query state` take 0.42 s instead of 0.07 s. Flushed here, once
+  // (RocksDB skips families whose memtables are empty). A failure loses
+  // nothing: the log still holds the data and the next writable open replays
+  // it.
   if (db_ && families_ && !options_.readOnly) {
     rocksdb::FlushOptions fo;
     fo.wait = true;
