@@ -26,6 +26,14 @@
 // Chain: hash(seq) = SHA-256(hash(seq-1) ++ LogRecord bytes), hash(0) = 32 zero
 // bytes. Sequence numbers start at 1 and are dense.
 //
+// Commit point: the head in `meta`. Records in `log` past the head's seq are
+// not part of the ledger: a large commit ingests its log records as a table
+// file before the batch that moves the head (ledger/log_table.h), and a crash
+// between the two leaves them. Readers stop at the head; a writable open
+// deletes them (and the `staging` directory beside the database files, where
+// such tables are built). Every build that wrote format 2 kept the log
+// within the head, so this is a rule for readers, not a new version.
+//
 // Versions: a ledger records the format it was written with; this build reads
 // kOldestFormat..kCurrentFormat and refuses anything else with a clear error.
 //   1  the families above but checkpoint_objects.

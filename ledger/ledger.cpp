@@ -4,6 +4,7 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -13,10 +14,9 @@
 
 #include "format.h"
 #include "ledger_internal.h"
+#include "log_table.h"
 
 namespace ledger {
-
-namespace {
 
 rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
   rocksdb::ColumnFamilyOptions cf;
@@ -65,6 +65,8 @@ rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return cf;
 }
+
+namespace {
 
 // RocksDB's default (-1) opens every table file of every family when the
 // ledger opens, with its index and filter blocks: on a 10M-record ledger (464
@@ -138,6 +140,7 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   for (std::size_t i = 0; i < descriptors.size(); ++i) {
     ledger->families_->byName[descriptors[i].name] = ledger->families_->handles[i];
   }
+  ledger->families_->logTableOptions = rocksdb::Options(dbo, familyOptions(format::kLogFamily));
 
   // Format version: written at creation (and by an upgrade), checked on every open.
   auto writeCurrentFormat = [&](const char* what) {
@@ -202,7 +205,36 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   } else if (!s.IsNotFound()) {
     return fromRocks(s, "reading ledger head");
   }
+  ledger->committedSeq_.store(ledger->head_.seq, std::memory_order_release);
+  if (!options.readOnly) {
+    if (Status st = ledger->dropUncommittedLog(); !st.isOk()) return st;
+  }
   *out = std::move(ledger);
+  return Status::ok();
+}
+
+Status Ledger::dropUncommittedLog() {
+  // A commit that wrote its log records as a table file (log_table.h) and
+  // stopped before the batch that moves the head: those records were never
+  // committed. The next commit numbers its records from the head again.
+  rocksdb::WriteBatch wb;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), family(format::kLogFamily)));
+  for (it->Seek(format::seqKey(head_.seq + 1)); it->Valid(); it->Next()) {
+    wb.Delete(family(format::kLogFamily), it->key());
+  }
+  if (Status st = fromRocks(it->status(), "reading the log past its head"); !st.isOk()) return st;
+  if (wb.Count() > 0) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    if (Status st = fromRocks(db_->Write(wo, &wb), "removing uncommitted log records"); !st.isOk())
+      return st;
+  }
+  // Staging files of such a commit, never ingested.
+  std::error_code ec;
+  std::filesystem::remove_all(LogTable::stagingDirectory(dir_), ec);
+  if (ec)
+    return Status::ioError("removing " + LogTable::stagingDirectory(dir_) + ": " + ec.message());
   return Status::ok();
 }
 

@@ -13,6 +13,7 @@
 // std::bad_alloc.
 #pragma once
 
+#include <atomic>
 #include <compare>
 #include <cstdint>
 #include <functional>
@@ -54,6 +55,14 @@ inline constexpr std::uint64_t kMaxTotalWalBytes = 256ULL << 20;
 // slowly (at 100 events/s of 4.5 KB, in ten minutes, again and again). Past
 // 32 MB RocksDB flushes, so a reader pays under 0.1 s.
 inline constexpr std::uint64_t kLiveMaxTotalWalBytes = 32ULL << 20;
+
+// From this many bytes of records' JSON, an append writes its log records as
+// one table file ingested into the `log` family, not through the write-ahead
+// log (ledger/log_table.h says why). Below it, as a live watcher's small
+// commits are, a table file per commit would leave thousands of tiny files.
+// The records and what a reader sees are the same either way. Not part of
+// the on-disk format.
+inline constexpr std::uint64_t kTableCommitBytes = 4ULL << 20;
 
 // An event ready to be appended. `projection` is a Cap'n Proto flat message
 // of schema::Projection (ingest/projector builds it); `dedupeKey`, when not
@@ -103,6 +112,9 @@ class Ledger {
     bool readOnly = false;
     bool sync = true;  // fsync the WAL on every append (the durability promise)
     std::uint64_t maxWalBytes = kMaxTotalWalBytes;  // see kMaxTotalWalBytes
+    // An append whose records' JSON reaches this many bytes writes its log
+    // records as a table file (see kTableCommitBytes); UINT64_MAX: never.
+    std::uint64_t tableCommitBytes = kTableCommitBytes;
   };
 
   [[nodiscard]] static Status open(const std::string& dir, const Options& options,
@@ -219,11 +231,15 @@ class Ledger {
 
   Ledger() = default;
   rocksdb::ColumnFamilyHandle* family(const char* name) const;
+  [[nodiscard]] Status dropUncommittedLog();
 
   std::string dir_;
   Options options_;
   int formatVersion_ = 0;
   Head head_;
+  // head_.seq for readers on other threads than the appender: records past
+  // it are not committed (format.h).
+  std::atomic<std::uint64_t> committedSeq_{0};
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<Families> families_;
   // append()'s batch, kept between calls with its memory (appends are

@@ -41,7 +41,13 @@ inline const char* const kFamilyNames[] = {
 struct Ledger::Families {
   std::map<std::string, rocksdb::ColumnFamilyHandle*, std::less<>> byName;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  // The database's and the log family's options together, as a table file
+  // written for the log family must be built (log_table.h).
+  rocksdb::Options logTableOptions;
 };
+
+// The options the ledger opens the named column family with.
+rocksdb::ColumnFamilyOptions familyOptions(const std::string& name);
 
 // The ledger's Status for a RocksDB status, `what` naming the operation.
 Status fromRocks(const rocksdb::Status& s, const std::string& what);

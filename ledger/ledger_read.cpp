@@ -14,6 +14,9 @@
 namespace ledger {
 
 Status Ledger::read(std::uint64_t seq, Record* out) const {
+  // Past the head: not committed (format.h), whatever the family holds.
+  if (seq > committedSeq_.load(std::memory_order_acquire))
+    return Status::notFound("no record at seq " + std::to_string(seq));
   std::string value;
   auto s =
       db_->Get(rocksdb::ReadOptions(), family(format::kLogFamily), format::seqKey(seq), &value);
@@ -25,6 +28,9 @@ Status Ledger::read(std::uint64_t seq, Record* out) const {
 
 Status Ledger::scanRecords(std::uint64_t from, std::uint64_t to,
                            const std::function<bool(const Record&, const Digest&)>& fn) const {
+  // Records past the head are not committed (format.h).
+  const std::uint64_t head = committedSeq_.load(std::memory_order_acquire);
+  const std::uint64_t last = to == 0 ? head : std::min(to, head);
   rocksdb::ReadOptions ro;
   ro.verify_checksums = true;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kLogFamily)));
@@ -32,7 +38,7 @@ Status Ledger::scanRecords(std::uint64_t from, std::uint64_t to,
   Digest stored{};
   for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
     const std::uint64_t seq = format::decodeU64(it->key().ToStringView());
-    if (to != 0 && seq > to) break;
+    if (seq > last) break;
     auto value = it->value().ToStringView();
     if (value.size() < format::kHashSize) {
       return Status::corruption("seq " + std::to_string(seq) + ": record is truncated");

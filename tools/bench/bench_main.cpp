@@ -133,6 +133,8 @@ SizeRun runSize(const Config& c, std::uint64_t n) {
   log(n, "raw RocksDB write (2 of 2)");
   PhaseOutcome raw2 = runPhase([&] { return rawWrite(events, rawDir, c.batch); });
   run.rawWrite = faster(raw1, raw2);
+  log(n, "raw RocksDB write as table files");
+  run.rawTableWrite = runPhase([&] { return rawTableWrite(events, rawDir, c.batch); });
   run.settle = runPhase([&] { return settlePhase(ledgerDir); });
   run.ledgerBytes = static_cast<double>(directoryBytes(ledgerDir));
   measureReadSide(
@@ -242,7 +244,8 @@ int main(int argc, char** argv) {
       runs.push_back(runSize(c, n));
       printSizeTable(std::cout, runs.back(), c.batch, Targets{});
       std::cout.flush();
-      failed = failed || !runs.back().rawWrite.ok || !runs.back().ingest.ok;
+      failed = failed || !runs.back().rawWrite.ok || !runs.back().ingest.ok ||
+               !runs.back().rawTableWrite.ok;
       for (const PhaseOutcome* p : runs.back().readPhases()) failed = failed || !p->ok;
     }
   } catch (const std::exception& e) {

@@ -126,6 +126,13 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
   out << "| ingest, MB of JSON per CPU-second | " << fmt("%.1f", d.ingestCpuMbps) << " | "
       << fmt("%.1f", d.rawCpuMbps) << " | " << fmt("%.2f", ratio(d.ingestCpuMbps, d.rawCpuMbps))
       << " | (work done, whatever else runs) |\n";
+  const double tableEps = rate(get(r.rawTableWrite, "records"), get(r.rawTableWrite, "seconds"));
+  const double tableMbps =
+      rate(get(r.rawTableWrite, "bytes") / mb, get(r.rawTableWrite, "seconds"));
+  out << "| ingest, events/s, against the raw write as table files (as the ledger writes its "
+         "log) | "
+      << human(d.ingestEps) << " | " << human(tableEps) << " (" << fmt("%.1f", tableMbps)
+      << " MB/s) | " << fmt("%.2f", ratio(d.ingestEps, tableEps)) << " | (for reference) |\n";
   printReadRows(out, r, d, t);
   const double share = ratio(d.stored, r.jsonBytes);
   out << "| stored bytes (ledger, no checkpoints) | " << fmt("%.1f", d.stored / mb) << " MB | "
@@ -154,7 +161,7 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
       << fmt("%.2f", get(r.replay, "reportSeconds")) << " s; "
       << fmt("%.0f", get(r.replay, "liveObjects")) << " live objects, "
       << fmt("%.0f", get(r.replay, "findings")) << " findings). " << queryNote(r) << "\n";
-  for (const PhaseOutcome* p : {&r.rawWrite, &r.ingest, &r.settle}) {
+  for (const PhaseOutcome* p : {&r.rawWrite, &r.rawTableWrite, &r.ingest, &r.settle}) {
     if (!p->ok) out << "\nA phase failed: " << p->error << "\n";
   }
   for (const PhaseOutcome* p : r.readPhases()) {

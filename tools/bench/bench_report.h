@@ -18,6 +18,8 @@ struct SizeRun {
   double generateSeconds = 0;
   // Each phase's outcome (empty metrics when it failed or did not run).
   PhaseOutcome rawWrite, ingest, settle, replay, rawScan, checkpoints, settleCheckpoints, query;
+  // The raw write again as table files (raw_baseline.h): for reference.
+  PhaseOutcome rawTableWrite;
   // The full replay again, right after the queries: they are compared with
   // the mean of the two, since the machine's speed drifts between phases
   // minutes apart by more than a target's margin.

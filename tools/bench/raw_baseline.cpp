@@ -2,6 +2,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -42,32 +43,15 @@ rocksdb::Options ledgerLikeOptions() {
 
 }  // namespace
 
-Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch) {
-  std::filesystem::remove_all(dbDir);
-  rocksdb::DB* raw = nullptr;
-  check(rocksdb::DB::Open(ledgerLikeOptions(), dbDir, &raw), "opening raw baseline");
-  std::unique_ptr<rocksdb::DB> db(raw);
+namespace {
+
+// Calls put(data, size) for each non-empty line of the file, in order.
+template <typename Put>
+void forEachLine(const std::string& jsonlPath, Put&& put) {
   std::ifstream in(jsonlPath, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + jsonlPath);
-
-  rocksdb::WriteOptions wo;
-  wo.sync = false;
-  rocksdb::WriteBatch wb;
-  std::uint64_t seq = 0, bytes = 0;
   std::string buffer(1 << 20, '\0');
   std::string carry;
-  const double start = nowSeconds();
-  const double cpuStart = cpuSeconds();
-  auto put = [&](const char* data, std::size_t size) {
-    if (size == 0) return;
-    ++seq;
-    bytes += size;
-    wb.Put(format::seqKey(seq), rocksdb::Slice(data, size));
-    if (wb.Count() >= batch) {
-      check(db->Write(wo, &wb), "raw write");
-      wb.Clear();
-    }
-  };
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const auto got = static_cast<std::size_t>(in.gcount());
@@ -78,27 +62,98 @@ Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::si
       if (!carry.empty() || nl == nullptr) {
         carry.append(buffer.data() + pos, end - pos);
         if (nl != nullptr) {
-          put(carry.data(), carry.size());
+          if (!carry.empty()) put(carry.data(), carry.size());
           carry.clear();
         }
-      } else {
+      } else if (end > pos) {
         put(buffer.data() + pos, end - pos);
       }
       pos = end + 1;
     }
   }
-  put(carry.data(), carry.size());
-  if (wb.Count() > 0) check(db->Write(wo, &wb), "raw write");
-  const double seconds = nowSeconds() - start;
-  const double cpu = cpuSeconds() - cpuStart;
+  if (!carry.empty()) put(carry.data(), carry.size());
+}
+
+std::unique_ptr<rocksdb::DB> openFresh(const std::string& dbDir) {
+  std::filesystem::remove_all(dbDir);
+  rocksdb::DB* raw = nullptr;
+  check(rocksdb::DB::Open(ledgerLikeOptions(), dbDir, &raw), "opening raw baseline");
+  return std::unique_ptr<rocksdb::DB>(raw);
+}
+
+Metrics finish(std::unique_ptr<rocksdb::DB> db, const std::string& dbDir, std::uint64_t records,
+               std::uint64_t bytes, double seconds, double cpu) {
   check(db->Flush(rocksdb::FlushOptions()), "raw flush");
   check(db->Close(), "raw close");
   db.reset();
-  return {{"records", static_cast<double>(seq)},
+  return {{"records", static_cast<double>(records)},
           {"bytes", static_cast<double>(bytes)},
           {"seconds", seconds},
           {"cpuSeconds", cpu},
           {"dbBytes", static_cast<double>(directoryBytes(dbDir))}};
+}
+
+}  // namespace
+
+Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch) {
+  std::unique_ptr<rocksdb::DB> db = openFresh(dbDir);
+  rocksdb::WriteOptions wo;
+  wo.sync = false;
+  rocksdb::WriteBatch wb;
+  std::uint64_t seq = 0, bytes = 0;
+  const double start = nowSeconds();
+  const double cpuStart = cpuSeconds();
+  forEachLine(jsonlPath, [&](const char* data, std::size_t size) {
+    ++seq;
+    bytes += size;
+    wb.Put(format::seqKey(seq), rocksdb::Slice(data, size));
+    if (wb.Count() >= batch) {
+      check(db->Write(wo, &wb), "raw write");
+      wb.Clear();
+    }
+  });
+  if (wb.Count() > 0) check(db->Write(wo, &wb), "raw write");
+  const double seconds = nowSeconds() - start;
+  const double cpu = cpuSeconds() - cpuStart;
+  return finish(std::move(db), dbDir, seq, bytes, seconds, cpu);
+}
+
+Metrics rawTableWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch) {
+  std::unique_ptr<rocksdb::DB> db = openFresh(dbDir);
+  const std::string staging = dbDir + "/staging";
+  std::filesystem::create_directories(staging);
+  const rocksdb::Options options = ledgerLikeOptions();
+  std::unique_ptr<rocksdb::SstFileWriter> table;
+  std::string path;
+  std::size_t inTable = 0;
+  std::uint64_t seq = 0, bytes = 0;
+  auto ingest = [&] {
+    check(table->Finish(), "raw table finish");
+    rocksdb::IngestExternalFileOptions io;  // as ledger/log_table.cpp ingests
+    io.move_files = true;
+    io.write_global_seqno = false;
+    check(db->IngestExternalFile({path}, io), "raw table ingest");
+    table.reset();
+    inTable = 0;
+  };
+  const double start = nowSeconds();
+  const double cpuStart = cpuSeconds();
+  forEachLine(jsonlPath, [&](const char* data, std::size_t size) {
+    ++seq;
+    bytes += size;
+    if (!table) {
+      path = staging + "/raw-" + std::to_string(seq) + ".sst";
+      table = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(), options, nullptr,
+                                                       /*invalidate_page_cache=*/false);
+      check(table->Open(path), "raw table open");
+    }
+    check(table->Put(format::seqKey(seq), rocksdb::Slice(data, size)), "raw table put");
+    if (++inTable >= batch) ingest();
+  });
+  if (table) ingest();
+  const double seconds = nowSeconds() - start;
+  const double cpu = cpuSeconds() - cpuStart;
+  return finish(std::move(db), dbDir, seq, bytes, seconds, cpu);
 }
 
 std::uint64_t directoryBytes(const std::string& dir) {

@@ -3,8 +3,10 @@
 // - rawWrite: the stream's JSON bytes, one value per line, written into a
 //   fresh RocksDB keyed by sequence number with the ledger's own options
 //   (ledger/ledger.cpp: its DBOptions and the `log` family's ZSTD table
-//   options), in batches of the same size, WAL on and not synced - exactly
-//   what the ledger's ingest does minus parsing, projecting and hashing.
+//   options), in batches of the same size, WAL on and not synced: a plain
+//   RocksDB write of the same bytes, with no parsing, projecting, hashing or
+//   indexes. The targets compare the ingest with this.
+// - rawTableWrite: the same bytes as table files, for reference (below).
 // - directory sizes, for stored-bytes comparisons.
 //
 // Ownership: opens and closes its own database. Thread safety: none.
@@ -23,6 +25,13 @@ namespace ledger::bench {
 // as for the ledger), cpuSeconds (all threads, same span), dbBytes
 // (directory size after a flush).
 Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch);
+
+// The same bytes written the way the ledger writes a large commit's log
+// records (ledger/log_table.h): each batch as a table file built with the
+// same options and ingested, no write-ahead log or memtable. Not the
+// baseline the targets name; printed beside it so a reader sees how much of
+// the ledger's ingest speed is that mechanism. Metrics as rawWrite.
+Metrics rawTableWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch);
 
 // Bytes of every regular file under `dir`.
 std::uint64_t directoryBytes(const std::string& dir);
