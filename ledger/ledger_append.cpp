@@ -142,7 +142,7 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
           1, rocksdb::Slice(reinterpret_cast<const char*>(head.hash.data()), head.hash.size()));
       appendSlices(encoded, logValue);
       if (table) {
-        table->add(key, logValue);
+        if (Status st = table->add(key, logValue); !st.isOk()) return st;
       } else {
         wb.Put(logCf, rocksdb::SliceParts(&keySlice, 1),
                rocksdb::SliceParts(logValue.data(), static_cast<int>(logValue.size())));

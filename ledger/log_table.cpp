@@ -30,62 +30,19 @@ Status LogTable::start(std::uint64_t firstSeq) {
   writer_ = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(), options_, family_,
                                                      /*invalidate_page_cache=*/false);
   Status st = fromRocks(writer_->Open(path_), "starting log table " + path_);
-  if (!st.isOk()) {
-    discard();
-    return st;
-  }
-  closed_ = false;
-  buildStatus_ = Status::ok();
-  builder_ = std::thread([this] { build(); });
-  return Status::ok();
+  if (!st.isOk()) discard();
+  return st;
 }
 
-void LogTable::add(std::string_view key, std::span<const rocksdb::Slice> valueParts) {
-  std::string value;
-  std::size_t size = 0;
-  for (const rocksdb::Slice& part : valueParts) size += part.size();
-  value.reserve(size);
-  for (const rocksdb::Slice& part : valueParts) value.append(part.data(), part.size());
-  bool wake = false;
-  {
-    std::lock_guard lock(mutex_);
-    wake = queued_.empty();
-    queued_.emplace_back(std::string(key), std::move(value));
-  }
-  if (wake) ready_.notify_one();
-}
-
-void LogTable::build() {
-  std::vector<Entry> taken;
-  for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      ready_.wait(lock, [&] { return !queued_.empty() || closed_; });
-      if (queued_.empty()) return;  // closed, and everything written
-      taken.swap(queued_);
-    }
-    for (const Entry& e : taken) {
-      if (!buildStatus_.isOk()) break;  // keep draining; the first error stands
-      buildStatus_ = fromRocks(writer_->Put(e.first, e.second), "writing log table " + path_);
-    }
-    taken.clear();
-  }
-}
-
-void LogTable::stop() {
-  if (!builder_.joinable()) return;
-  {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-  }
-  ready_.notify_one();
-  builder_.join();
+Status LogTable::add(std::string_view key, std::span<const rocksdb::Slice> valueParts) {
+  value_.clear();
+  for (const rocksdb::Slice& part : valueParts) value_.append(part.data(), part.size());
+  return fromRocks(writer_->Put(rocksdb::Slice(key.data(), key.size()), value_),
+                   "writing log table " + path_);
 }
 
 Status LogTable::ingest() {
-  stop();
-  Status st = buildStatus_;
-  if (st.isOk()) st = fromRocks(writer_->Finish(), "finishing log table " + path_);
+  Status st = fromRocks(writer_->Finish(), "finishing log table " + path_);
   if (st.isOk()) {
     rocksdb::IngestExternalFileOptions io;
     // Linked in, not copied; RocksDB removes the staging name once it is in.
@@ -96,14 +53,13 @@ Status LogTable::ingest() {
     io.write_global_seqno = false;
     st = fromRocks(db_.IngestExternalFile(family_, {path_}, io), "ingesting log table " + path_);
   }
+  writer_.reset();
   discard();
   return st;
 }
 
 void LogTable::discard() {
-  stop();
   writer_.reset();
-  queued_.clear();
   if (!path_.empty()) {
     std::error_code ec;
     std::filesystem::remove(path_, ec);  // absent once ingested: nothing to do

@@ -17,16 +17,10 @@
 // between the two leaves log records past the head, which readers ignore and
 // the next writable open deletes.
 //
-// The table is built on a thread of its own, which compresses each block
-// while the appending thread goes on encoding and hashing the next records:
-// on the appending thread the compression took back most of what the
-// write-ahead log had cost it.
-//
 // Ownership: a LogTable borrows the database and the family handle (both
-// must outlive it), owns its staging file until ingest() hands it to
-// RocksDB, and owns its building thread; destroying an unfinished LogTable
-// stops the thread and deletes the file.
-// Thread safety: one appending thread calls start, add and ingest.
+// must outlive it) and owns its staging file until ingest() hands it to
+// RocksDB; destroying an unfinished LogTable deletes the file.
+// Thread safety: none; one per append.
 // Errors: Status values (the storage layer's model).
 #pragma once
 
@@ -34,16 +28,11 @@
 #include <rocksdb/options.h>
 #include <rocksdb/sst_file_writer.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
-#include <thread>
-#include <utility>
-#include <vector>
 
 #include "status.h"
 
@@ -62,10 +51,9 @@ class LogTable {
 
   // Starts the file for a commit whose first record is `firstSeq`.
   [[nodiscard]] Status start(std::uint64_t firstSeq);
-  // Adds one record (copied); keys must ascend. The value is the
-  // concatenation of `valueParts`. A failure of the building thread shows in
-  // ingest().
-  void add(std::string_view key, std::span<const rocksdb::Slice> valueParts);
+  // Adds one record; keys must ascend. The value is the concatenation of
+  // `valueParts`.
+  [[nodiscard]] Status add(std::string_view key, std::span<const rocksdb::Slice> valueParts);
   // Finishes the file and ingests it into the family, atomically: afterwards
   // the records are in the database (and on disk: RocksDB syncs an ingested
   // file and its manifest entry), or nothing changed.
@@ -75,10 +63,6 @@ class LogTable {
   static std::string stagingDirectory(const std::string& ledgerDir);
 
  private:
-  using Entry = std::pair<std::string, std::string>;  // key, value
-
-  void build();  // the building thread: writes entries as they come
-  void stop();   // ends and joins the building thread
   void discard();
 
   rocksdb::DB& db_;
@@ -87,13 +71,7 @@ class LogTable {
   std::string stagingDir_;
   std::string path_;
   std::unique_ptr<rocksdb::SstFileWriter> writer_;
-
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::vector<Entry> queued_;  // guarded by mutex_
-  bool closed_ = false;        // guarded by mutex_: no more entries
-  Status buildStatus_;         // the building thread's; read after it joined
-  std::thread builder_;
+  std::string value_;  // one record's value, joined from its parts
 };
 
 }  // namespace ledger

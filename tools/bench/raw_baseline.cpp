@@ -2,7 +2,6 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
-#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -10,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <stdexcept>
 
 #include "format.h"
 #include "ledger.h"
+#include "log_table.h"
 
 namespace ledger::bench {
 
@@ -120,19 +121,13 @@ Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::si
 
 Metrics rawTableWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch) {
   std::unique_ptr<rocksdb::DB> db = openFresh(dbDir);
-  const std::string staging = dbDir + "/staging";
-  std::filesystem::create_directories(staging);
   const rocksdb::Options options = ledgerLikeOptions();
-  std::unique_ptr<rocksdb::SstFileWriter> table;
-  std::string path;
+  // The ledger's own table writer (ledger/log_table.h), on the one family.
+  std::unique_ptr<LogTable> table;
   std::size_t inTable = 0;
   std::uint64_t seq = 0, bytes = 0;
   auto ingest = [&] {
-    check(table->Finish(), "raw table finish");
-    rocksdb::IngestExternalFileOptions io;  // as ledger/log_table.cpp ingests
-    io.move_files = true;
-    io.write_global_seqno = false;
-    check(db->IngestExternalFile({path}, io), "raw table ingest");
+    if (Status st = table->ingest(); !st.isOk()) throw std::runtime_error(st.toString());
     table.reset();
     inTable = 0;
   };
@@ -142,12 +137,14 @@ Metrics rawTableWrite(const std::string& jsonlPath, const std::string& dbDir, st
     ++seq;
     bytes += size;
     if (!table) {
-      path = staging + "/raw-" + std::to_string(seq) + ".sst";
-      table = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(), options, nullptr,
-                                                       /*invalidate_page_cache=*/false);
-      check(table->Open(path), "raw table open");
+      table = std::make_unique<LogTable>(*db, db->DefaultColumnFamily(), options,
+                                         LogTable::stagingDirectory(dbDir));
+      if (Status st = table->start(seq); !st.isOk()) throw std::runtime_error(st.toString());
     }
-    check(table->Put(format::seqKey(seq), rocksdb::Slice(data, size)), "raw table put");
+    const rocksdb::Slice value(data, size);
+    if (Status st = table->add(format::seqKey(seq), std::span<const rocksdb::Slice>(&value, 1));
+        !st.isOk())
+      throw std::runtime_error(st.toString());
     if (++inTable >= batch) ingest();
   });
   if (table) ingest();
