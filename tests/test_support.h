@@ -52,14 +52,18 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-inline std::unique_ptr<Ledger> openLedger(const std::string& dir, bool sync = false) {
+inline std::unique_ptr<Ledger> openLedger(const std::string& dir, const Ledger::Options& o) {
   std::unique_ptr<Ledger> ledger;
-  Ledger::Options o;
-  o.sync = sync;
   Status st = Ledger::open(dir, o, &ledger);
   INFO(st.toString());
   REQUIRE(st.isOk());
   return ledger;
+}
+
+inline std::unique_ptr<Ledger> openLedger(const std::string& dir, bool sync = false) {
+  Ledger::Options o;
+  o.sync = sync;
+  return openLedger(dir, o);
 }
 
 // Ingests a text stream (any accepted form) the way ledger-ingest does.

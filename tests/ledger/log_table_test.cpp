@@ -19,24 +19,16 @@ namespace {
 constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
 
 std::unique_ptr<Ledger> openWith(const std::string& dir, std::uint64_t tableCommitBytes) {
-  std::unique_ptr<Ledger> ledger;
   Ledger::Options o;
   o.sync = false;
   o.tableCommitBytes = tableCommitBytes;
-  Status st = Ledger::open(dir, o, &ledger);
-  INFO(st.toString());
-  REQUIRE(st.isOk());
-  return ledger;
+  return openLedger(dir, o);
 }
 
 std::unique_ptr<Ledger> openReadOnly(const std::string& dir) {
-  std::unique_ptr<Ledger> ledger;
   Ledger::Options o;
   o.readOnly = true;
-  Status st = Ledger::open(dir, o, &ledger);
-  INFO(st.toString());
-  REQUIRE(st.isOk());
-  return ledger;
+  return openLedger(dir, o);
 }
 
 // `count` ConfigMaps from `first`, with a body of some size so batches span
