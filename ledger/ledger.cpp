@@ -231,10 +231,10 @@ Status Ledger::dropUncommittedLog() {
       return st;
   }
   // Staging files of such a commit, never ingested.
+  const std::string staging = LogTable::stagingDirectory(dir_);
   std::error_code ec;
-  std::filesystem::remove_all(LogTable::stagingDirectory(dir_), ec);
-  if (ec)
-    return Status::ioError("removing " + LogTable::stagingDirectory(dir_) + ": " + ec.message());
+  std::filesystem::remove_all(staging, ec);
+  if (ec) return Status::ioError("removing " + staging + ": " + ec.message());
   return Status::ok();
 }
 

@@ -53,7 +53,6 @@ Status LogTable::ingest() {
     io.write_global_seqno = false;
     st = fromRocks(db_.IngestExternalFile(family_, {path_}, io), "ingesting log table " + path_);
   }
-  writer_.reset();
   discard();
   return st;
 }

@@ -24,6 +24,10 @@ void check(const rocksdb::Status& s, const char* what) {
   if (!s.ok()) throw std::runtime_error(std::string(what) + ": " + s.ToString());
 }
 
+void check(const Status& s) {
+  if (!s.isOk()) throw std::runtime_error(s.toString());
+}
+
 // Mirrors ledger.cpp's open(): the same DBOptions, and the `log` family's
 // column family options, where the ledger keeps the JSON.
 rocksdb::Options ledgerLikeOptions() {
@@ -41,10 +45,6 @@ rocksdb::Options ledgerLikeOptions() {
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return o;
 }
-
-}  // namespace
-
-namespace {
 
 // Calls put(data, size) for each non-empty line of the file, in order.
 template <typename Put>
@@ -127,7 +127,7 @@ Metrics rawTableWrite(const std::string& jsonlPath, const std::string& dbDir, st
   std::size_t inTable = 0;
   std::uint64_t seq = 0, bytes = 0;
   auto ingest = [&] {
-    if (Status st = table->ingest(); !st.isOk()) throw std::runtime_error(st.toString());
+    check(table->ingest());
     table.reset();
     inTable = 0;
   };
@@ -139,12 +139,10 @@ Metrics rawTableWrite(const std::string& jsonlPath, const std::string& dbDir, st
     if (!table) {
       table = std::make_unique<LogTable>(*db, db->DefaultColumnFamily(), options,
                                          LogTable::stagingDirectory(dbDir));
-      if (Status st = table->start(seq); !st.isOk()) throw std::runtime_error(st.toString());
+      check(table->start(seq));
     }
     const rocksdb::Slice value(data, size);
-    if (Status st = table->add(format::seqKey(seq), std::span<const rocksdb::Slice>(&value, 1));
-        !st.isOk())
-      throw std::runtime_error(st.toString());
+    check(table->add(format::seqKey(seq), std::span<const rocksdb::Slice>(&value, 1)));
     if (++inTable >= batch) ingest();
   });
   if (table) ingest();
