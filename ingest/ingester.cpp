@@ -109,7 +109,7 @@ void Ingester::advance(const std::string& source, std::uint64_t position) {
   }
 }
 
-PreparedEvent prepareEvent(WatchEvent event) {
+PreparedEvent prepareEvent(WatchEvent event, const ProjectionOptions& options) {
   PreparedEvent out;
   out.type = event.type;
   out.timeNs = event.timeNs;
@@ -130,7 +130,7 @@ PreparedEvent prepareEvent(WatchEvent event) {
   out.identity = identityOf(event.object);
   out.objectJson = event.storedJson.empty() ? event.object.dump() : std::move(event.storedJson);
   out.projection =
-      event.projection.empty() ? projectObject(event.object) : std::move(event.projection);
+      event.projection.empty() ? projectObject(event.object, options) : std::move(event.projection);
   return out;
 }
 

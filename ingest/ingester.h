@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "ledger.h"
+#include "projector.h"
 #include "watch_event.h"
 
 namespace ledger::ingest {
@@ -63,6 +64,8 @@ struct IngestOptions {
   std::function<std::int64_t()> clock;
   // Called after each committed batch (metrics, logs).
   std::function<void(const AppendResult&)> onCommit;
+  // How add() projects objects (projector.h).
+  ProjectionOptions projection;
 };
 
 // One watch event made ready to record.
@@ -76,7 +79,7 @@ struct PreparedEvent {
 };
 
 // Pure; thread-safe. Never throws for odd objects (see projector.h).
-PreparedEvent prepareEvent(WatchEvent event);
+PreparedEvent prepareEvent(WatchEvent event, const ProjectionOptions& options = {});
 
 class Ingester {
  public:
@@ -85,7 +88,7 @@ class Ingester {
   // Records `event` read from `source`; `position` is where the source stands
   // after it (bytes read). May commit a batch.
   void add(const std::string& source, WatchEvent event, std::uint64_t position) {
-    record(source, prepareEvent(std::move(event)), position);
+    record(source, prepareEvent(std::move(event), options_.projection), position);
   }
   // The same for an event prepared earlier (possibly on another thread).
   void record(const std::string& source, PreparedEvent event, std::uint64_t position);

@@ -2,6 +2,8 @@
 
 #include <capnp/message.h>
 
+#include <stdexcept>
+
 #include "project_kinds.h"
 #include "rfc3339.h"
 #include "scratch_message.h"
@@ -43,8 +45,24 @@ GroupKind groupKindOf(const Json& obj) {
   return out;
 }
 
+std::string_view metadataString(const Json& obj, const char* field) {
+  JsonPtr v = FieldReader::path(obj, {"metadata", field});
+  return v.has_value() && v->is_string() ? v->get<std::string_view>() : std::string_view();
+}
+
+// A Kueue configuration document's mappings, and where its controller runs:
+// Kueue's Configuration.namespace, which Kueue defaults to kueue-system
+// (apis/config/v1beta1 defaults.go, DefaultNamespace).
+void projectConfiguration(FieldReader& fr, const Json& config, schema::DraConfig::Builder out) {
+  projectMappings(fr, FieldReader::path(config, {"resources", "deviceClassMappings"}), out);
+  JsonPtr ns = FieldReader::member(config, "namespace");
+  out.setControllerNamespace(text(ns.has_value() && ns->is_string()
+                                      ? ns->get<std::string_view>()
+                                      : std::string_view("kueue-system")));
+}
+
 void projectBody(FieldReader& fr, const GroupKind& id, const Json& obj,
-                 schema::Projection::Body::Builder body) {
+                 const ProjectionOptions& options, schema::Projection::Body::Builder body) {
   const std::string_view g = id.group;
   const std::string_view k = id.kind;
   if (g == kKueueGroup) {
@@ -63,6 +81,10 @@ void projectBody(FieldReader& fr, const GroupKind& id, const Json& obj,
   } else if (g.empty()) {
     if (k == "Pod") {
       auto pod = body.initPod();
+      if (JsonPtr label = FieldReader::path(obj, {"metadata", "labels", "control-plane"});
+          label.has_value() && label->is_string()) {
+        pod.setControlPlaneLabel(text(label->get<std::string_view>()));
+      }
       if (JsonPtr spec = fr.object(obj, "spec", "Pod")) {
         pod.setNodeName(fr.string(*spec, "nodeName", "spec"));
         projectPodSpec(fr, *spec, pod.initSpec());
@@ -93,26 +115,39 @@ void projectBody(FieldReader& fr, const GroupKind& id, const Json& obj,
         // Its own parser: `obj` lives in another document.
         simdjson::dom::parser parser;
         JsonPtr config;
+        auto draConfig = body.initDraConfig();
+        const std::string_view ns = metadataString(obj, "namespace");
+        const std::string_view name = metadataString(obj, "name");
+        const std::string_view source = options.kueueConfigMap;
+        const bool configured = source.size() == ns.size() + 1 + name.size() &&
+                                source.substr(0, ns.size()) == ns && source[ns.size()] == '/' &&
+                                source.substr(ns.size() + 1) == name;
+        draConfig.setIgnored(!configured);
         try {
           config = viewOfNlohmann(parseYamlDocument(file->get<std::string>()), parser);
         } catch (const std::exception& e) {
           fr.problem(std::string(kKueueConfigFile) + " is not valid YAML: " + e.what());
-          body.initDraConfig();
+          draConfig.setControllerNamespace(text(ns));
           return;
         }
-        projectMappings(fr, FieldReader::path(*config, {"resources", "deviceClassMappings"}),
-                        body.initDraConfig());
+        projectConfiguration(fr, *config, draConfig);
+        // The ConfigMap is mounted into the controller of its own namespace.
+        draConfig.setControllerNamespace(text(ns));
         return;
       }
     }
   } else if (g == "kueue.openshift.io" && k == "Kueue") {
+    auto draConfig = body.initDraConfig();
     projectMappings(fr,
                     FieldReader::path(obj, {"spec", "config", "resources", "deviceClassMappings"}),
-                    body.initDraConfig());
+                    draConfig);
+    // The operator reads the singleton named `cluster` only, and runs Kueue
+    // in its own namespace.
+    draConfig.setIgnored(metadataString(obj, "name") != "cluster");
+    draConfig.setControllerNamespace("openshift-kueue-operator");
     return;
   } else if (g == "config.kueue.x-k8s.io" && k == "Configuration") {
-    projectMappings(fr, FieldReader::path(obj, {"resources", "deviceClassMappings"}),
-                    body.initDraConfig());
+    projectConfiguration(fr, obj, body.initDraConfig());
     return;
   }
   body.setOther();
@@ -120,7 +155,7 @@ void projectBody(FieldReader& fr, const GroupKind& id, const Json& obj,
 
 }  // namespace
 
-std::string projectObject(const JsonView& object) {
+std::string projectObject(const JsonView& object, const ProjectionOptions& options) {
   ScratchMessage& message = projectionMessage();
   auto root = message.start().initRoot<schema::Projection>();
   FieldReader fr;
@@ -141,7 +176,7 @@ std::string projectObject(const JsonView& object) {
       }
     }
   }
-  projectBody(fr, groupKindOf(object), object, root.getBody());
+  projectBody(fr, groupKindOf(object), object, options, root.getBody());
   if (!fr.problems().empty()) {
     auto l = root.initProblems(static_cast<unsigned>(fr.problems().size()));
     for (unsigned i = 0; i < l.size(); ++i) l.set(i, text(fr.problems()[i]));
@@ -161,7 +196,7 @@ std::string unreadable(const std::string& why) {
 
 }  // namespace
 
-std::string projectObject(const nlohmann::json& object) {
+std::string projectObject(const nlohmann::json& object, const ProjectionOptions& options) {
   simdjson::dom::parser parser;
   std::optional<JsonView> view;
   try {
@@ -169,22 +204,31 @@ std::string projectObject(const nlohmann::json& object) {
   } catch (const std::runtime_error& e) {
     return unreadable(e.what());
   }
-  return projectObject(*view);
+  return projectObject(*view, options);
 }
 
-std::string projectJsonText(const std::string& objectJson) {
+std::string projectJsonText(const std::string& objectJson, const ProjectionOptions& options) {
   // Stored JSON is what nlohmann's dump() wrote (sorted keys, no duplicates,
   // no "-0", no escaped surrogates), which simdjson reads exactly.
   simdjson::dom::parser parser;
   simdjson::dom::element root;
-  if (parser.parse(objectJson).get(root) == simdjson::SUCCESS) return projectObject(JsonView(root));
+  if (parser.parse(objectJson).get(root) == simdjson::SUCCESS)
+    return projectObject(JsonView(root), options);
   nlohmann::json object;
   try {
     object = nlohmann::json::parse(objectJson);
   } catch (const nlohmann::json::exception& e) {
     return unreadable(std::string("stored JSON does not parse: ") + e.what());
   }
-  return projectObject(object);
+  return projectObject(object, options);
+}
+
+void checkKueueConfigMap(const std::string& namespacedName) {
+  const auto slash = namespacedName.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == namespacedName.size() ||
+      namespacedName.find('/', slash + 1) != std::string::npos) {
+    throw std::invalid_argument("--kueue-config: '" + namespacedName + "' is not NAMESPACE/NAME");
+  }
 }
 
 }  // namespace ledger::ingest

@@ -30,14 +30,28 @@ inline GroupVersion splitApiVersion(std::string_view apiVersion) {
   return {apiVersion.substr(0, slash), apiVersion.substr(slash + 1)};
 }
 
+// What a projection depends on besides the object itself.
+struct ProjectionOptions {
+  // The ConfigMap, "NAMESPACE/NAME", whose controller_manager_config.yaml
+  // Kueue reads (`--kueue-config`; Kueue's manifests mount
+  // kueue-system/kueue-manager-config). Any other ConfigMap holding that key
+  // projects as an ignored configuration: a tenant's ConfigMap must not
+  // steer the audit.
+  std::string kueueConfigMap = "kueue-system/kueue-manager-config";
+};
+
 // Cap'n Proto flat-message bytes of a schema::Projection. The view is how
 // ingest projects (from simdjson's DOM, json_view.h); an nlohmann value is
 // written out and read back through a view, with the same result.
-std::string projectObject(const JsonView& object);
-std::string projectObject(const nlohmann::json& object);
+std::string projectObject(const JsonView& object, const ProjectionOptions& options = {});
+std::string projectObject(const nlohmann::json& object, const ProjectionOptions& options = {});
 
 // The same for a stored record's JSON (used to rebuild the projection);
 // unparsable JSON gives a projection whose problems say so.
-std::string projectJsonText(const std::string& objectJson);
+std::string projectJsonText(const std::string& objectJson, const ProjectionOptions& options = {});
+
+// Checks a --kueue-config value: "NAMESPACE/NAME", both non-empty. Throws
+// std::invalid_argument naming the flag otherwise.
+void checkKueueConfigMap(const std::string& namespacedName);
 
 }  // namespace ledger::ingest

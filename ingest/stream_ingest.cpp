@@ -29,7 +29,7 @@ struct DecodedItem {
   std::vector<PreparedEvent> events;
 };
 
-DecodedItem decode(DecodedValue& value) {
+DecodedItem decode(DecodedValue& value, const ProjectionOptions& projection) {
   DecodedItem item;
   item.line = value.line;
   item.offset = value.offset;
@@ -47,7 +47,8 @@ DecodedItem decode(DecodedValue& value) {
   }
   item.errors = std::move(normalized.errors);
   item.events.reserve(normalized.events.size());
-  for (WatchEvent& ev : normalized.events) item.events.push_back(prepareEvent(std::move(ev)));
+  for (WatchEvent& ev : normalized.events)
+    item.events.push_back(prepareEvent(std::move(ev), projection));
   return item;
 }
 
@@ -140,7 +141,7 @@ void readChunks(ValueReader& reader, const StreamOptions& options, ChunkQueue& q
     DecodedValue value;
     while (!stopped(options) && reader.next(&value)) {
       chunkBytes += value.endOffset - value.offset;
-      chunk.push_back(decode(value));
+      chunk.push_back(decode(value, options.reader.projectionOptions));
       if (chunk.size() >= kChunkValues || chunkBytes >= kChunkBytes) {
         if (!queue.push(std::move(chunk), chunkBytes)) return queue.finish(nullptr);
         chunk = {};
@@ -164,7 +165,7 @@ StreamTotals ingestStream(std::istream& in, const std::string& source, Ingester&
   if (!options.pipelined) {
     DecodedValue value;
     while (!stopped(options) && reader.next(&value)) {
-      DecodedItem item = decode(value);
+      DecodedItem item = decode(value, options.reader.projectionOptions);
       recorder.record(item);
     }
   } else {

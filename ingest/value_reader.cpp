@@ -175,7 +175,7 @@ bool parseExact(std::string_view text, std::size_t readableAfter,
   // buildJson finds negative zeros in what it builds; the stored JSON, which
   // covers the recorded object, finds them in what buildJson left out.
   if (recorded && negativeZero) return false;
-  if (recorded) out->projection = projectObject(JsonView(*recorded));
+  if (recorded) out->projection = projectObject(JsonView(*recorded), options.projectionOptions);
   return true;
 }
 

@@ -23,6 +23,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "projector.h"
+
 namespace ledger::ingest {
 
 struct DecodedValue {
@@ -63,6 +65,8 @@ class ValueReader {
     // Requires dropManagedFields and storedJson (the constructor sets them):
     // the stored JSON cannot come from the partial value.
     bool projection = false;
+    // What those projections depend on besides the object (projector.h).
+    ProjectionOptions projectionOptions;
     // Take a line that holds exactly one value without framing it byte by
     // byte (value_reader.cpp, nextWholeLine); the same results either way,
     // so this is off only to test that.

@@ -88,6 +88,10 @@ struct Pod {
   phase @1 :Text;
   resourceClaimStatuses @2 :List(PodClaimStatus);
   spec @3 :PodSpec;
+  # metadata.labels["control-plane"]: "controller-manager" marks Kueue's own
+  # controller Pods, whose restarts decide when a configuration change takes
+  # effect (replay/config_epochs.h).
+  controlPlaneLabel @4 :Text;
 }
 
 struct Namespace {
@@ -316,6 +320,16 @@ struct DeviceClassMapping {
 # Configuration, or a ConfigMap holding controller_manager_config.yaml.
 struct DraConfig {
   mappings @0 :List(DeviceClassMapping);
+  # Not a configuration source Kueue reads: a ConfigMap other than the one
+  # named by --kueue-config, or a Kueue CR not named `cluster`. Stored so
+  # the audit can name it (IgnoredConfig); it never changes the mapping.
+  ignored @1 :Bool;
+  # The namespace whose Kueue controller Pods read this configuration: the
+  # ConfigMap's, a Configuration's `namespace` field (Kueue's default
+  # kueue-system), openshift-kueue-operator for the Kueue CR (where the
+  # operator runs Kueue); empty in projections written before the field
+  # (any namespace).
+  controllerNamespace @2 :Text;
 }
 
 # ------------------------------------------------------------------- envelope

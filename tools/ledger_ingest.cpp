@@ -34,8 +34,10 @@ struct SourceTotals {
 };
 
 void ingestFrom(std::istream& in, const std::string& label, const std::string& source,
-                ingest::Ingester& ingester, SourceTotals* totals) {
+                ingest::Ingester& ingester, const ingest::ProjectionOptions& projection,
+                SourceTotals* totals) {
   ingest::StreamOptions options;
+  options.reader.projectionOptions = projection;
   options.reader.dropManagedFields = true;  // the Ingester drops them anyway
   options.reader.storedJson = true;
   options.reader.projection = true;  // projected from the DOM, the value kept small
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
     ("batch", po::value<std::size_t>()->default_value(1000), "records per atomic commit")
     ("no-sync", "do not fsync each commit (faster; a crash may lose the last commits, never corrupt)")
     ("checkpoint-every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "write a checkpoint every N records after ingesting (0: none)")
+    ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "the ConfigMap, NAMESPACE/NAME, whose controller_manager_config.yaml Kueue reads; any other is recorded but never changes the DRA mapping")
     ("output,o", po::value<std::string>()->default_value(""), "summary format: json or table")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("log-level", po::value<std::string>()->default_value("info"), "trace, debug, info, warn, error");
@@ -92,6 +95,11 @@ int main(int argc, char** argv) {
     if (!vm.count("from") && !vm.count("watch")) {
       throw cli::UsageError("nothing to ingest: give --from PATH, --from - or --watch");
     }
+    try {
+      ingest::checkKueueConfigMap(vm["kueue-config"].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+      throw cli::UsageError(e.what());
+    }
   } catch (const cli::UsageError& e) {
     std::cerr << "ledger-ingest: " << e.what() << "\n";
     return cli::kExitUsage;
@@ -110,6 +118,7 @@ int main(int argc, char** argv) {
 
   ingest::IngestOptions io;
   io.batchRecords = vm["batch"].as<std::size_t>();
+  io.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
   ingest::Ingester ingester(*ledger, io);
   SourceTotals totals;
   const std::uint64_t firstSeq = ledger->lastSeq() + 1;
@@ -117,7 +126,7 @@ int main(int argc, char** argv) {
     for (const std::string& path : vm["from"].as<std::vector<std::string>>()) {
       if (gStop) break;
       if (path == "-") {
-        ingestFrom(std::cin, "stdin", "stdin", ingester, &totals);
+        ingestFrom(std::cin, "stdin", "stdin", ingester, io.projection, &totals);
         continue;
       }
       std::ifstream in(path, std::ios::binary);
@@ -128,7 +137,7 @@ int main(int argc, char** argv) {
       }
       std::error_code ec;
       auto abs = std::filesystem::absolute(path, ec);
-      ingestFrom(in, path, "file:" + (ec ? path : abs.string()), ingester, &totals);
+      ingestFrom(in, path, "file:" + (ec ? path : abs.string()), ingester, io.projection, &totals);
     }
     ingester.flush();
     // Checkpoints are derived data: failing to write them loses nothing.

@@ -187,6 +187,7 @@ int main(int argc, char** argv) {
     ("every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "checkpoint: records between checkpoints")
     ("no-checkpoints", "fold from the start, ignoring checkpoints")
     ("rewrite", "checkpoint: drop existing checkpoints first")
+    ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "rebuild-projection: the ConfigMap, NAMESPACE/NAME, Kueue reads its configuration from (as given to ledger-ingest)")
     ("family", po::value<std::string>()->default_value(""), "compact: only this column family (e.g. projection)")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("command", po::value<std::string>()->default_value(""), "command");
@@ -243,8 +244,16 @@ int main(int argc, char** argv) {
         return cli::kExitOk;
       }
       std::uint64_t rewritten = 0;
+      ingest::ProjectionOptions projection;
+      projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
+      try {
+        ingest::checkKueueConfigMap(projection.kueueConfigMap);
+      } catch (const std::invalid_argument& e) {
+        throw cli::UsageError(e.what());
+      }
       Status st = ledger->rebuildProjection(
-          [](const Record& r) { return ingest::projectJsonText(r.objectJson); }, &rewritten);
+          [&](const Record& r) { return ingest::projectJsonText(r.objectJson, projection); },
+          &rewritten);
       if (!st.isOk()) {
         spdlog::error("{}", st.toString());
         return cli::kExitCorrupt;

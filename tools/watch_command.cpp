@@ -72,6 +72,7 @@ int runWatch(const po::variables_map& vm) {
     if (o.listen == "off") o.listen.clear();
     if (!o.listen.empty()) kube::parseListenAddress(o.listen);
     o.writer.batchRecords = vm["batch"].as<std::size_t>();
+    o.writer.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
     o.writer.flushInterval = ms(vm, "flush-ms");
     o.informer.pageSize = vm["page-size"].as<std::size_t>();
     o.informer.watchTimeout = std::chrono::seconds(std::max(1L, vm["watch-timeout"].as<long>()));

@@ -80,7 +80,8 @@ LedgerWriter::LedgerWriter(Ledger& ledger, Metrics& metrics, WriterOptions optio
       metrics_(metrics),
       options_(options),
       ingester_(ledger, ingest::IngestOptions{options.batchRecords, nullptr,
-                                              [this](const AppendResult& r) { onCommit(r); }}) {}
+                                              [this](const AppendResult& r) { onCommit(r); },
+                                              options.projection}) {}
 
 LedgerWriter::~LedgerWriter() { close(); }
 

@@ -75,7 +75,8 @@ struct WatchMessage {
 struct WriterOptions {
   std::size_t batchRecords = 1000;
   std::chrono::milliseconds flushInterval{200};
-  std::size_t queueCapacity = 4096;  // messages; producers wait when it is full
+  std::size_t queueCapacity = 4096;      // messages; producers wait when it is full
+  ingest::ProjectionOptions projection;  // --kueue-config
 };
 
 class LedgerWriter {
