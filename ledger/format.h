@@ -51,6 +51,16 @@ namespace ledger::format {
 inline constexpr int kOldestFormat = 1;
 inline constexpr int kCurrentFormat = 2;
 
+// The bytes of a checkpoint (schema/checkpoint.capnp) after their SHA-256.
+// Checkpoints are derived data: one of another version is skipped like a
+// damaged one, and `ledger-replay checkpoint --rewrite` writes them anew.
+//   2  objects by reference.
+//   3  adds the charge history (reservations, configuration epochs, retired
+//      versions of charge inputs): a version-2 checkpoint cannot say what a
+//      workload was charged at reservation.
+inline constexpr std::uint32_t kCheckpointFormat = 3;
+inline constexpr std::size_t kCheckpointChecksumSize = 32;
+
 inline constexpr const char* kLogFamily = "log";
 inline constexpr const char* kProjectionFamily = "projection";
 inline constexpr const char* kTimeIndexFamily = "time_index";

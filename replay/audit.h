@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "charge_at_reservation.h"
 #include "device_catalog.h"
 #include "dra_context.h"
 #include "report.h"
@@ -26,6 +27,7 @@ struct AuditContext {
   cel::SelectorCache selectors;
   dra::DeviceMatchCache matches;
   dra::DraContext dra;
+  ChargeAtReservation atReservation;
   std::vector<Finding> findings;
 
   explicit AuditContext(const ClusterState& s);

@@ -3,6 +3,8 @@
 #include <capnp/message.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "checkpoint.capnp.h"
+#include "format.h"
 #include "object_reads.h"
 
 namespace ledger::replay {
@@ -111,8 +114,84 @@ const char* kindName(ObjectKind kind) {
       "LocalQueue",    "ResourceFlavor", "Namespace",
       "Pod",           "DeviceClass",    "ResourceClaimTemplate",
       "ResourceClaim", "ResourceSlice",  "DraConfig",
+      "RetiredInput",
   };
   return kNames[static_cast<std::size_t>(kind)];
+}
+
+namespace {
+
+constexpr std::string_view kConfigVersionPrefix = "c|";
+constexpr std::string_view kInputVersionPrefix = "v|";
+
+// Fixed width, so that key order is numeric order.
+std::string paddedSeq(std::uint64_t seq) {
+  char buf[21];
+  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(seq));
+  return buf;
+}
+
+std::string configVersionKey(std::uint64_t versionSeq) {
+  return std::string(kConfigVersionPrefix) + paddedSeq(versionSeq);
+}
+
+// "v|<until>|<kind>|<d or r>|<until ns>|<object key>"
+std::string inputVersionKey(std::uint64_t untilSeq, std::int64_t untilNs, ObjectKind kind,
+                            bool deleted, std::string_view key) {
+  std::string k(kInputVersionPrefix);
+  k += paddedSeq(untilSeq);
+  k += '|';
+  k += std::to_string(static_cast<int>(kind));
+  k += deleted ? "|d|" : "|r|";
+  k += std::to_string(untilNs);
+  k += '|';
+  k.append(key);
+  return k;
+}
+
+template <typename T>
+bool parseField(std::string_view& rest, T* out) {
+  const auto bar = rest.find('|');
+  const std::string_view field = rest.substr(0, bar);
+  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), *out);
+  if (ec != std::errc() || end != field.data() + field.size() || bar == std::string_view::npos)
+    return false;
+  rest.remove_prefix(bar + 1);
+  return true;
+}
+
+bool isChargeInputKind(ObjectKind kind) {
+  return kind == ObjectKind::kDeviceClass || kind == ObjectKind::kResourceClaimTemplate ||
+         kind == ObjectKind::kResourceSlice;
+}
+
+ChargeInput chargeInputOf(ObjectKind kind) {
+  if (kind == ObjectKind::kDeviceClass) return ChargeInput::kDeviceClass;
+  if (kind == ObjectKind::kResourceClaimTemplate) return ChargeInput::kResourceClaimTemplate;
+  return ChargeInput::kResourceSlice;
+}
+
+}  // namespace
+
+bool RetiredVersion::parse(std::string_view entryKey, RetiredVersion* out) {
+  *out = RetiredVersion();
+  if (entryKey.substr(0, 2) == kConfigVersionPrefix) {
+    out->configVersion = true;
+    out->kind = ObjectKind::kDraConfig;
+    return true;
+  }
+  if (entryKey.substr(0, 2) != kInputVersionPrefix) return false;
+  std::string_view rest = entryKey.substr(2);
+  int kind = 0;
+  if (!parseField(rest, &out->untilSeq) || !parseField(rest, &kind)) return false;
+  if (kind < 0 || !isChargeInputKind(static_cast<ObjectKind>(kind))) return false;
+  out->kind = static_cast<ObjectKind>(kind);
+  if (rest.size() < 2 || (rest[0] != 'd' && rest[0] != 'r') || rest[1] != '|') return false;
+  out->deleted = rest[0] == 'd';
+  rest.remove_prefix(2);
+  if (!parseField(rest, &out->untilNs)) return false;
+  out->key = rest;
+  return true;
 }
 
 StoredObject::StoredObject(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords)
@@ -166,6 +245,7 @@ void ClusterState::fold(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recor
   auto& map = maps_[static_cast<std::size_t>(kind)];
   auto& index = index_[static_cast<std::size_t>(kind)];
   auto found = index.find(scratchKey_);
+  noteHistory(kind, seq, timeNs_, record, found == index.end() ? nullptr : &found->second);
   if (record.getType() == schema::EventType::DELETED) {
     if (found != index.end()) {
       if (found->second.pendingSeq != 0) --pending_;
@@ -191,6 +271,105 @@ void ClusterState::fold(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recor
     index.emplace(it->first, IndexEntry{it, pendingSeq});
   }
   if (pendingSeq != 0) ++pending_;
+}
+
+void ClusterState::noteHistory(ObjectKind kind, std::uint64_t seq, std::int64_t timeNs,
+                               schema::ProjectedRecord::Reader record, IndexEntry* found) {
+  const bool deleted = record.getType() == schema::EventType::DELETED;
+  auto body = record.getObject().getBody();
+  const auto versionOf = [](const IndexEntry& e) {
+    return e.pendingSeq != 0 ? e.pendingSeq : e.it->second->seq();
+  };
+  switch (kind) {
+    case ObjectKind::kWorkload: {
+      // Kueue reserves quota when it sets QuotaReserved=True
+      // (pkg/workload/admissionchecks.go SetQuotaReservation).
+      bool reserved = false;
+      if (!deleted) {
+        for (auto c : body.getWorkload().getConditions()) {
+          if (c.getType() == "QuotaReserved") reserved = c.getStatus() == "True";
+        }
+      }
+      if (history_.noteWorkload(scratchKey_, seq, timeNs, reserved)) pruneHistory();
+      return;
+    }
+    case ObjectKind::kPod: {
+      auto id = record.getIdentity();
+      auto pod = body.getPod();
+      if (!ChargeHistory::isKueueControllerPod(textView(id.getName()),
+                                               textView(pod.getControlPlaneLabel())))
+        return;
+      if (history_.noteControllerPod(textView(id.getNamespace()), textView(id.getName()), seq,
+                                     timeNs, pod.getPhase() == "Running", deleted)) {
+        pruneHistory();
+      }
+      return;
+    }
+    case ObjectKind::kDeviceClass:
+    case ObjectKind::kResourceClaimTemplate:
+    case ObjectKind::kResourceSlice:
+      history_.noteInputChange(chargeInputOf(kind), seq);
+      // Only a reservation made before this record can need the version it
+      // ends; every later one sees the new version.
+      if (found != nullptr && history_.anyReservation())
+        retire(*found, inputVersionKey(seq, timeNs, kind, deleted, scratchKey_));
+      return;
+    case ObjectKind::kDraConfig: {
+      if (found != nullptr && history_.versionReferenced(versionOf(*found)))
+        retire(*found, configVersionKey(versionOf(*found)));
+      auto config = body.getDraConfig();
+      if (config.getIgnored()) return;
+      if (history_.noteConfigSource(scratchKey_, seq, timeNs,
+                                    textView(config.getControllerNamespace()), deleted)) {
+        pruneHistory();
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void ClusterState::retire(IndexEntry& entry, std::string key) {
+  auto& map = maps_[static_cast<std::size_t>(ObjectKind::kRetiredInput)];
+  auto& index = index_[static_cast<std::size_t>(ObjectKind::kRetiredInput)];
+  auto [it, inserted] = map.emplace(std::move(key), std::move(entry.it->second));
+  if (!inserted) return;
+  index.emplace(it->first, IndexEntry{it, entry.pendingSeq});
+  if (entry.pendingSeq != 0) ++pending_;
+}
+
+void ClusterState::eraseEntry(ObjectKind kind, std::string_view key) {
+  auto& map = maps_[static_cast<std::size_t>(kind)];
+  auto& index = index_[static_cast<std::size_t>(kind)];
+  auto found = index.find(key);
+  if (found == index.end()) return;
+  if (found->second.pendingSeq != 0) --pending_;
+  auto it = found->second.it;
+  index.erase(found);
+  map.erase(it);
+}
+
+void ClusterState::pruneHistory() {
+  const std::uint64_t oldest = history_.oldestReservation();
+  auto& map = maps_[static_cast<std::size_t>(ObjectKind::kRetiredInput)];
+  // Input versions in the order they were retired: one that ended at or
+  // before the oldest reservation is needed by none.
+  std::vector<std::string> drop;
+  for (auto it = map.lower_bound(kInputVersionPrefix); it != map.end(); ++it) {
+    RetiredVersion v;
+    if (!RetiredVersion::parse(it->first, &v) || v.untilSeq > oldest) break;
+    drop.push_back(it->first);
+  }
+  history_.pruneEpochs();
+  for (auto it = map.begin(); it != map.end() && it->first.starts_with(kConfigVersionPrefix);
+       ++it) {
+    std::uint64_t version = 0;
+    const std::string_view digits = std::string_view(it->first).substr(2);
+    std::from_chars(digits.data(), digits.data() + digits.size(), version);
+    if (!history_.versionReferenced(version)) drop.push_back(it->first);
+  }
+  for (const auto& k : drop) eraseEntry(ObjectKind::kRetiredInput, k);
 }
 
 std::vector<std::uint64_t> ClusterState::pendingSeqs() const {
@@ -280,11 +459,35 @@ const StoredObject* ClusterState::find(ObjectKind kind, std::string_view ns,
 }
 
 const StoredObject* ClusterState::draConfig() const {
-  const StoredObject* newest = nullptr;
+  const auto& epochs = history_.epochs();
+  return epochs.empty() ? nullptr : configVersion(epochs.back().versionSeq);
+}
+
+const StoredObject* ClusterState::configVersion(std::uint64_t versionSeq) const {
+  if (versionSeq == 0) return nullptr;
   for (const auto& [k, obj] : objects(ObjectKind::kDraConfig)) {
-    if (newest == nullptr || obj->seq() > newest->seq()) newest = obj.get();
+    if (obj->seq() == versionSeq) return obj.get();
   }
-  return newest;
+  return find(ObjectKind::kRetiredInput, configVersionKey(versionSeq));
+}
+
+ClusterState ClusterState::chargeInputsAt(std::uint64_t seq) const {
+  ClusterState view;
+  for (ObjectKind kind :
+       {ObjectKind::kDeviceClass, ObjectKind::kResourceClaimTemplate, ObjectKind::kResourceSlice}) {
+    for (const auto& [k, obj] : objects(kind)) {
+      if (obj->seq() <= seq) view.apply(obj->seq(), obj->recordWords());
+    }
+  }
+  const auto& retired = objects(ObjectKind::kRetiredInput);
+  for (auto it = retired.lower_bound(kInputVersionPrefix); it != retired.end(); ++it) {
+    RetiredVersion v;
+    if (!RetiredVersion::parse(it->first, &v)) continue;
+    if (v.untilSeq > seq && it->second->seq() <= seq)
+      view.apply(it->second->seq(), it->second->recordWords());
+  }
+  view.seq_ = seq;
+  return view;
 }
 
 std::size_t ClusterState::liveObjects() const {
@@ -309,6 +512,7 @@ Digest ClusterState::digest() const {
       h.update(words.asBytes().begin(), words.asBytes().size());
     }
   }
+  history_.digestInto(h);
   return h.finish();
 }
 
@@ -316,7 +520,7 @@ std::string ClusterState::serialize(const CopiedVersions& copies) const {
   requireMaterialized();
   capnp::MallocMessageBuilder message(1 << 16);
   auto root = message.initRoot<schema::Checkpoint>();
-  root.setFormatVersion(2);
+  root.setFormatVersion(format::kCheckpointFormat);
   root.setSeq(seq_);
   root.setTimeNs(timeNs_);
   const Digest d = digest();
@@ -335,6 +539,7 @@ std::string ClusterState::serialize(const CopiedVersions& copies) const {
       }
     }
   }
+  history_.serialize(root.initChargeHistory());
   auto words = capnp::messageToFlatArray(message);
   auto bytes = words.asBytes();
   const std::string_view payload(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
@@ -362,10 +567,11 @@ ClusterState ClusterState::restore(std::string_view bytes, const Ledger& ledger,
 ClusterState ClusterState::restoreReferences(
     std::string_view bytes, Digest* storedDigest,
     const std::function<void(std::vector<ObjectRef>)>& onRefs) {
-  if (bytes.size() < 32 || (bytes.size() - 32) % sizeof(capnp::word) != 0) {
+  constexpr std::size_t kChecksum = format::kCheckpointChecksumSize;
+  if (bytes.size() < kChecksum || (bytes.size() - kChecksum) % sizeof(capnp::word) != 0) {
     throw std::runtime_error("checkpoint is truncated");
   }
-  const std::string_view payload = bytes.substr(32);
+  const std::string_view payload = bytes.substr(kChecksum);
   const Digest checksum = Sha256::of(payload);
   if (std::memcmp(checksum.data(), bytes.data(), checksum.size()) != 0) {
     throw std::runtime_error("checkpoint fails its checksum");
@@ -378,8 +584,13 @@ ClusterState ClusterState::restoreReferences(
     options.traversalLimitInWords = 1ULL << 40;
     capnp::FlatArrayMessageReader reader(words.asPtr(), options);
     auto root = reader.getRoot<schema::Checkpoint>();
-    if (root.getFormatVersion() != 2) throw std::runtime_error("checkpoint has an unknown format");
+    if (root.getFormatVersion() != format::kCheckpointFormat) {
+      throw std::runtime_error("checkpoint has format " + std::to_string(root.getFormatVersion()) +
+                               ", this build reads " + std::to_string(format::kCheckpointFormat) +
+                               " (`ledger-replay checkpoint --rewrite` writes them anew)");
+    }
     state.seq_ = root.getSeq();
+    state.history_.restore(root.getChargeHistory());
     state.timeNs_ = root.getTimeNs();
     const auto objects = root.getObjects();
     std::vector<ObjectRef> refs;

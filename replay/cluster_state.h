@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "charge_history.h"
 #include "ledger.h"
 #include "projection.capnp.h"
 #include "sha256.h"
@@ -55,10 +56,27 @@ enum class ObjectKind : std::uint8_t {
   kResourceClaim,
   kResourceSlice,
   kDraConfig,
+  // Versions of charge inputs (DeviceClasses, ResourceClaimTemplates,
+  // ResourceSlices) replaced or deleted while some workload held a
+  // reservation that may need them, and DraConfig versions an epoch of the
+  // mapping still names (charge_history.h). Keyed so that RetiredVersion
+  // reads them back and key order is the order they were retired in.
+  kRetiredInput,
   kCount,
 };
 
 const char* kindName(ObjectKind kind);  // "Workload", ... ("DraConfig" for configurations)
+
+// A kRetiredInput entry's key, read back.
+struct RetiredVersion {
+  bool configVersion = false;  // a DraConfig version an epoch names
+  std::uint64_t untilSeq = 0;  // the record that replaced or deleted it
+  std::int64_t untilNs = 0;
+  ObjectKind kind = ObjectKind::kCount;
+  bool deleted = false;
+  std::string_view key;  // the object's key (views the entry's key)
+  static bool parse(std::string_view entryKey, RetiredVersion* out);
+};
 
 // One live object: the record that holds its current version, kept as the
 // serialised schema::ProjectedRecord words (one copy of what the ledger
@@ -141,8 +159,18 @@ class ClusterState {
   }
   const StoredObject* find(ObjectKind kind, std::string_view key) const;
   const StoredObject* find(ObjectKind kind, std::string_view ns, std::string_view name) const;
-  // The DRA quota configuration in force: the most recently changed source.
+  // The DRA quota configuration in force at this state's seq (the newest
+  // epoch's version), or nullptr.
   const StoredObject* draConfig() const;
+  // A DraConfig version by its record's seq, live or kept for an epoch.
+  const StoredObject* configVersion(std::uint64_t versionSeq) const;
+  // Reservations, configuration epochs and input changes (charge_history.h).
+  const ChargeHistory& chargeHistory() const { return history_; }
+  // The charge inputs (DeviceClasses, ResourceClaimTemplates,
+  // ResourceSlices) as they were after record `seq`, which must not precede
+  // the oldest reservation: a materialized state holding copies of just
+  // those objects. The mapping then is chargeHistory().epochAt(seq).
+  ClusterState chargeInputsAt(std::uint64_t seq) const;
 
   std::uint64_t seq() const { return seq_; }
   std::int64_t timeNs() const { return timeNs_; }
@@ -181,6 +209,15 @@ class ClusterState {
 
  private:
   void fold(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recordWords, bool copy);
+  struct IndexEntry;
+  // Keeps the version `entry` holds as a kRetiredInput entry under `key`.
+  void retire(IndexEntry& entry, std::string key);
+  void eraseEntry(ObjectKind kind, std::string_view key);
+  // Drops retired versions and epochs that no reservation can need.
+  void pruneHistory();
+  // The charge-history side of folding one record (charge_history.h).
+  void noteHistory(ObjectKind kind, std::uint64_t seq, std::int64_t timeNs,
+                   schema::ProjectedRecord::Reader record, IndexEntry* found);
   void putPending(ObjectKind kind, std::string_view key, std::uint64_t seq);
   void requireMaterialized() const {
     if (pending_ != 0) throwPending();
@@ -200,6 +237,7 @@ class ClusterState {
   using ObjectIndex = std::unordered_map<std::string_view, IndexEntry>;
   std::array<ObjectMap, static_cast<std::size_t>(ObjectKind::kCount)> maps_;
   std::array<ObjectIndex, static_cast<std::size_t>(ObjectKind::kCount)> index_;
+  ChargeHistory history_;
   std::uint64_t seq_ = 0;
   std::int64_t timeNs_ = 0;
   std::size_t pending_ = 0;  // index entries with a pendingSeq

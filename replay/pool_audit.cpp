@@ -1,8 +1,9 @@
 // What was actually allocated (ResourceClaim status.allocation), attributed
 // claim -> Pod -> owner (Job) -> Workload -> ClusterQueue by uid, beside what
 // the pools publish. Findings: CounterOvercommitted, DeviceDoubleAllocated,
-// UnchargedDRA, UnpublishedDevice.
+// UnchargedDRA, UnderchargedDRA, UnpublishedDevice.
 #include <algorithm>
+#include <optional>
 
 #include "audit.h"
 
@@ -85,6 +86,66 @@ std::vector<std::string> chargeNames(const AuditContext& ctx, const std::string&
   return names;
 }
 
+// The largest value of `counter` the device consumes from any of its
+// counter sets, as Kueue's counter path reads a device (pkg/dra/counters.go).
+std::optional<Quantity> counterConsumed(const dra::CatalogDevice& device,
+                                        std::string_view counter) {
+  std::optional<Quantity> best;
+  for (auto consumption : device.device.getConsumesCounters()) {
+    for (auto c : consumption.getCounters()) {
+      if (textView(c.getKey()) != counter) continue;
+      auto q = Quantity::tryParse(textView(c.getValue()));
+      if (q && (!best || *q > *best)) best = q;
+    }
+  }
+  return best;
+}
+
+// What one allocated device holds of each quota resource its class is
+// charged under: one device (a mapped class, or the extended resource a
+// class backs), or the units of the counter or capacity its sources name.
+// This is what kueue#13842 is about: a workload charged for less than its
+// pods were given.
+void addHeld(AuditContext& ctx, const std::string& cls, const dra::CatalogDevice* device,
+             schema::DeviceResult::Reader result, ResourceList& held) {
+  const auto& counters = ctx.mapper.counters(cls);
+  const auto& capacities = ctx.mapper.capacities(cls);
+  if (!counters.empty()) {
+    if (device == nullptr) return;  // unpublished: UnpublishedDevice says so
+    for (const auto& source : counters) {
+      if (source.driver != device->driver) continue;
+      if (!source.deviceSelector.empty()) {
+        const dra::SelectorSet set = dra::compileSelectors(ctx.selectors, {source.deviceSelector});
+        const cel::EvalResult m = dra::matchSelectors(set, *device);
+        if (!set.ok() || !m.ok() || !m.matched) continue;
+      }
+      if (auto q = counterConsumed(*device, source.counterName); q && !q->isNegative())
+        held[source.quotaResource] += *q;
+    }
+    return;
+  }
+  if (!capacities.empty()) {
+    const auto name = ctx.mapper.lookup(cls);
+    if (!name) return;
+    for (const auto& source : capacities) {
+      if (source.driver != textView(result.getDriver())) continue;
+      for (auto c : result.getConsumedCapacity()) {
+        if (textView(c.getKey()) != source.capacityName) continue;
+        if (auto q = Quantity::tryParse(textView(c.getValue())); q && !q->isNegative())
+          held[*name] += *q;
+      }
+    }
+    return;
+  }
+  if (auto name = ctx.mapper.lookup(cls)) {
+    held[*name] += Quantity::fromInt(1);
+  } else if (const StoredObject* dc = ctx.state.find(ObjectKind::kDeviceClass, cls)) {
+    const std::string ern =
+        dc->projection().getBody().getDeviceClass().getExtendedResourceName().cStr();
+    if (!ern.empty()) held[ern] += Quantity::fromInt(1);
+  }
+}
+
 }  // namespace
 
 std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>& wls,
@@ -114,6 +175,8 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
   // (driver, pool, device) -> claims holding it
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> holders;
   std::map<std::string, std::map<std::pair<std::string, std::string>, Quantity>> heldCounters;
+  // What each reserved workload's pods hold, per quota resource.
+  std::map<const WorkloadAudit*, ResourceList> heldByWorkload;
 
   for (const auto& [key, claimObj] : ctx.state.objects(ObjectKind::kResourceClaim)) {
     auto claim = claimObj->projection().getBody().getResourceClaim();
@@ -167,6 +230,7 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
         for (auto req : claim.getRequests()) {
           if (req.getName() == requestName) cls = req.getDeviceClassName().cStr();
         }
+        addHeld(ctx, cls, device, result, heldByWorkload[who.workload]);
         const auto names = chargeNames(ctx, cls);
         const auto& recorded = who.workload->report.recorded;
         const bool charged = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
@@ -199,6 +263,19 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
                 "ResourceSlice device " + std::get<0>(dev) + "/" + std::get<1>(dev) + "/" +
                     std::get<2>(dev),
                 "allocated to " + std::to_string(claims.size()) + " claims: " + list);
+  }
+  // UnderchargedDRA: charged, but for less than the pods hold. A resource
+  // not charged at all is UnchargedDRA's.
+  for (const auto& [w, held] : heldByWorkload) {
+    for (const auto& [name, amount] : held) {
+      auto r = w->report.recorded.find(name);
+      if (r == w->report.recorded.end() || r->second.isZero() || r->second.isNegative()) continue;
+      if (!(r->second < amount)) continue;
+      ctx.finding("UnderchargedDRA", objectRef("Workload", w->report.ns, w->report.name),
+                  "its pods hold " + amount.toString() + " of " + name +
+                      " through allocated ResourceClaims, but its recorded usage charges " +
+                      r->second.toString());
+    }
   }
   std::vector<PoolReport> out;
   for (auto& [key, p] : pools) {

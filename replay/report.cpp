@@ -12,6 +12,37 @@ namespace ledger::replay {
 
 namespace {
 
+// The mapping in effect, and the configurations Kueue does not read: a
+// ConfigMap other than the configured one (--kueue-config), or a Kueue CR
+// not named `cluster`. Their mappings never apply, whatever their keys say,
+// so a tenant cannot steer the audit; each is named, so a misconfigured
+// source is not silently ignored either.
+void auditConfig(AuditContext& ctx, StateReport& report) {
+  const auto& epochs = ctx.state.chargeHistory().epochs();
+  if (!epochs.empty()) {
+    const ConfigEpoch& e = epochs.back();
+    ConfigReport c;
+    c.mappingSource = e.versionSeq == 0 ? std::string() : describeConfigSource(e.sourceKey);
+    c.changedAtSeq = e.versionSeq;
+    c.changedAtNs = e.versionNs;
+    c.effectiveAtSeq = e.fromSeq;
+    c.effectiveAtNs = e.fromNs;
+    c.controllerRestart = e.controllerRestart;
+    report.config = std::move(c);
+  }
+  for (const auto& [key, obj] : ctx.state.objects(ObjectKind::kDraConfig)) {
+    if (!obj->projection().getBody().getDraConfig().getIgnored()) continue;
+    const std::string source = describeConfigSource(key);
+    ctx.finding("IgnoredConfig", source,
+                source.rfind("ConfigMap", 0) == 0
+                    ? "carries a Kueue configuration (controller_manager_config.yaml) but is not "
+                      "the ConfigMap Kueue reads (--kueue-config); its deviceClassMappings are "
+                      "ignored"
+                    : "is not the Kueue CR the operator reads (named `cluster`); its "
+                      "deviceClassMappings are ignored");
+  }
+}
+
 // The report over `state`, given the digest being computed beside it.
 StateReport buildReportWith(const ClusterState& state, std::future<std::string>& digest) {
   AuditContext ctx(state);
@@ -21,6 +52,7 @@ StateReport buildReportWith(const ClusterState& state, std::future<std::string>&
   std::vector<WorkloadAudit> workloads = auditWorkloads(ctx);
   report.clusterQueues = auditQueues(ctx, workloads);
   report.pools = auditPools(ctx, workloads, report.clusterQueues);
+  auditConfig(ctx, report);
   for (auto& w : workloads) report.workloads.push_back(std::move(w.report));
   for (const auto& [key, obj] : state.objects(ObjectKind::kClusterQueue)) {
     for (auto p : obj->projection().getProblems()) {

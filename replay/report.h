@@ -59,8 +59,27 @@ struct WorkloadReport {
   bool finished = false;
   std::int32_t priority = 0;
   ResourceList recorded;
+  // What Kueue's rules charge, on the cluster as it was at computedAt: the
+  // record where the quota was last reserved, else the report's moment.
   ResourceList computed;
   std::vector<std::string> errors;
+  std::uint64_t computedAtSeq = 0;
+  std::int64_t computedAtNs = 0;
+  // For a reserved workload whose charge by the report's state differs:
+  // that charge and its errors.
+  bool hasCurrent = false;
+  ResourceList currentComputed;
+  std::vector<std::string> currentErrors;
+};
+
+// The DRA mapping in effect at the report's moment (charge_history.h).
+struct ConfigReport {
+  std::string mappingSource;  // "ConfigMap ns/name", "Kueue cluster", ...
+  std::uint64_t changedAtSeq = 0;
+  std::int64_t changedAtNs = 0;
+  std::uint64_t effectiveAtSeq = 0;
+  std::int64_t effectiveAtNs = 0;
+  bool controllerRestart = false;
 };
 
 struct CounterReport {
@@ -106,6 +125,7 @@ struct StateReport {
   std::vector<WorkloadReport> workloads;
   std::vector<PoolReport> pools;
   std::vector<Finding> findings;
+  std::optional<ConfigReport> config;  // absent when no source was ever seen
 };
 
 StateReport buildReport(const ClusterState& state);

@@ -65,15 +65,20 @@ OJ reportToJson(const StateReport& report) {
   j["clusterQueues"] = cqs;
   OJ wls = OJ::array();
   for (const auto& w : report.workloads) {
-    wls.push_back(OJ{{"namespace", w.ns},
-                     {"name", w.name},
-                     {"uid", w.uid},
-                     {"clusterQueue", w.clusterQueue},
-                     {"localQueue", w.localQueue},
-                     {"state", w.state},
-                     {"recorded", resources(w.recorded)},
-                     {"computed", resources(w.computed)},
-                     {"errors", w.errors}});
+    OJ wl{{"namespace", w.ns},
+          {"name", w.name},
+          {"uid", w.uid},
+          {"clusterQueue", w.clusterQueue},
+          {"localQueue", w.localQueue},
+          {"state", w.state},
+          {"recorded", resources(w.recorded)},
+          {"computed", resources(w.computed)},
+          {"computedAt", atToJson(w.computedAtSeq, w.computedAtNs)},
+          {"errors", w.errors}};
+    if (w.hasCurrent) {
+      wl["current"] = OJ{{"computed", resources(w.currentComputed)}, {"errors", w.currentErrors}};
+    }
+    wls.push_back(std::move(wl));
   }
   j["workloads"] = wls;
   OJ pools = OJ::array();
@@ -111,6 +116,13 @@ OJ reportToJson(const StateReport& report) {
     findings.push_back(OJ{{"type", f.type}, {"object", f.object}, {"message", f.message}});
   }
   j["findings"] = findings;
+  if (report.config) {
+    const ConfigReport& c = *report.config;
+    j["config"] = OJ{{"mappingSource", c.mappingSource.empty() ? OJ(nullptr) : OJ(c.mappingSource)},
+                     {"changedAt", atToJson(c.changedAtSeq, c.changedAtNs)},
+                     {"effectiveAt", atToJson(c.effectiveAtSeq, c.effectiveAtNs)},
+                     {"effective", c.controllerRestart ? "controllerRestart" : "eventTime"}};
+  }
   return j;
 }
 

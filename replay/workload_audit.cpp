@@ -1,7 +1,10 @@
 // Per-workload audit: state as Kueue defines it (Finished > Admitted >
 // QuotaReserved > Pending), `recorded` from status.admission, `computed` as
-// Kueue would charge it now (pkg/workload totalRequestsFromPodSets with the
-// DRA charge of pkg/dra), and ChargeMismatch / UnmappedDeviceClass findings.
+// Kueue charged it when it reserved quota (pkg/workload
+// totalRequestsFromPodSets with the DRA charge of pkg/dra, on the inputs of
+// that moment: charge_at_reservation.h), `current` where today's inputs
+// charge otherwise, and the ChargeMismatch / ChargeDrift /
+// UnmappedDeviceClass findings.
 #include "audit.h"
 #include "workload_requests.h"
 
@@ -21,25 +24,70 @@ AuditContext::AuditContext(const ClusterState& s)
                  ? dra::ResourceMapper(s.draConfig()->projection().getBody().getDraConfig())
                  : dra::ResourceMapper()),
       catalog(s),
-      dra{s, mapper, catalog, selectors, matches} {}
+      dra{s, mapper, catalog, selectors, matches, false},
+      atReservation(s) {}
 
 namespace {
 
+std::vector<std::string> rendered(const std::vector<dra::FieldError>& errors) {
+  std::vector<std::string> out;
+  for (const auto& e : errors) out.push_back(e.render());
+  return out;
+}
+
 void computeCharges(AuditContext& ctx, WorkloadAudit& a, schema::Workload::Reader wl,
                     const StoredObject* cq) {
-  WorkloadRequests requests = workloadRequests(ctx.dra, a.report.ns, wl, cq);
-  for (const auto& e : requests.draErrors) {
-    a.report.errors.push_back(e.render());
+  WorkloadReport& r = a.report;
+  ctx.dra.catalogRead = false;
+  WorkloadRequests today = workloadRequests(ctx.dra, r.ns, wl, cq);
+  const bool readDevices = ctx.dra.catalogRead;
+  const ChargeHistory::Reservation reservation =
+      ctx.state.chargeHistory().reservedAt(ClusterState::key(r.ns, r.name));
+  WorkloadRequests atReservation;
+  bool drifted = false;
+  if (reservation.seq == 0) {
+    // Not reserved: what Kueue would charge it now.
+    r.computedAtSeq = ctx.state.seq();
+    r.computedAtNs = ctx.state.timeNs();
+  } else {
+    r.computedAtSeq = reservation.seq;
+    r.computedAtNs = reservation.timeNs;
+    if (ctx.atReservation.changedAfter(reservation.seq, r.ns, wl, readDevices)) {
+      atReservation = workloadRequests(ctx.atReservation.contextAt(reservation.seq, ctx.selectors),
+                                       r.ns, wl, cq);
+      drifted = atReservation.total() != today.total() ||
+                rendered(atReservation.draErrors) != rendered(today.draErrors);
+    }
+  }
+  const WorkloadRequests& computed = drifted ? atReservation : today;
+  r.errors = rendered(computed.draErrors);
+  for (const auto& e : computed.draErrors) {
     if (!e.unmappedDeviceClass.empty()) {
-      ctx.finding("UnmappedDeviceClass", objectRef("Workload", a.report.ns, a.report.name),
+      ctx.finding("UnmappedDeviceClass", objectRef("Workload", r.ns, r.name),
                   "DeviceClass " + e.unmappedDeviceClass +
                       " is not mapped in the DRA configuration (deviceClassMappings)");
     }
   }
-  a.report.computed = requests.total();
-  for (const auto& p : requests.problems) {
-    ctx.finding("MalformedQuantity", objectRef("Workload", a.report.ns, a.report.name), p);
+  r.computed = computed.total();
+  for (const auto& p : computed.problems) {
+    ctx.finding("MalformedQuantity", objectRef("Workload", r.ns, r.name), p);
   }
+  if (!drifted) return;
+  r.hasCurrent = true;
+  r.currentComputed = today.total();
+  r.currentErrors = rendered(today.draErrors);
+  std::string charges;
+  for (const auto& [n, q] : r.computed)
+    charges += (charges.empty() ? "" : ", ") + n + "=" + q.toString();
+  std::string now;
+  for (const auto& [n, q] : r.currentComputed)
+    now += (now.empty() ? "" : ", ") + n + "=" + q.toString();
+  if (!r.currentErrors.empty())
+    now += (now.empty() ? "" : "; ") + std::string("errors: ") + r.currentErrors.front();
+  ctx.finding("ChargeDrift", objectRef("Workload", r.ns, r.name),
+              "charged {" + charges + "} at its reservation, seq " +
+                  std::to_string(reservation.seq) + "; today's state charges {" + now + "}: " +
+                  ctx.atReservation.describeChangesAfter(reservation.seq, r.ns, wl, readDevices));
 }
 
 void checkChargeMismatch(AuditContext& ctx, const WorkloadAudit& a, const StoredObject* cq) {

@@ -27,10 +27,51 @@ struct CheckpointChunk {
   records @1 :List(Data);
 }
 
+# What the fold keeps beside the live objects so that a workload's charge can
+# be computed on the cluster as it was when its quota was reserved
+# (replay/charge_history.h). Versions of charge inputs that are no longer
+# live are CheckpointObjects of the kind RetiredInput.
+struct Reservation {
+  workload @0 :Text;         # "namespace/name"
+  seq @1 :UInt64;            # the record where QuotaReserved last became True
+  timeNs @2 :Int64;          # that record's time
+}
+
+struct ConfigSource {
+  key @0 :Text;              # the DraConfig object's key
+  seq @1 :UInt64;            # the record holding its current version
+  timeNs @2 :Int64;
+  controllerNamespace @3 :Text;
+}
+
+struct ConfigEpoch {
+  fromSeq @0 :UInt64;        # the record from which this mapping is in effect
+  fromNs @1 :Int64;
+  versionSeq @2 :UInt64;     # the DraConfig version in effect; 0: no mapping
+  versionNs @3 :Int64;
+  sourceKey @4 :Text;
+  controllerRestart @5 :Bool;
+}
+
+struct ControllerPod {
+  key @0 :Text;              # "namespace/name"
+  running @1 :Bool;
+}
+
+struct ChargeHistory {
+  reservations @0 :List(Reservation);
+  configSources @1 :List(ConfigSource);
+  configEpochs @2 :List(ConfigEpoch);
+  controllerPods @3 :List(ControllerPod);
+  controllerNamespaces @4 :List(Text);
+  lastInputChange @5 :List(UInt64);  # by ObjectKind
+}
+
 struct Checkpoint {
-  formatVersion @0 :UInt32;  # 2: objects by reference
+  formatVersion @0 :UInt32;  # 3: objects by reference, with the charge history
   seq @1 :UInt64;
   timeNs @2 :Int64;
   digest @3 :Data;           # ClusterState::digest() at seq
   objects @4 :List(CheckpointObject);
+  chargeHistory @5 :ChargeHistory;
 }

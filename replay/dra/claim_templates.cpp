@@ -91,6 +91,7 @@ std::vector<FieldError> validateSelectorsAgainstDevices(
   std::vector<FieldError> errors;
   if (celRequests.empty()) return errors;
   std::vector<const CatalogDevice*> devices;
+  ctx.catalogRead = true;
   for (const auto& d : ctx.catalog.allDevices()) {
     if (needAll || std::find(drivers.begin(), drivers.end(), d.driver) != drivers.end()) {
       devices.push_back(&d);

@@ -120,6 +120,7 @@ const DeviceMatch& matchDevices(DraContext& ctx, const std::string& driver,
       key += e;
     }
   }
+  ctx.catalogRead = true;
   auto it = ctx.matches.find(key);
   if (it == ctx.matches.end()) {
     it = ctx.matches

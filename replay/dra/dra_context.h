@@ -39,6 +39,10 @@ struct DraContext {
   const DeviceCatalog& catalog;
   cel::SelectorCache& selectors;
   DeviceMatchCache& matches;  // valid for this catalog only
+  // Set when a charge consulted the published devices: then a charge
+  // computed on another set of ResourceSlices may differ (the audit's
+  // as-of-reservation check, replay/charge_at_reservation.h).
+  bool catalogRead = false;
 };
 
 // A list of CEL expressions compiled together (all must hold: AND).

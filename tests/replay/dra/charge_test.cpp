@@ -311,7 +311,7 @@ TEST_CASE("the configuration may come from a Kueue Configuration inside a Config
 }
 
 TEST_CASE(
-    "Kueue issue 13842: a template recreated after admission shows as an error, then a mismatch",
+    "Kueue issue 13842: a template recreated after admission is ChargeDrift, never a mismatch",
     "[dra][audit]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
@@ -333,13 +333,24 @@ TEST_CASE(
   CHECK(q(findWorkload(atAdmission, "ns", "w")->computed, "nvidia.com/gpu") == "1");
   CHECK_FALSE(hasFinding(atAdmission, "ChargeMismatch"));
 
+  // Kueue fixed the charge at reservation: `computed` stays 1 throughout;
+  // what today's template would charge is `current`, and ChargeDrift.
   auto whileMissing = reportOf(*ledger, deletedAt);
-  CHECK_FALSE(findWorkload(whileMissing, "ns", "w")->errors.empty());
+  const auto* missing = findWorkload(whileMissing, "ns", "w");
+  CHECK(q(missing->computed, "nvidia.com/gpu") == "1");
+  CHECK(missing->errors.empty());
+  REQUIRE(missing->hasCurrent);
+  CHECK_FALSE(missing->currentErrors.empty());
   CHECK_FALSE(hasFinding(whileMissing, "ChargeMismatch"));
+  CHECK(hasFinding(whileMissing, "ChargeDrift", "Workload ns/w"));
 
   auto after = reportOf(*ledger);
-  CHECK(q(findWorkload(after, "ns", "w")->computed, "nvidia.com/gpu") == "2");
-  CHECK(hasFinding(after, "ChargeMismatch", "Workload ns/w"));
+  const auto* now = findWorkload(after, "ns", "w");
+  CHECK(q(now->computed, "nvidia.com/gpu") == "1");
+  REQUIRE(now->hasCurrent);
+  CHECK(q(now->currentComputed, "nvidia.com/gpu") == "2");
+  CHECK_FALSE(hasFinding(after, "ChargeMismatch"));
+  CHECK(hasFinding(after, "ChargeDrift", "Workload ns/w"));
 }
 
 // --------------------------------------------------- extended resources path
