@@ -182,8 +182,8 @@ TEST_CASE("a watch's scope over the ledger's live keys", "[watch][config]") {
   CHECK(one.covers("/ConfigMap/ns/cfg"));
   CHECK_FALSE(one.covers("/ConfigMap/ns/cfg2"));
   CHECK_FALSE(one.covers("/ConfigMap/other/cfg"));
-  const auto ev = synthesizedDeletion(one, "/ConfigMap/ns/cfg", LiveObject{"u1", "5"}, "9",
-                                      "deleted-while-unwatched");
+  const auto ev = synthesizedDeletion(one, "/ConfigMap/ns/cfg", LiveObject{"u1", "5", std::nullopt},
+                                      "9", "deleted-while-unwatched");
   CHECK(ev.object["apiVersion"] == "v1");
   CHECK(ev.object["metadata"]["namespace"] == "ns");
   CHECK(ev.object["metadata"]["uid"] == "u1");
