@@ -74,6 +74,9 @@ ObjectIdentity identityOf(const nlohmann::json& object) {
   }
   // The OpenShift Kueue CR is cluster-scoped; a namespace in a stream is noise.
   if (id.group == "kueue.openshift.io" && id.kind == "Kueue") id.namespace_.clear();
+  // A Kueue Configuration is a file, not a namespaced object (watch_event.h):
+  // one per name, usually none, across the cluster.
+  if (isKueueConfiguration(apiVersion, id.kind)) id.namespace_.clear();
   return id;
 }
 

@@ -119,7 +119,9 @@ class Ingester {
 };
 
 // The identity of a (valid) object: group/version from apiVersion, kind,
-// namespace (none for cluster-scoped Kueue CR), name, uid, resourceVersion.
+// namespace (none for the cluster-scoped Kueue CR and for a Kueue
+// Configuration), name (empty for a Configuration without one), uid,
+// resourceVersion.
 ObjectIdentity identityOf(const nlohmann::json& object);
 
 }  // namespace ledger::ingest

@@ -120,6 +120,48 @@ TEST_CASE("watch events with uid and resourceVersion keep the event key rule", "
   CHECK(ledger->lastSeq() == 3);
 }
 
+TEST_CASE("a Kueue Configuration without metadata is recorded, cluster-wide, once", "[ingest]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  // As kubernetes-sigs/kueue config/components/manager/controller_manager_config.yaml
+  // is written: no metadata at all.
+  const std::string config =
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nhealth:\n"
+      "  healthProbeBindAddress: :8081\nleaderElection:\n  leaderElect: true\n"
+      "resources:\n  deviceClassMappings:\n  - name: example.com/gpu\n"
+      "    deviceClassNames: [gpu.example.com]\n";
+  const auto first = ingestText(*ledger, config);
+  CHECK(first.rejected == 0);
+  CHECK(first.errors.empty());
+  CHECK(first.stats.recorded == 1);
+  REQUIRE(ledger->lastSeq() == 1);
+  Record r;
+  REQUIRE(ledger->read(1, &r).isOk());
+  CHECK(r.identity.group == "config.kueue.x-k8s.io");
+  CHECK(r.identity.version == "v1beta1");
+  CHECK(r.identity.kind == "Configuration");
+  CHECK(r.identity.name.empty());
+  CHECK(r.identity.namespace_.empty());
+  CHECK(r.type == EventType::kAdded);
+  const auto again = ingestText(*ledger, config);
+  CHECK(again.stats.recorded == 0);
+  CHECK(again.stats.duplicates == 1);
+  CHECK(ledger->lastSeq() == 1);
+  // A name is taken when given; a namespace is not (the file is not namespaced).
+  ingestText(*ledger,
+             "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+             "metadata: {name: kueue, namespace: kueue-system}\n");
+  REQUIRE(ledger->read(2, &r).isOk());
+  CHECK(r.identity.name == "kueue");
+  CHECK(r.identity.namespace_.empty());
+  // Only this kind may go without a name.
+  const auto other = ingestText(*ledger,
+                                "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+                                "kind: Other\n---\napiVersion: v1\nkind: ConfigMap\n");
+  CHECK(other.rejected == 2);
+  CHECK(ledger->lastSeq() == 2);
+}
+
 TEST_CASE("bookmarks move the cursor and record nothing; ERROR events record nothing", "[ingest]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
