@@ -74,6 +74,9 @@ ObjectIdentity identityOf(const nlohmann::json& object) {
   }
   // The OpenShift Kueue CR is cluster-scoped; a namespace in a stream is noise.
   if (id.group == "kueue.openshift.io" && id.kind == "Kueue") id.namespace_.clear();
+  // A Kueue Configuration is a file, not a namespaced object (watch_event.h):
+  // one per name, usually none, across the cluster.
+  if (isKueueConfiguration(apiVersion, id.kind)) id.namespace_.clear();
   return id;
 }
 
@@ -157,23 +160,43 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
 
   EventType type;
   std::string dedupeKey;
-  if (event.type == WatchEventType::kUpsert) {
-    if (keyed) {
-      if (isDuplicate(eventKey(id, EventType::kAdded)) ||
-          isDuplicate(eventKey(id, EventType::kModified))) {
-        ++stats_.duplicates;
-        return;
-      }
-    } else if (isDuplicate(contentKey(id, "upsert", json))) {
+  std::optional<Digest> contentHash;
+  if (!keyed && event.type != WatchEventType::kDeleted) {
+    // A manifest: nothing but its content tells its versions apart, and the
+    // contract records it when it differs from the object's latest recorded
+    // version, as `kubectl apply` of A, then B, then A again changes the
+    // object three times. The latest version's digest is in its live entry,
+    // written in the same batch as the record, so this holds across runs.
+    contentHash = Sha256::of(json);
+    const LiveObject* live = liveState(objectKey);
+    if (live != nullptr && live->contentHash == contentHash) {
+      ++stats_.duplicates;
+      return;
+    }
+    type = event.type != WatchEventType::kUpsert ? toEventType(event.type)
+           : live != nullptr                     ? EventType::kModified
+                                                 : EventType::kAdded;
+  } else if (event.type == WatchEventType::kUpsert) {
+    if (isDuplicate(eventKey(id, EventType::kAdded)) ||
+        isDuplicate(eventKey(id, EventType::kModified))) {
       ++stats_.duplicates;
       return;
     }
     type = liveState(objectKey) != nullptr ? EventType::kModified : EventType::kAdded;
-    dedupeKey = keyed ? eventKey(id, type) : contentKey(id, "upsert", json);
-  } else {
+    dedupeKey = eventKey(id, type);
+  } else if (keyed) {
     type = toEventType(event.type);
-    dedupeKey = keyed ? eventKey(id, type) : contentKey(id, eventTypeName(type), json);
+    dedupeKey = eventKey(id, type);
     if (isDuplicate(dedupeKey)) {
+      ++stats_.duplicates;
+      return;
+    }
+  } else {
+    // The deletion of a manifest: a repeat of the latest version when the
+    // object is already gone and this deletion was recorded before.
+    type = EventType::kDeleted;
+    dedupeKey = contentKey(id, eventTypeName(type), json);
+    if (liveState(objectKey) == nullptr && isDuplicate(dedupeKey)) {
       ++stats_.duplicates;
       return;
     }
@@ -183,12 +206,13 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
   rec.timeNs = event.timeNs ? *event.timeNs : options_.clock();
   rec.projection = std::move(event.projection);
   rec.objectJson = std::move(json);
-  rec.dedupeKey = dedupeKey;
-  pendingKeys_.insert(dedupeKey);
+  rec.contentHash = contentHash;
+  if (!dedupeKey.empty()) pendingKeys_.insert(dedupeKey);
+  rec.dedupeKey = std::move(dedupeKey);
   if (type == EventType::kDeleted) {
     pendingLive_[objectKey] = std::nullopt;
   } else {
-    pendingLive_[objectKey] = LiveObject{id.uid, id.resourceVersion};
+    pendingLive_[objectKey] = LiveObject{id.uid, id.resourceVersion, contentHash};
   }
   if (!id.resourceVersion.empty()) cursors_[source].resourceVersion = id.resourceVersion;
   cursorsDirty_ = true;

@@ -4,9 +4,14 @@
 // Idempotency (CONTRACT.md): an event with the same object uid,
 // resourceVersion and type as a recorded one is skipped; an upsert (bare
 // object or list item) is skipped when that uid+resourceVersion was recorded
-// as ADDED or MODIFIED; objects without uid/resourceVersion are keyed by
-// their identity and content hash. BOOKMARK and ERROR events record nothing
-// (a bookmark moves the source cursor).
+// as ADDED or MODIFIED. An object without uid or resourceVersion (a
+// manifest) is recorded when its stored JSON differs from the object's
+// latest recorded version, and only then: A, B, A records three versions,
+// A, A one, across runs too (the latest version's SHA-256 is kept in the
+// ledger's live view with the record, PendingRecord::contentHash). Its
+// deletion is skipped only when the object is already gone and the same
+// deletion was recorded. BOOKMARK and ERROR events record nothing (a
+// bookmark moves the source cursor).
 //
 // Recording is split in two: prepareEvent() does the per-event work that needs
 // no ledger (dropping managedFields, identity, stored JSON, projection) and
@@ -117,7 +122,9 @@ class Ingester {
 };
 
 // The identity of a (valid) object: group/version from apiVersion, kind,
-// namespace (none for cluster-scoped Kueue CR), name, uid, resourceVersion.
+// namespace (none for the cluster-scoped Kueue CR and for a Kueue
+// Configuration), name (empty for a Configuration without one), uid,
+// resourceVersion.
 ObjectIdentity identityOf(const nlohmann::json& object);
 
 }  // namespace ledger::ingest

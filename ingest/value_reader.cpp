@@ -493,10 +493,12 @@ bool ValueReader::nextYaml(DecodedValue* out) {
   try {
     out->value = parseYamlDocument(document);
   } catch (const YAML::Exception& e) {
+    // The mark is 0-based within the document; the position is the file's.
     out->error =
         "invalid YAML at line " +
-        std::to_string(firstContentLine + static_cast<std::uint64_t>(std::max(0, e.mark.line))) +
-        ": " + e.msg;
+        std::to_string(firstContentLine + static_cast<std::uint64_t>(std::max(0, e.mark.line)));
+    if (!e.mark.is_null()) out->error += ", column " + std::to_string(e.mark.column + 1);
+    out->error += ": " + e.msg;
   } catch (const std::exception& e) {
     out->error = std::string("invalid YAML: ") + e.what();
   }

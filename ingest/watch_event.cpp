@@ -20,6 +20,11 @@ const std::string* stringField(const nlohmann::json& obj, const char* key) {
 
 }  // namespace
 
+bool isKueueConfiguration(std::string_view apiVersion, std::string_view kind) {
+  return kind == "Configuration" && (apiVersion == "config.kueue.x-k8s.io/v1beta1" ||
+                                     apiVersion == "config.kueue.x-k8s.io/v1beta2");
+}
+
 std::string objectProblem(const nlohmann::json& object) {
   if (!object.is_object()) return "object is not a JSON object";
   const std::string* kind = stringField(object, "kind");
@@ -27,8 +32,14 @@ std::string objectProblem(const nlohmann::json& object) {
   const std::string* apiVersion = stringField(object, "apiVersion");
   if (apiVersion == nullptr || apiVersion->empty()) return "object has no apiVersion";
   auto meta = object.find("metadata");
+  // Kueue's Configuration is a file, never an API object: Kueue's own
+  // config/components/manager/controller_manager_config.yaml has no metadata,
+  // and the contract names such a document as a source of the DRA mapping.
+  if (isKueueConfiguration(*apiVersion, *kind) && (meta == object.end() || meta->is_null()))
+    return {};
   if (meta == object.end() || !meta->is_object()) return "object has no metadata";
   const std::string* name = stringField(*meta, "name");
+  if (isKueueConfiguration(*apiVersion, *kind) && name == nullptr) return {};
   if (name == nullptr || name->empty()) return "object has no metadata.name";
   return {};
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ledger::ingest {
@@ -37,6 +38,12 @@ struct NormalizeResult {
 NormalizeResult normalizeValue(nlohmann::json value);
 
 // Why an object cannot be recorded (no kind, no metadata.name, ...), or empty.
+// A Kueue Configuration (isKueueConfiguration) needs no metadata and no name.
 std::string objectProblem(const nlohmann::json& object);
+
+// A Kueue manager configuration document (config.kueue.x-k8s.io v1beta1 or
+// v1beta2, kind Configuration): a file Kueue reads at start, written without
+// metadata (CONTRACT.md "Input" names it as a source of the DRA mapping).
+bool isKueueConfiguration(std::string_view apiVersion, std::string_view kind);
 
 }  // namespace ledger::ingest

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <regex>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -35,7 +36,32 @@ nlohmann::json plainScalar(const std::string& s) {
   return s;
 }
 
+// YAML 1.2 section 3.2.1.1: "The content of a mapping node is an unordered
+// set of key/value node pairs, with the restriction that each of the keys is
+// unique." yaml-cpp 0.7 keeps both pairs and answers lookups with the first,
+// so an unchecked conversion would keep the last value of each key: what
+// several objects printed without `---` between them turn into, one object
+// silently standing for all of them.
+YAML::ParserException duplicateKey(const YAML::Node& key) {
+  return YAML::ParserException(key.Mark(), "duplicate mapping key \"" + key.Scalar() + "\"");
+}
+
 }  // namespace
+
+void checkUniqueKeys(const YAML::Node& node) {
+  if (node.IsSequence()) {
+    for (const auto& item : node) checkUniqueKeys(item);
+  } else if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second) {
+        throw duplicateKey(kv.first);
+      }
+      checkUniqueKeys(kv.first);
+      checkUniqueKeys(kv.second);
+    }
+  }
+}
 
 nlohmann::json yamlToJson(const YAML::Node& node) {
   switch (node.Type()) {
@@ -55,7 +81,9 @@ nlohmann::json yamlToJson(const YAML::Node& node) {
       nlohmann::json obj = nlohmann::json::object();
       for (const auto& kv : node) {
         if (!kv.first.IsScalar()) throw std::invalid_argument("mapping key is not a scalar");
-        obj[kv.first.Scalar()] = yamlToJson(kv.second);
+        const auto [at, inserted] = obj.emplace(kv.first.Scalar(), nullptr);
+        if (!inserted) throw duplicateKey(kv.first);
+        at.value() = yamlToJson(kv.second);
       }
       return obj;
     }

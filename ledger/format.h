@@ -10,7 +10,12 @@
 //   events       dedupe key -> seq. One key per recorded event, for idempotent
 //                ingest (see ingest/event_key.h for how keys are formed).
 //   live         object key (group/kind/namespace/name) -> uid '\0' resourceVersion
-//                of objects whose last event was not DELETED.
+//                ['\0' SHA-256 of the stored object JSON (32 bytes)] of objects
+//                whose last event was not DELETED. The digest is there when the
+//                last record carried one (PendingRecord::contentHash: objects
+//                without uid/resourceVersion); a value without it, as earlier
+//                builds wrote every value, has none. Earlier builds read such a
+//                value's resourceVersion with the digest appended.
 //   checkpoints  seq -> serialised folded state (derived, may be dropped).
 //   checkpoint_objects  checkpoint seq ++ chunk number (4 bytes BE) ->
 //                XXH3-64 of the rest (8 bytes BE) ++ a

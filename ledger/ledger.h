@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,10 @@ inline constexpr std::uint64_t kTableCommitBytes = 4ULL << 20;
 // An event ready to be appended. `projection` is a Cap'n Proto flat message
 // of schema::Projection (ingest/projector builds it); `dedupeKey`, when not
 // empty, is remembered so the same event is never recorded twice.
+// `contentHash`, when set, is kept in the object's `live` entry (unless the
+// record is a deletion) for the writer to compare the next version with:
+// objects without uid/resourceVersion have nothing else to tell versions
+// apart (ingest/ingester.h).
 struct PendingRecord {
   EventType type = EventType::kAdded;
   std::int64_t timeNs = 0;
@@ -74,6 +79,7 @@ struct PendingRecord {
   std::string objectJson;
   std::string projection;
   std::string dedupeKey;
+  std::optional<Digest> contentHash;
 };
 
 // Where a source (a file, stdin, a watched resource) stands: committed in the
@@ -103,6 +109,8 @@ struct CheckpointChunkId {
 struct LiveObject {
   std::string uid;
   std::string resourceVersion;
+  // PendingRecord::contentHash of the object's last record, when it had one.
+  std::optional<Digest> contentHash;
 };
 
 class Ledger {

@@ -190,7 +190,7 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
     if (p->type == EventType::kDeleted) {
       wb.Delete(liveCf, keySlice);
     } else {
-      wb.Put(liveCf, keySlice, p->identity.uid + '\0' + p->identity.resourceVersion);
+      wb.Put(liveCf, keySlice, encodeLive(*p));
     }
   }
   for (const auto& [source, c] : cursors) {

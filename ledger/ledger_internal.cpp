@@ -2,6 +2,34 @@
 
 namespace ledger {
 
+std::string encodeLive(const PendingRecord& p) {
+  std::string out = p.identity.uid + '\0' + p.identity.resourceVersion;
+  if (p.contentHash) {
+    out.push_back('\0');
+    out.append(reinterpret_cast<const char*>(p.contentHash->data()), p.contentHash->size());
+  }
+  return out;
+}
+
+void decodeLive(std::string_view value, LiveObject* out) {
+  // uid and resourceVersion never hold a NUL; the digest may, so it is
+  // whatever follows the second one.
+  const auto uidEnd = value.find('\0');
+  out->uid = std::string(value.substr(0, uidEnd));
+  out->resourceVersion.clear();
+  out->contentHash.reset();
+  if (uidEnd == std::string_view::npos) return;
+  const std::string_view rest = value.substr(uidEnd + 1);
+  const auto rvEnd = rest.find('\0');
+  out->resourceVersion = std::string(rest.substr(0, rvEnd));
+  if (rvEnd == std::string_view::npos) return;
+  const std::string_view hash = rest.substr(rvEnd + 1);
+  if (hash.size() != std::tuple_size_v<Digest>) return;  // not one this build wrote
+  Digest d;
+  std::memcpy(d.data(), hash.data(), d.size());
+  out->contentHash = d;
+}
+
 Status fromRocks(const rocksdb::Status& s, const std::string& what) {
   if (s.ok()) return Status::ok();
   if (s.IsNotFound()) return Status::notFound(what + ": " + s.ToString());

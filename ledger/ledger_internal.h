@@ -49,6 +49,11 @@ struct Ledger::Families {
 // The options the ledger opens the named column family with.
 rocksdb::ColumnFamilyOptions familyOptions(const std::string& name);
 
+// A `live` value (format.h) for the record `p`, and back. decodeLive reads
+// values written before content hashes were kept as having none.
+std::string encodeLive(const PendingRecord& p);
+void decodeLive(std::string_view value, LiveObject* out);
+
 // The ledger's Status for a RocksDB status, `what` naming the operation.
 Status fromRocks(const rocksdb::Status& s, const std::string& what);
 

@@ -204,9 +204,7 @@ Status Ledger::liveObject(std::string_view objectKey, LiveObject* out) const {
   auto s = db_->Get(rocksdb::ReadOptions(), family(format::kLiveFamily),
                     rocksdb::Slice(objectKey.data(), objectKey.size()), &value);
   if (!s.ok()) return fromRocks(s, "looking up object");
-  auto nul = value.find('\0');
-  out->uid = value.substr(0, nul);
-  out->resourceVersion = nul == std::string::npos ? "" : value.substr(nul + 1);
+  decodeLive(value, out);
   return Status::ok();
 }
 
@@ -218,10 +216,7 @@ Status Ledger::scanLive(std::string_view prefix,
   for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid(); it->Next()) {
     auto key = it->key().ToStringView();
     if (key.substr(0, prefix.size()) != prefix) break;
-    auto value = it->value().ToStringView();
-    auto nul = value.find('\0');
-    obj.uid = std::string(value.substr(0, nul));
-    obj.resourceVersion = nul == std::string_view::npos ? "" : std::string(value.substr(nul + 1));
+    decodeLive(it->value().ToStringView(), &obj);
     fn(key, obj);
   }
   return fromRocks(it->status(), "scanning live objects");

@@ -27,7 +27,7 @@ int runAdmit(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   if (fromFile == !args.target.empty()) {
     throw UsageError("admit: give a workload as NAMESPACE/NAME or --workload FILE (one of them)");
   }
-  std::unique_ptr<replay::StoredObject> manifest;
+  adm::WorkloadManifest manifest;
   std::string ns, name;
   if (fromFile) {
     try {
@@ -35,8 +35,8 @@ int runAdmit(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     } catch (const std::exception& e) {
       throw UsageError(std::string("admit: ") + e.what());
     }
-    ns = manifest->ns();
-    name = manifest->name();
+    ns = manifest.workload->ns();
+    name = manifest.workload->name();
   } else {
     const auto slash = args.target.find('/');
     if (slash == std::string::npos || slash == 0 || slash + 1 == args.target.size()) {
@@ -52,10 +52,13 @@ int runAdmit(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   fo.useCheckpoints = args.useCheckpoints;
   fo.progress = progress.callback();
   fo.onBadCheckpoint = warnBadCheckpoint;
-  const replay::ClusterState state = replay::Replayer(ledger).foldTo(seq, fo);
+  replay::ClusterState state = replay::Replayer(ledger).foldTo(seq, fo);
   progress.done();
+  // The templates and DeviceClasses the file brings, as `kubectl apply -f`
+  // would create them with the workload (workload_manifest.h).
+  const std::vector<std::string> added = adm::addManifestObjects(state, manifest.clusterObjects);
 
-  const replay::StoredObject* subject = manifest.get();
+  const replay::StoredObject* subject = manifest.workload.get();
   if (!fromFile) {
     subject = state.find(replay::ObjectKind::kWorkload, ns, name);
     if (subject == nullptr) {
@@ -71,7 +74,11 @@ int runAdmit(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   // A manifest without creationTimestamp would be created now: the newest.
   if (fromFile && s.creationNs == 0) s.creationNs = state.timeNs() + 1;
   s.fromLedger = !fromFile;
-  const adm::AdmissionReport report = adm::evaluateAdmission(state, s);
+  adm::AdmissionReport report = adm::evaluateAdmission(state, s);
+  report.warnings.insert(report.warnings.end(), added.begin(), added.end());
+  for (const std::string& o : manifest.ignored) {
+    report.warnings.push_back(o + " in the manifest file is ignored");
+  }
   if (args.output == OutputFormat::kJson) {
     out << adm::admissionToJson(report).dump(2) << "\n";
   } else {

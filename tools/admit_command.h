@@ -2,7 +2,12 @@
 // (CONTRACT.md "ledger-query"):
 //   admit NAMESPACE/NAME [--at TIME | --seq N]   a Workload in the ledger
 //   admit --workload FILE [--at TIME | --seq N]  a Workload (or batch/v1 Job
-//                                                 with the queue-name label) manifest
+//                                                 with the queue-name label) manifest;
+//                                                 the ResourceClaimTemplates and
+//                                                 DeviceClasses in the same file count
+//                                                 as existing at that moment
+//                                                 (workload_manifest.h), each named in
+//                                                 the report's warnings
 // The moment defaults to the end of the log. Prints the admission report
 // (replay/admission/admission_report.h) as JSON or a table.
 //

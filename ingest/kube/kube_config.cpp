@@ -9,6 +9,8 @@
 #include <sstream>
 #include <vector>
 
+#include "yaml_json.h"
+
 namespace ledger::kube {
 
 namespace {
@@ -127,7 +129,11 @@ ClusterConfig kubeconfigConfig(const std::string& paths, const std::string& cont
   for (const std::string& p : splitPaths(paths)) {
     if (!fs::exists(p)) continue;  // as kubectl: missing entries of a list are skipped
     try {
-      files.push_back({p, YAML::Load(readFile(p, "kubeconfig"))});
+      YAML::Node root = YAML::Load(readFile(p, "kubeconfig"));
+      // A key given twice is invalid YAML (yaml_json.h); which of two
+      // `server:` lines kubectl would use is not a question to guess at.
+      ingest::checkUniqueKeys(root);
+      files.push_back({p, std::move(root)});
     } catch (const YAML::Exception& e) {
       throw ConfigError("kubeconfig " + p + " is not valid YAML: " + e.what());
     }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "ingester.h"
 #include "projector.h"
 #include "value_reader.h"
 
@@ -38,6 +39,76 @@ std::int64_t intOr(const Json& spec, const char* key, std::int64_t fallback) {
   return v != nullptr && v->is_number_integer() ? v->get<std::int64_t>() : fallback;
 }
 
+// metadata.name, else metadata.generateName without its trailing '-': the
+// API server names such an object generateName + a random suffix, which a
+// manifest does not have (Kueue's samples create their Jobs this way).
+std::string manifestName(const Json& object) {
+  std::string name = stringAt(object, {"metadata", "name"});
+  if (!name.empty()) return name;
+  name = stringAt(object, {"metadata", "generateName"});
+  while (!name.empty() && name.back() == '-') name.pop_back();
+  return name;
+}
+
+bool isWorkloadOrJob(const Json& object) {
+  const std::string apiVersion = stringAt(object, {"apiVersion"});
+  const std::string kind = stringAt(object, {"kind"});
+  return (kind == "Job" && apiVersion == "batch/v1") ||
+         (kind == "Workload" && apiVersion.rfind("kueue.x-k8s.io/", 0) == 0);
+}
+
+// What the DRA charge reads of the cluster (replay/dra) that a manifest may
+// bring along with its workload.
+bool isClusterObject(const Json& object) {
+  const std::string kind = stringAt(object, {"kind"});
+  return stringAt(object, {"apiVersion"}).rfind("resource.k8s.io/", 0) == 0 &&
+         (kind == "ResourceClaimTemplate" || kind == "DeviceClass");
+}
+
+std::string describe(const Json& object) {
+  const std::string kind = stringAt(object, {"kind"});
+  const std::string ns = stringAt(object, {"metadata", "namespace"});
+  const std::string name = manifestName(object);
+  return (kind.empty() ? std::string("an object without kind") : kind) + " " +
+         (ns.empty() ? "" : ns + "/") + name;
+}
+
+// The objects a decoded value stands for: a watch event's object, a List's
+// items (taking apiVersion and kind from the list, as ingest does), or the
+// value itself.
+std::vector<Json> objectsOf(Json value) {
+  if (const Json* inner = member(value, "object"); inner != nullptr && member(value, "type")) {
+    return {*inner};
+  }
+  const std::string kind = stringAt(value, {"kind"});
+  const Json* items = member(value, "items");
+  if (kind.size() > 4 && kind.ends_with("List") && items != nullptr && items->is_array()) {
+    std::vector<Json> out;
+    for (Json item : *items) {
+      if (item.is_object() && !item.contains("kind"))
+        item["kind"] = kind.substr(0, kind.size() - 4);
+      if (item.is_object() && !item.contains("apiVersion") && member(value, "apiVersion"))
+        item["apiVersion"] = value["apiVersion"];
+      out.push_back(std::move(item));
+    }
+    return out;
+  }
+  return {std::move(value)};
+}
+
+// A record of `object` at the state's moment, for ClusterState::apply.
+kj::Array<capnp::word> recordAt(const ClusterState& state, const Json& object) {
+  Record header;
+  header.seq = state.seq();
+  header.timeNs = state.timeNs();
+  header.type = EventType::kModified;
+  header.identity = ingest::identityOf(object);
+  const std::string bytes = buildProjectedRecord(header, ingest::projectObject(object));
+  auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), bytes.data(), words.size() * sizeof(capnp::word));
+  return words;
+}
+
 }  // namespace
 
 Json workloadForJob(const Json& job) {
@@ -57,8 +128,9 @@ Json workloadForJob(const Json& job) {
   }
   Json tmpl = Json::object();
   if (const Json* t = member(s, "template"); t != nullptr && t->is_object()) tmpl = *t;
-  Json meta = {{"name", "job-" + stringAt(job, {"metadata", "name"})},
-               {"namespace", stringAt(job, {"metadata", "namespace"})}};
+  const std::string jobName = manifestName(job);
+  if (jobName.empty()) throw std::runtime_error("the Job has no metadata.name or generateName");
+  Json meta = {{"name", "job-" + jobName}, {"namespace", stringAt(job, {"metadata", "namespace"})}};
   if (const std::string created = stringAt(job, {"metadata", "creationTimestamp"});
       !created.empty()) {
     meta["creationTimestamp"] = created;
@@ -87,7 +159,9 @@ std::unique_ptr<StoredObject> workloadObject(Json object) {
   Json& meta = object["metadata"];
   if (stringAt(object, {"metadata", "namespace"}).empty()) meta["namespace"] = "default";
   if (stringAt(object, {"metadata", "name"}).empty()) {
-    throw std::runtime_error("the object has no metadata.name");
+    const std::string generated = manifestName(object);
+    if (generated.empty()) throw std::runtime_error("the object has no metadata.name");
+    meta["name"] = generated;
   }
   const std::string bytes = ingest::projectObject(object);
   Record header;
@@ -104,28 +178,73 @@ std::unique_ptr<StoredObject> workloadObject(Json object) {
   return std::make_unique<StoredObject>(0, words.asPtr());
 }
 
-std::unique_ptr<StoredObject> loadWorkloadManifest(const std::string& path) {
+WorkloadManifest loadWorkloadManifest(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
   ingest::ValueReader reader(in);
   ingest::DecodedValue v;
+  WorkloadManifest out;
+  Json workload;
+  std::vector<std::string> workloads;  // what each Workload or Job is, and where
   while (reader.next(&v)) {
     if (!v.error.empty()) {
       throw std::runtime_error(path + ":" + std::to_string(v.line) + ": " + v.error);
     }
-    Json object = std::move(v.value);
-    // A watch event carries the object inside.
-    if (const Json* inner = member(object, "object"); inner != nullptr && member(object, "type")) {
-      object = *inner;
-    }
-    if (!object.is_object()) continue;
-    try {
-      return workloadObject(std::move(object));
-    } catch (const std::exception& e) {
-      throw std::runtime_error(path + ": " + e.what());
+    for (Json& object : objectsOf(std::move(v.value))) {
+      if (!object.is_object()) continue;
+      if (isWorkloadOrJob(object)) {
+        workloads.push_back(describe(object) + " (line " + std::to_string(v.line) + ")");
+        if (workloads.size() == 1) workload = std::move(object);
+      } else if (isClusterObject(object) && !stringAt(object, {"metadata", "name"}).empty()) {
+        Json& meta = object["metadata"];
+        if (stringAt(object, {"kind"}) == "DeviceClass") {
+          meta.erase("namespace");  // cluster-scoped: kubectl ignores one
+        } else if (stringAt(object, {"metadata", "namespace"}).empty()) {
+          // kubectl apply puts a namespaced object without a namespace where
+          // the Job goes when it has none: the context's, "default" here.
+          meta["namespace"] = "default";
+        }
+        out.clusterObjects.push_back(std::move(object));
+      } else {
+        out.ignored.push_back(describe(object));
+      }
     }
   }
-  throw std::runtime_error(path + ": no object found");
+  if (workloads.empty()) {
+    std::string found;
+    for (const auto& o : out.ignored) found += (found.empty() ? "" : ", ") + o;
+    throw std::runtime_error(path + ": no kueue.x-k8s.io Workload or batch/v1 Job in the file" +
+                             (found.empty() ? std::string() : " (it holds " + found + ")"));
+  }
+  if (workloads.size() > 1) {
+    std::string all;
+    for (const auto& w : workloads) all += (all.empty() ? "" : ", ") + w;
+    throw std::runtime_error(path + ": " + std::to_string(workloads.size()) +
+                             " Workloads or Jobs in the file (" + all +
+                             "); admit evaluates one: give a file with exactly one");
+  }
+  try {
+    out.workload = workloadObject(std::move(workload));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+  return out;
+}
+
+std::vector<std::string> addManifestObjects(ClusterState& state, const std::vector<Json>& objects) {
+  std::vector<std::string> notes;
+  for (const Json& object : objects) {
+    const std::string kind = stringAt(object, {"kind"});
+    const std::string ns = stringAt(object, {"metadata", "namespace"});
+    const std::string name = stringAt(object, {"metadata", "name"});
+    const bool replaces = kind == "DeviceClass"
+                              ? state.find(ObjectKind::kDeviceClass, name) != nullptr
+                              : state.find(ObjectKind::kResourceClaimTemplate, ns, name) != nullptr;
+    state.apply(state.seq(), recordAt(state, object).asPtr());
+    notes.push_back(describe(object) + " from the manifest file " +
+                    (replaces ? "replaces the ledger's" : "is taken as existing"));
+  }
+  return notes;
 }
 
 }  // namespace ledger::replay::admission

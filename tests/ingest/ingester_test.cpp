@@ -50,7 +50,7 @@ TEST_CASE("bare objects upsert: ADDED when unknown, MODIFIED after, duplicates s
   REQUIRE(ledger->read(2, &r).isOk());
   CHECK(r.type == EventType::kModified);
   CHECK(ledger->lastSeq() == 2);
-  // A manifest with no uid/resourceVersion is keyed by its content.
+  // A manifest with no uid/resourceVersion is recorded when its content changes.
   const std::string manifest = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: m\n";
   ingestText(*ledger, manifest);
   ingestText(*ledger, manifest);
@@ -59,6 +59,107 @@ TEST_CASE("bare objects upsert: ADDED when unknown, MODIFIED after, duplicates s
   CHECK(ledger->lastSeq() == 4);
   REQUIRE(ledger->read(4, &r).isOk());
   CHECK(r.type == EventType::kModified);
+}
+
+TEST_CASE("a manifest applied A, B, A records three versions, across runs", "[ingest]") {
+  TempDir dir;
+  // ClusterQueue quota changed 8 -> 16 -> 8, as `kubectl apply` of a
+  // manifest edited and reverted; each apply is its own ledger-ingest run.
+  const auto clusterQueue = [](const std::string& nominal) {
+    return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: team-a\n"
+           "spec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+           "    - name: default-flavor\n      resources:\n      - name: nvidia.com/gpu\n"
+           "        nominalQuota: " +
+           nominal + "\n";
+  };
+  const std::string a = clusterQueue("8"), b = clusterQueue("16");
+  {
+    auto ledger = openLedger(dir.path("l"));
+    CHECK(ingestText(*ledger, a).stats.recorded == 1);
+    CHECK(ingestText(*ledger, a).stats.duplicates == 1);  // A, A: one version
+    CHECK(ingestText(*ledger, b).stats.recorded == 1);
+  }
+  auto ledger = openLedger(dir.path("l"));  // a later run: only the ledger remembers B
+  const auto third = ingestText(*ledger, a);
+  CHECK(third.stats.recorded == 1);
+  CHECK(third.stats.duplicates == 0);
+  REQUIRE(ledger->lastSeq() == 3);
+  Record r;
+  REQUIRE(ledger->read(3, &r).isOk());
+  CHECK(r.type == EventType::kModified);
+  CHECK(Json::parse(r.objectJson)["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+                                 ["nominalQuota"] == 8);
+  CHECK(ingestText(*ledger, a).stats.recorded == 0);
+  // Within one stream too, and a version equal to the latest is skipped.
+  CHECK(ingestText(*ledger, b + "---\n" + b + "---\n" + a).stats.recorded == 2);
+  CHECK(ledger->lastSeq() == 5);
+}
+
+TEST_CASE("a manifest is recorded again after its deletion; a repeated deletion is not",
+          "[ingest]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  const Json object = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "m"}}}};
+  ingestText(*ledger, object.dump() + "\n" + event("DELETED", object));
+  CHECK(ledger->lastSeq() == 2);
+  CHECK(ingestText(*ledger, event("DELETED", object)).stats.duplicates == 1);
+  CHECK(ingestText(*ledger, object.dump() + "\n").stats.recorded == 1);  // differs: a deletion
+  CHECK(ingestText(*ledger, event("DELETED", object)).stats.recorded == 1);
+  CHECK(ledger->lastSeq() == 4);
+}
+
+TEST_CASE("watch events with uid and resourceVersion keep the event key rule", "[ingest]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  // The same content at two resourceVersions is two events; A, B, A with
+  // their resourceVersions is three, and a repeat of any of them none.
+  const std::string stream = event("ADDED", ns("a", "1")) + event("MODIFIED", ns("a", "2")) +
+                             event("MODIFIED", ns("a", "3"));
+  CHECK(ingestText(*ledger, stream).stats.recorded == 3);
+  CHECK(ingestText(*ledger, event("MODIFIED", ns("a", "2"))).stats.duplicates == 1);
+  CHECK(ledger->lastSeq() == 3);
+}
+
+TEST_CASE("a Kueue Configuration without metadata is recorded, cluster-wide, once", "[ingest]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  // As kubernetes-sigs/kueue config/components/manager/controller_manager_config.yaml
+  // is written: no metadata at all.
+  const std::string config =
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nhealth:\n"
+      "  healthProbeBindAddress: :8081\nleaderElection:\n  leaderElect: true\n"
+      "resources:\n  deviceClassMappings:\n  - name: example.com/gpu\n"
+      "    deviceClassNames: [gpu.example.com]\n";
+  const auto first = ingestText(*ledger, config);
+  CHECK(first.rejected == 0);
+  CHECK(first.errors.empty());
+  CHECK(first.stats.recorded == 1);
+  REQUIRE(ledger->lastSeq() == 1);
+  Record r;
+  REQUIRE(ledger->read(1, &r).isOk());
+  CHECK(r.identity.group == "config.kueue.x-k8s.io");
+  CHECK(r.identity.version == "v1beta1");
+  CHECK(r.identity.kind == "Configuration");
+  CHECK(r.identity.name.empty());
+  CHECK(r.identity.namespace_.empty());
+  CHECK(r.type == EventType::kAdded);
+  const auto again = ingestText(*ledger, config);
+  CHECK(again.stats.recorded == 0);
+  CHECK(again.stats.duplicates == 1);
+  CHECK(ledger->lastSeq() == 1);
+  // A name is taken when given; a namespace is not (the file is not namespaced).
+  ingestText(*ledger,
+             "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+             "metadata: {name: kueue, namespace: kueue-system}\n");
+  REQUIRE(ledger->read(2, &r).isOk());
+  CHECK(r.identity.name == "kueue");
+  CHECK(r.identity.namespace_.empty());
+  // Only this kind may go without a name.
+  const auto other = ingestText(*ledger,
+                                "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+                                "kind: Other\n---\napiVersion: v1\nkind: ConfigMap\n");
+  CHECK(other.rejected == 2);
+  CHECK(ledger->lastSeq() == 2);
 }
 
 TEST_CASE("bookmarks move the cursor and record nothing; ERROR events record nothing", "[ingest]") {

@@ -90,6 +90,23 @@ users: [{name: u, user: {exec: {command: gke-gcloud-auth-plugin}}}]
   CHECK_THROWS_AS(kubeconfigConfig(dir.path("missing")), ConfigError);
 }
 
+TEST_CASE("kubeconfig: a key given twice is invalid YAML, not the last one winning",
+          "[watch][config]") {
+  TempDir dir;
+  // Two `server:` lines in one cluster: yaml-cpp alone would answer the first.
+  std::string twice = kKubeconfig;
+  const std::string server = "    server: https://api.prod.example:6443\n";
+  twice.insert(twice.find(server) + server.size(), "    server: https://evil.example:6443\n");
+  write(dir.path("config"), twice);
+  try {
+    kubeconfigConfig(dir.path("config"));
+    FAIL("a kubeconfig with a duplicate key was accepted");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("duplicate mapping key \"server\"") &&
+                             Catch::Contains("line 8, column 5"));
+  }
+}
+
 TEST_CASE("in-cluster: service host, token and CA files", "[watch][config]") {
   TempDir dir;
   const std::string sa = dir.path("sa");
@@ -165,8 +182,8 @@ TEST_CASE("a watch's scope over the ledger's live keys", "[watch][config]") {
   CHECK(one.covers("/ConfigMap/ns/cfg"));
   CHECK_FALSE(one.covers("/ConfigMap/ns/cfg2"));
   CHECK_FALSE(one.covers("/ConfigMap/other/cfg"));
-  const auto ev = synthesizedDeletion(one, "/ConfigMap/ns/cfg", LiveObject{"u1", "5"}, "9",
-                                      "deleted-while-unwatched");
+  const auto ev = synthesizedDeletion(one, "/ConfigMap/ns/cfg", LiveObject{"u1", "5", std::nullopt},
+                                      "9", "deleted-while-unwatched");
   CHECK(ev.object["apiVersion"] == "v1");
   CHECK(ev.object["metadata"]["namespace"] == "ns");
   CHECK(ev.object["metadata"]["uid"] == "u1");

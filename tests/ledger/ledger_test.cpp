@@ -118,6 +118,45 @@ TEST_CASE("dedupe keys and live objects are committed with the batch", "[ledger]
   CHECK(ledger->liveObject("/Namespace//a", &live).isNotFound());
 }
 
+TEST_CASE("the live view keeps a record's content hash, and a value without one reads as none",
+          "[ledger]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  AppendResult r;
+  PendingRecord manifest = pending("m", 1);
+  manifest.identity.uid.clear();
+  manifest.identity.resourceVersion.clear();
+  Digest hash{};
+  hash[0] = 0;  // a NUL inside the digest must not cut it short
+  hash[1] = 0xAB;
+  hash[31] = 0x01;
+  manifest.contentHash = hash;
+  REQUIRE(ledger->append({manifest, pending("n", 2)}, {}, &r).isOk());
+  LiveObject live;
+  REQUIRE(ledger->liveObject("/Namespace//m", &live).isOk());
+  CHECK(live.uid.empty());
+  CHECK(live.resourceVersion.empty());
+  CHECK(live.contentHash == std::optional<Digest>(hash));
+  REQUIRE(ledger->liveObject("/Namespace//n", &live).isOk());
+  CHECK(live.uid == "uid-n");
+  CHECK(live.resourceVersion == "1");
+  CHECK_FALSE(live.contentHash.has_value());
+  std::map<std::string, LiveObject> scanned;
+  REQUIRE(ledger
+              ->scanLive("/Namespace/", [&](std::string_view key,
+                                            const LiveObject& o) { scanned[std::string(key)] = o; })
+              .isOk());
+  CHECK(scanned.at("/Namespace//m").contentHash == std::optional<Digest>(hash));
+  CHECK_FALSE(scanned.at("/Namespace//n").contentHash.has_value());
+  // A value as earlier builds wrote it (uid, NUL, resourceVersion).
+  REQUIRE(ledger->putRawForTesting(format::kLiveFamily, "/Namespace//old", std::string("u\0007", 3))
+              .isOk());
+  REQUIRE(ledger->liveObject("/Namespace//old", &live).isOk());
+  CHECK(live.uid == "u");
+  CHECK(live.resourceVersion == "7");
+  CHECK_FALSE(live.contentHash.has_value());
+}
+
 TEST_CASE("the live view after a batch is each object's last change in it", "[ledger]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));

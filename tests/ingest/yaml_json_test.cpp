@@ -1,0 +1,96 @@
+// YAML -> JSON (ingest/yaml_json.h): a mapping with the same key twice is
+// invalid YAML and is rejected with its position, in the converter and in
+// the stream reader, so that objects printed without `---` between them are
+// not merged into one.
+#include <yaml-cpp/yaml.h>
+
+#include "test_support.h"
+#include "yaml_json.h"
+
+using namespace ledger;
+using namespace ledger::ingest;
+using namespace ledger::testing;
+
+namespace {
+
+// Two ClusterQueues as `kubectl get ... -o yaml` prints objects one after the
+// other when the separator is lost (e.g. joined with `cat` after a `sed`).
+const char* kTwoObjectsNoSeparator =
+    "apiVersion: kueue.x-k8s.io/v1beta2\n"
+    "kind: ClusterQueue\n"
+    "metadata:\n"
+    "  name: team-a\n"
+    "apiVersion: kueue.x-k8s.io/v1beta2\n"
+    "kind: ClusterQueue\n"
+    "metadata:\n"
+    "  name: team-b\n";
+
+std::vector<DecodedValue> readAll(const std::string& text) {
+  std::istringstream in(text);
+  ValueReader reader(in);
+  std::vector<DecodedValue> out;
+  DecodedValue v;
+  while (reader.next(&v)) out.push_back(std::move(v));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("yaml: a mapping with a key twice is rejected at the second key", "[ingest][yaml]") {
+  try {
+    parseYamlDocument(kTwoObjectsNoSeparator);
+    FAIL("a mapping with duplicate keys was accepted");
+  } catch (const YAML::Exception& e) {
+    CHECK_THAT(e.msg, Catch::Contains("duplicate mapping key \"apiVersion\""));
+    CHECK(e.mark.line == 4);  // 0-based: the fifth line
+    CHECK(e.mark.column == 0);
+  }
+  // Nested mappings and mappings inside sequences too.
+  CHECK_THROWS_AS(parseYamlDocument("metadata:\n  name: a\n  name: b\n"), YAML::Exception);
+  CHECK_THROWS_AS(parseYamlDocument("items:\n- {a: 1, a: 2}\n"), YAML::Exception);
+  // A quoted key is the same key.
+  CHECK_THROWS_AS(parseYamlDocument("kind: A\n\"kind\": B\n"), YAML::Exception);
+  // The same key in different mappings is fine.
+  const auto ok = parseYamlDocument("a: {name: x}\nb: {name: y}\nc: [{name: 1}, {name: 2}]\n");
+  CHECK(ok["a"]["name"] == "x");
+  CHECK(ok["c"][1]["name"] == 2);
+}
+
+TEST_CASE("yaml: checkUniqueKeys checks parsed nodes the same way", "[ingest][yaml]") {
+  CHECK_NOTHROW(checkUniqueKeys(YAML::Load("a: [{x: 1}, {x: 2}]\nb: {x: 1}\n")));
+  try {
+    checkUniqueKeys(YAML::Load("users:\n- name: u\n  user: {token: a, token: b}\n"));
+    FAIL("duplicate keys in a sequence item's mapping were accepted");
+  } catch (const YAML::Exception& e) {
+    CHECK_THAT(e.msg, Catch::Contains("\"token\""));
+    CHECK(e.mark.line == 2);
+    CHECK(e.mark.column == 19);
+  }
+}
+
+TEST_CASE("yaml: the stream reader rejects the document with line and column; the next is read",
+          "[ingest][yaml]") {
+  const std::string text =
+      std::string("kind: A\n---\n") + kTwoObjectsNoSeparator + "---\nkind: C\n";
+  const auto values = readAll(text);
+  REQUIRE(values.size() == 3);
+  CHECK(values[0].value["kind"] == "A");
+  CHECK(values[1].line == 3);
+  CHECK_THAT(values[1].error, Catch::StartsWith("invalid YAML at line 7, column 1: duplicate "
+                                                "mapping key \"apiVersion\""));
+  CHECK(values[2].value["kind"] == "C");
+}
+
+TEST_CASE("yaml: ingesting objects printed without separators records none of them",
+          "[ingest][yaml]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  const std::string good = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ok\n";
+  const auto out = ingestText(*ledger, good + "---\n" + kTwoObjectsNoSeparator);
+  CHECK(out.rejected == 1);
+  REQUIRE(out.errors.size() == 1);
+  CHECK_THAT(out.errors[0],
+             Catch::Contains("line 10, column 1") && Catch::Contains("duplicate mapping key"));
+  CHECK(out.stats.recorded == 1);
+  CHECK(out.stats.recordedByKind.count("ClusterQueue") == 0);
+}
