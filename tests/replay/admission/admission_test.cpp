@@ -146,6 +146,32 @@ TEST_CASE("admission: lower-priority workloads are preemption candidates under t
   CHECK(r.preemptionCandidates[0].holds.at("default-flavor").at("nvidia.com/gpu") == "4");
 }
 
+// The usage a reserved workload holds is pkg/workload
+// totalRequestsFromAdmission: its resourceUsage scaled down to the pods
+// status.reclaimablePods leaves (4 pods of 1 GPU, 2 reclaimable: 2 GPUs).
+TEST_CASE("admission: totalRequestsFromAdmission of the workloads holding quota",
+          "[admission][reclaim]") {
+  Fixture f;
+  gpuCluster(f, {{"preemption", {{"withinClusterQueue", "LowerPriority"}}}});
+  Json running = gpuWorkload("running", 1, "team-a", 1);
+  running["spec"]["podSets"][0]["count"] = 4;
+  running["status"]["admission"]["podSetAssignments"][0]["count"] = 4;
+  running["status"]["admission"]["podSetAssignments"][0]["resourceUsage"] = {
+      {"nvidia.com/gpu", "4"}};
+  running["status"]["reclaimablePods"] = Json::array({{{"name", "main"}, {"count", 2}}});
+  f.add(running);
+  f.add(gpuWorkload("fits", 2, "", 100));
+  f.add(gpuWorkload("short", 3, "", 100));
+  CHECK(evaluate(f, "fits").fits);
+  const AdmissionReport r = evaluate(f, "short");
+  CHECK_FALSE(r.fits);
+  REQUIRE(r.podSets.size() == 1);
+  REQUIRE(r.podSets[0].shortfalls.size() == 1);
+  CHECK(r.podSets[0].shortfalls[0].available == "2");
+  REQUIRE(r.preemptionCandidates.size() == 1);
+  CHECK(r.preemptionCandidates[0].holds.at("default-flavor").at("nvidia.com/gpu") == "2");
+}
+
 TEST_CASE("admission: queue problems are answered in Kueue's words", "[admission]") {
   Fixture f;
   gpuCluster(f);
