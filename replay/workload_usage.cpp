@@ -105,6 +105,20 @@ std::map<FlavorResource, Quantity> admissionUsage(schema::Workload::Reader workl
   return out;
 }
 
+std::map<FlavorResource, Quantity> recordedFlavorUsage(schema::Workload::Reader workload,
+                                                       std::vector<std::string>* problems) {
+  std::map<FlavorResource, Quantity> out;
+  if (!workload.getHasAdmission()) return out;
+  for (auto psa : workload.getPodSetAssignments()) {
+    for (const auto& [res, q] : toResourceList(psa.getResourceUsage(), problems, "resourceUsage")) {
+      for (auto f : psa.getFlavors()) {
+        if (f.getResource() == res) out[{f.getFlavor().cStr(), res}] += q;
+      }
+    }
+  }
+  return out;
+}
+
 ResourceList recordedUsage(schema::Workload::Reader workload, std::vector<std::string>* problems) {
   ResourceList out;
   if (!workload.getHasAdmission()) return out;

@@ -64,6 +64,10 @@ std::vector<PodSetUsage> totalRequestsFromAdmission(schema::Workload::Reader wor
 // totalRequestsFromAdmission; resources with no flavor are not charged.
 std::map<FlavorResource, Quantity> admissionUsage(schema::Workload::Reader workload,
                                                   std::vector<std::string>* problems);
+// status.admission's resourceUsage per (flavor, resource), before any
+// reclaim: what Kueue charged at admission.
+std::map<FlavorResource, Quantity> recordedFlavorUsage(schema::Workload::Reader workload,
+                                                       std::vector<std::string>* problems);
 // Recorded usage summed over pod sets (the report's `recorded`).
 ResourceList recordedUsage(schema::Workload::Reader workload, std::vector<std::string>* problems);
 

@@ -275,7 +275,8 @@ TEST_CASE("StatusMismatch: reclaimablePods in the rows and in the ClusterQueue's
     if (f.type != "StatusMismatch") continue;
     ++mismatches;
     CHECK(f.object == "ClusterQueue cq");
-    CHECK(f.message.find("status says 4, workloads add up to 1") != std::string::npos);
+    CHECK_THAT(f.message, Catch::EndsWith(": status says 4, workloads add up to 1 (resourceUsage 4 "
+                                          "less 3 for status.reclaimablePods)"));
   }
   CHECK(mismatches == 4);
 }
