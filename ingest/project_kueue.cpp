@@ -123,6 +123,15 @@ void projectWorkload(FieldReader& fr, const Json& obj, schema::Workload::Builder
   if (JsonPtr conds = fr.array(*status, "conditions", "status")) {
     projectConditions(fr, conds, out.initConditions(static_cast<unsigned>(conds->size())));
   }
+  if (JsonPtr reclaimable = fr.array(*status, "reclaimablePods", "status")) {
+    auto l = out.initReclaimablePods(static_cast<unsigned>(reclaimable->size()));
+    unsigned i = 0;
+    for (const Json& rp : *reclaimable) {
+      auto b = l[i++];
+      b.setName(fr.string(rp, "name", "status.reclaimablePods"));
+      b.setCount(static_cast<std::int32_t>(fr.integer(rp, "count", "status.reclaimablePods", 0)));
+    }
+  }
   if (JsonPtr adm = fr.object(*status, "admission", "status")) {
     out.setHasAdmission(true);
     out.setAdmissionClusterQueue(fr.string(*adm, "clusterQueue", "status.admission"));

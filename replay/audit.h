@@ -39,7 +39,7 @@ struct AuditContext {
 struct WorkloadAudit {
   WorkloadReport report;
   const StoredObject* object = nullptr;
-  std::map<FlavorResource, Quantity> usage;  // recorded, per (flavor, resource)
+  std::map<FlavorResource, Quantity> usage;  // held, after reclaim (admissionUsage)
   std::vector<std::string> uids;             // ownerReference uids (the Job etc.)
 };
 

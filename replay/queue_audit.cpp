@@ -1,9 +1,12 @@
 // ClusterQueue usage as Kueue's cache accounts it (pkg/cache/scheduler):
 // a workload with QuotaReserved=True that is not Finished reserves its
-// podSetAssignments' resourceUsage in the flavor named for each resource;
-// Admitted=True adds it to admitted usage. Findings: QuotaExceeded (beyond
-// what nominal quota plus borrowing allows) and StatusMismatch (the queue's
-// own status disagrees with the recomputed usage).
+// podSetAssignments' resourceUsage, scaled down by status.reclaimablePods
+// (pkg/workload totalRequestsFromAdmission), in the flavor named for each
+// resource; Admitted=True adds it to admitted usage. Findings: QuotaExceeded
+// (beyond what nominal quota plus borrowing allows) and StatusMismatch (the
+// queue's own status disagrees with the recomputed usage; the message names
+// what reclaimable pods gave back, since a status that did not apply them, or
+// a stale count (kueue#14609), is where the two part).
 #include "audit.h"
 #include "quota_tree.h"
 
@@ -16,9 +19,12 @@ std::optional<Quantity> optionalQuantity(const capnp::Text::Reader& text) {
   return Quantity::tryParse(text.cStr());
 }
 
+using ByFlavor = std::map<FlavorResource, Quantity>;
+
 void checkStatus(AuditContext& ctx, const std::string& cq,
                  capnp::List<schema::FlavorUsage>::Reader status, const char* field,
-                 const std::vector<QuotaRow>& rows, bool admittedColumn) {
+                 const std::vector<QuotaRow>& rows, bool admittedColumn,
+                 const ByFlavor& givenBack) {
   std::map<FlavorResource, Quantity> reported;
   for (auto f : status) {
     for (auto r : f.getResources()) {
@@ -31,9 +37,15 @@ void checkStatus(AuditContext& ctx, const std::string& cq,
     auto it = reported.find({row.flavor, row.resource});
     const Quantity theirs = it == reported.end() ? Quantity() : it->second;
     if (kueueValue(row.resource, mine) != kueueValue(row.resource, theirs)) {
-      ctx.finding("StatusMismatch", objectRef("ClusterQueue", "", cq),
-                  std::string(field) + " " + row.flavor + "/" + row.resource + ": status says " +
-                      theirs.toString() + ", workloads add up to " + mine.toString());
+      std::string message = std::string(field) + " " + row.flavor + "/" + row.resource +
+                            ": status says " + theirs.toString() + ", workloads add up to " +
+                            mine.toString();
+      auto back = givenBack.find({row.flavor, row.resource});
+      if (back != givenBack.end() && !back->second.isZero()) {
+        message += " (resourceUsage " + (mine + back->second).toString() + " less " +
+                   back->second.toString() + " for status.reclaimablePods)";
+      }
+      ctx.finding("StatusMismatch", objectRef("ClusterQueue", "", cq), message);
     }
   }
 }
@@ -43,6 +55,8 @@ void checkStatus(AuditContext& ctx, const std::string& cq,
 std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
                                             const std::vector<WorkloadAudit>& wls) {
   QuotaTree::Usage reserved, admitted;
+  // What reclaimable pods give back: resourceUsage less the held usage.
+  QuotaTree::Usage reclaimedReserved, reclaimedAdmitted;
   std::map<std::string, std::array<int, 3>> counts;  // pending, reserved, admitted
   for (const WorkloadAudit& a : wls) {
     const WorkloadReport& r = a.report;
@@ -57,6 +71,15 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
     for (const auto& [fr, q] : a.usage) {
       reserved[r.clusterQueue][fr] += q;
       if (r.admitted) admitted[r.clusterQueue][fr] += q;
+    }
+    auto wl = a.object == nullptr ? schema::Workload::Reader()
+                                  : a.object->projection().getBody().getWorkload();
+    if (wl.getReclaimablePods().size() == 0) continue;
+    for (const auto& [fr, q] : recordedFlavorUsage(wl, nullptr)) {
+      auto held = a.usage.find(fr);
+      const Quantity back = q - (held == a.usage.end() ? Quantity() : held->second);
+      reclaimedReserved[r.clusterQueue][fr] += back;
+      if (r.admitted) reclaimedAdmitted[r.clusterQueue][fr] += back;
     }
   }
   QuotaTree tree(ctx.state, reserved);
@@ -100,8 +123,10 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
     q.reserved = c[1];
     q.admitted = c[2];
     if (cq.getHasStatus()) {
-      checkStatus(ctx, q.name, cq.getFlavorsReservation(), "flavorsReservation", q.quotas, false);
-      checkStatus(ctx, q.name, cq.getFlavorsUsage(), "flavorsUsage", q.quotas, true);
+      checkStatus(ctx, q.name, cq.getFlavorsReservation(), "flavorsReservation", q.quotas, false,
+                  reclaimedReserved[q.name]);
+      checkStatus(ctx, q.name, cq.getFlavorsUsage(), "flavorsUsage", q.quotas, true,
+                  reclaimedAdmitted[q.name]);
     }
     out.push_back(std::move(q));
   }

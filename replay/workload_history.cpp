@@ -14,7 +14,24 @@ struct Snapshot {
   WorkloadConditions conditions;
   std::string clusterQueue;
   ResourceList recorded;
+  ResourceList usage;
+  std::map<std::string, std::int32_t> reclaimable;  // status.reclaimablePods
 };
+
+// What the workload holds in its ClusterQueue (admissionUsage: resourceUsage
+// scaled down by status.reclaimablePods), summed over flavors.
+ResourceList heldUsage(schema::Workload::Reader wl) {
+  ResourceList out;
+  for (const auto& [fr, q] : admissionUsage(wl, nullptr)) out[fr.second] += q;
+  return out;
+}
+
+std::string reclaimableDetail(const std::map<std::string, std::int32_t>& reclaimable) {
+  std::string d;
+  for (const auto& [name, count] : reclaimable)
+    d += (d.empty() ? "" : ", ") + name + ": " + std::to_string(count) + " reclaimable";
+  return d.empty() ? "none reclaimable" : d;
+}
 
 std::string conditionDetail(schema::Workload::Reader wl, const char* type) {
   for (auto c : wl.getConditions()) {
@@ -43,6 +60,8 @@ class Tracker {
       now.conditions = conditionsOf(wl);
       now.clusterQueue = wl.getAdmissionClusterQueue().cStr();
       now.recorded = recordedUsage(wl, nullptr);
+      now.usage = heldUsage(wl);
+      for (auto rp : wl.getReclaimablePods()) now.reclaimable[rp.getName().cStr()] = rp.getCount();
       owners_.clear();
       owners_.insert(uid);
       for (auto o : p.getOwnerReferences()) owners_.insert(o.getUid().cStr());
@@ -99,6 +118,7 @@ class Tracker {
     e.state = last_.exists ? last_.conditions.state() : "Deleted";
     e.clusterQueue = last_.clusterQueue;
     e.recorded = last_.recorded;
+    e.usage = last_.usage;
     e.detail = detail;
     out_.entries.push_back(std::move(e));
   }
@@ -123,6 +143,11 @@ class Tracker {
     if (!a.finished && b.finished) emit(seq, t, "Finished", conditionDetail(*wl, "Finished"));
     if (before.exists && a.quotaReserved == b.quotaReserved && before.recorded != now.recorded) {
       emit(seq, t, "ChargeChanged", "");
+    }
+    // Kueue gives back the quota of reclaimable pods (podSetsCountsAfterReclaim)
+    // without touching resourceUsage: the held usage changes, `recorded` not.
+    if (before.exists && before.reclaimable != now.reclaimable) {
+      emit(seq, t, "ReclaimablePodsChanged", reclaimableDetail(now.reclaimable));
     }
     if (before.exists && !before.clusterQueue.empty() && !now.clusterQueue.empty() &&
         before.clusterQueue != now.clusterQueue) {

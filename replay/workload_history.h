@@ -1,7 +1,7 @@
 // One workload's life (ledger-query workload NS/NAME): every change of its
 // state - created, quota reserved, admitted, evicted, requeued, finished,
-// deleted - and of its recorded charge or ClusterQueue, with time and seq;
-// plus the DRA devices its pods held (claim allocated / released) and when.
+// deleted - and of its recorded charge, its reclaimable pods or ClusterQueue,
+// with time and seq; plus the DRA devices its pods held (claim allocated / released) and when.
 // Devices are attributed as the audit does: claim -> Pod -> owner uid shared
 // with the Workload.
 //
@@ -24,11 +24,15 @@ struct HistoryEntry {
   std::uint64_t seq = 0;
   std::int64_t timeNs = 0;
   std::string event;  // Created, QuotaReserved, Admitted, Evicted, Requeued, Finished, Deleted,
-                      // ChargeChanged, ClusterQueueChanged, DeviceAllocated, DeviceReleased
+                      // ChargeChanged, ReclaimablePodsChanged, ClusterQueueChanged,
+                      // DeviceAllocated, DeviceReleased
   std::string state;  // the workload's state after the change
   std::string clusterQueue;
-  ResourceList recorded;  // after the change
-  std::string detail;     // condition reason/message, or the device and claim
+  ResourceList recorded;  // after the change: status.admission's resourceUsage
+  // What it holds in its ClusterQueue after the change: `recorded` scaled
+  // down by status.reclaimablePods (workload_usage.h admissionUsage).
+  ResourceList usage;
+  std::string detail;  // condition reason/message, or the device and claim
 };
 
 struct WorkloadHistory {

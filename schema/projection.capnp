@@ -128,6 +128,14 @@ struct Workload {
   admissionClusterQueue @6 :Text;
   podSetAssignments @7 :List(PodSetAssignment);
   active @8 :Bool = true;
+  # status.reclaimablePods: pods of a pod set that have finished and whose
+  # quota Kueue gives back (pkg/workload podSetsCountsAfterReclaim).
+  reclaimablePods @9 :List(ReclaimablePod);
+
+  struct ReclaimablePod {
+    name @0 :Text;
+    count @1 :Int32;
+  }
 }
 
 struct ResourceQuota {

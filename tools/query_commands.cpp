@@ -101,22 +101,25 @@ int runWorkload(const Ledger& ledger, const QueryArgs& args, std::ostream& out) 
                               {"state", e.state},
                               {"clusterQueue", e.clusterQueue},
                               {"recorded", resourcesJson(e.recorded)},
+                              {"usage", resourcesJson(e.usage)},
                               {"detail", e.detail}});
     }
     out << j.dump(2) << "\n";
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
+  const auto join = [](const replay::ResourceList& list) {
+    std::string s;
+    for (const auto& [r, q] : list) s += (s.empty() ? "" : ",") + r + "=" + q.toString();
+    return s.empty() ? std::string("-") : s;
+  };
   for (const auto& e : history.entries) {
-    std::string charge;
-    for (const auto& [r, q] : e.recorded)
-      charge += (charge.empty() ? "" : ",") + r + "=" + q.toString();
     rows.push_back({formatRfc3339(e.timeNs), std::to_string(e.seq), e.event, e.state,
-                    e.clusterQueue.empty() ? "-" : e.clusterQueue, charge.empty() ? "-" : charge,
+                    e.clusterQueue.empty() ? "-" : e.clusterQueue, join(e.recorded), join(e.usage),
                     e.detail.empty() ? "-" : e.detail});
   }
   out << replay::renderTable(
-      {"TIME", "SEQ", "EVENT", "STATE", "CLUSTERQUEUE", "RECORDED", "DETAIL"}, rows);
+      {"TIME", "SEQ", "EVENT", "STATE", "CLUSTERQUEUE", "RECORDED", "USAGE", "DETAIL"}, rows);
   return kExitOk;
 }
 

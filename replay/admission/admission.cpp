@@ -113,15 +113,23 @@ std::vector<PodSetRequest> podSetRequests(const WorkloadRequests& reqs,
                                           schema::Workload::Reader wl) {
   std::vector<PodSetRequest> out;
   auto specs = wl.getPodSets();
+  // totalRequestsFromPodSets counts the pods podSetsCountsAfterReclaim
+  // leaves: a workload evicted with reclaimable pods keeps the count
+  // (kueue#14609) and asks for that much less when it is tried again.
+  const auto afterReclaim = podSetsCountsAfterReclaim(wl);
   for (std::size_t i = 0; i < reqs.podSets.size() && i < specs.size(); ++i) {
     const PodSetRequests& ps = reqs.podSets[i];
+    std::int64_t count = ps.count;
+    if (auto it = afterReclaim.find(ps.name); it != afterReclaim.end()) {
+      count = std::min<std::int64_t>(count, it->second);
+    }
     PodSetRequest r;
     r.name = ps.name;
-    r.count = static_cast<std::int32_t>(ps.count);
+    r.count = static_cast<std::int32_t>(count);
     r.podSpec = specs[static_cast<unsigned>(i)].getTemplate();
     // totalRequestsFromPodSets: per-pod ResourceValue, floored at 0, times count.
     for (const auto& [name, q] : ps.perPod) {
-      r.requests[name] = std::max<Int128>(0, kueueUnits(name, q)) * ps.count;
+      r.requests[name] = std::max<Int128>(0, kueueUnits(name, q)) * count;
     }
     out.push_back(std::move(r));
   }

@@ -331,3 +331,48 @@ TEST_CASE("projectors take a default for non-string fields they only name", "[pr
   REQUIRE_NOTHROW(bytes = ingest::projectObject(slice));
   CHECK(problemsOf(bytes).find("device  attribute a has no bool") != std::string::npos);
 }
+
+// status.reclaimablePods, which the simulated cluster never writes: the
+// reader's projection keeps it as the projector does, in its usual form and
+// with entries of the wrong type, and the projection carries it.
+TEST_CASE("the reader's projection is the projector's: a Workload's reclaimablePods",
+          "[projection]") {
+  const std::string head =
+      R"({"type":"MODIFIED","object":{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload",)"
+      R"("metadata":{"name":"w","namespace":"n","uid":"u","resourceVersion":")";
+  const std::string spec =
+      R"("},"spec":{"queueName":"lq","podSets":[{"name":"main","count":4,"template":{"spec":)"
+      R"({"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}}]},"status":{)"
+      R"("admission":{"clusterQueue":"cq","podSetAssignments":[{"name":"main","count":4,)"
+      R"("flavors":{"cpu":"default"},"resourceUsage":{"cpu":"4"}}]},"reclaimablePods":)";
+  const std::vector<std::string> reclaimable = {
+      R"([{"name":"main","count":2}])",
+      R"([{"name":"main","count":2},{"name":"other","count":1}])",
+      R"([])",
+      R"([{"name":"main"}])",
+      R"([{"name":7,"count":"2"},3,null])",
+      R"({"name":"main","count":2})",
+      R"(null)",
+  };
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < reclaimable.size(); ++i) {
+    lines.push_back(head + std::to_string(i + 1) + spec + reclaimable[i] + "}}}");
+  }
+  const ReaderCheck result = checkReader(lines);
+  CHECK(result.projected == lines.size());
+
+  const std::string bytes = ingest::projectObject(wholeObject(lines[1]));
+  auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), bytes.data(), words.size() * sizeof(capnp::word));
+  capnp::FlatArrayMessageReader reader(words);
+  auto pods = reader.getRoot<schema::Projection>().getBody().getWorkload().getReclaimablePods();
+  REQUIRE(pods.size() == 2);
+  CHECK(pods[0].getName() == "main");
+  CHECK(pods[0].getCount() == 2);
+  CHECK(pods[1].getName() == "other");
+  CHECK(pods[1].getCount() == 1);
+  CHECK(problemsOf(ingest::projectObject(wholeObject(lines[4])))
+            .find("status.reclaimablePods.count is not an integer") != std::string::npos);
+  CHECK(problemsOf(ingest::projectObject(wholeObject(lines[5])))
+            .find("status.reclaimablePods is not a list") != std::string::npos);
+}

@@ -233,6 +233,54 @@ TEST_CASE("StatusMismatch: the ClusterQueue's own status against recomputed usag
   CHECK(mismatches == 1);  // 1000m equals 1: only flavorsUsage disagrees
 }
 
+// pkg/cache adds Info.ResourceUsage() (totalRequestsFromAdmission, scaled
+// down by status.reclaimablePods) to the ClusterQueue, and the queue's status
+// reports that: a Kueue that applied the reclaim agrees with the rows, one
+// whose count went stale (kueue#14609) does not.
+TEST_CASE("StatusMismatch: reclaimablePods in the rows and in the ClusterQueue's status",
+          "[replay][findings][reclaim]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  Json spec = {
+      {"containers", Json::array({container("c", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}})})}};
+  Json cq = clusterQueue("cq", "v1beta2", "", {{"default", {{"cpu", 10}, {"nvidia.com/gpu", 8}}}});
+  auto status = [](const std::string& cpu, const std::string& gpu) {
+    Json resources = Json::array(
+        {{{"name", "cpu"}, {"total", cpu}}, {{"name", "nvidia.com/gpu"}, {"total", gpu}}});
+    Json flavors = Json::array({{{"name", "default"}, {"resources", resources}}});
+    return Json{{"flavorsReservation", flavors}, {"flavorsUsage", flavors}};
+  };
+  Json wl = admitted(workload("ns", "w", "lq", Json::array({podSet("main", 4, spec)})), "cq",
+                     "default", {{"cpu", "4"}, {"nvidia.com/gpu", "4"}});
+  Json reclaimed = withRv(wl, "2");
+  reclaimed["status"]["reclaimablePods"] = Json::array({{{"name", "main"}, {"count", 3}}});
+  ingestText(*ledger, event("ADDED", resourceFlavor("default")) +
+                          event("ADDED", with(cq, "status", status("4", "4"))) +
+                          event("ADDED", localQueue("ns", "lq", "cq")) + event("ADDED", wl) +
+                          event("MODIFIED", reclaimed) +
+                          event("MODIFIED", with(withRv(cq, "2"), "status", status("1", "1"))));
+  auto r = reportOf(*ledger);
+  CHECK(row(r, "cq", "default", "cpu")->reserved == Quantity::parse("1"));
+  CHECK(row(r, "cq", "default", "nvidia.com/gpu")->admitted == Quantity::parse("1"));
+  CHECK(q(findWorkload(r, "ns", "w")->recorded, "nvidia.com/gpu") == "4");
+  CHECK_FALSE(hasFinding(r, "StatusMismatch"));
+  CHECK_FALSE(hasFinding(r, "ChargeMismatch"));
+
+  // The status still charging all 4 pods disagrees, in both fields and both
+  // resources, with the usage the workloads hold after the reclaim.
+  ingestText(*ledger, event("MODIFIED", with(withRv(cq, "3"), "status", status("4", "4"))));
+  r = reportOf(*ledger);
+  int mismatches = 0;
+  for (const auto& f : r.findings) {
+    if (f.type != "StatusMismatch") continue;
+    ++mismatches;
+    CHECK(f.object == "ClusterQueue cq");
+    CHECK_THAT(f.message, Catch::EndsWith(": status says 4, workloads add up to 1 (resourceUsage 4 "
+                                          "less 3 for status.reclaimablePods)"));
+  }
+  CHECK(mismatches == 4);
+}
+
 TEST_CASE("a malformed quantity is a finding on its object, not a crash", "[replay][findings]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));

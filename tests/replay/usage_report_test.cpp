@@ -186,3 +186,43 @@ TEST_CASE("workload history lists the DRA devices the workload's pods held and w
   CHECK(std::find(events.begin(), events.end(), "DeviceReleased gpu.nvidia.com/node-1/gpu-0") !=
         events.end());
 }
+
+// Kueue's cache holds totalRequestsFromAdmission: resourceUsage scaled down
+// by status.reclaimablePods. The period integral and the workload's history
+// follow the held usage; `recorded` stays what Kueue charged at admission.
+TEST_CASE("report and history: totalRequestsFromAdmission after reclaimablePods",
+          "[report][history][reclaim]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  Json spec = {{"containers", Json::array({container("c", {{"nvidia.com/gpu", "1"}})})}};
+  Json w = admitted(workload("ns", "w", "lq", Json::array({podSet("main", 4, spec)})), "cq",
+                    "default", {{"nvidia.com/gpu", "4"}});
+  Json reclaimed = w;
+  reclaimed["metadata"]["resourceVersion"] = "2";
+  reclaimed["status"]["reclaimablePods"] = Json::array({{{"name", "main"}, {"count", 2}}});
+  ingestText(
+      *ledger,
+      event("ADDED", resourceFlavor("default"), "2026-11-01T09:00:00Z") +
+          event("ADDED", clusterQueue("cq", "v1beta2", "", {{"default", {{"nvidia.com/gpu", 8}}}}),
+                "2026-11-01T09:00:00Z") +
+          event("ADDED", localQueue("ns", "lq", "cq"), "2026-11-01T09:00:00Z") +
+          event("ADDED", w, "2026-11-01T10:00:00Z") +
+          event("MODIFIED", reclaimed, "2026-11-01T11:00:00Z"));
+  auto p =
+      replay::computeUsagePeriod(*ledger, at("2026-11-01T10:00:00Z"), at("2026-11-01T12:00:00Z"),
+                                 replay::GroupBy::kWorkload, std::nullopt);
+  const auto* r = rowOf(p, "ns/w", "nvidia.com/gpu");
+  REQUIRE(r != nullptr);
+  // 4 GPUs for an hour, then 2 for an hour.
+  CHECK(r->reserved.seconds() == "21600.000000000");
+
+  const auto h = replay::workloadHistory(*ledger, "ns", "w", std::nullopt, std::nullopt);
+  REQUIRE(h.found);
+  REQUIRE(!h.entries.empty());
+  const auto& last = h.entries.back();
+  CHECK(last.event == "ReclaimablePodsChanged");
+  CHECK(last.detail == "main: 2 reclaimable");
+  CHECK(q(last.recorded, "nvidia.com/gpu") == "4");
+  CHECK(q(last.usage, "nvidia.com/gpu") == "2");
+  for (const auto& e : h.entries) CHECK(e.event != "ChargeChanged");
+}

@@ -146,6 +146,55 @@ TEST_CASE("admission: lower-priority workloads are preemption candidates under t
   CHECK(r.preemptionCandidates[0].holds.at("default-flavor").at("nvidia.com/gpu") == "4");
 }
 
+// The usage a reserved workload holds is pkg/workload
+// totalRequestsFromAdmission: its resourceUsage scaled down to the pods
+// status.reclaimablePods leaves (4 pods of 1 GPU, 2 reclaimable: 2 GPUs).
+TEST_CASE("admission: totalRequestsFromAdmission of the workloads holding quota",
+          "[admission][reclaim]") {
+  Fixture f;
+  gpuCluster(f, {{"preemption", {{"withinClusterQueue", "LowerPriority"}}}});
+  Json running = gpuWorkload("running", 1, "team-a", 1);
+  running["spec"]["podSets"][0]["count"] = 4;
+  running["status"]["admission"]["podSetAssignments"][0]["count"] = 4;
+  running["status"]["admission"]["podSetAssignments"][0]["resourceUsage"] = {
+      {"nvidia.com/gpu", "4"}};
+  running["status"]["reclaimablePods"] = Json::array({{{"name", "main"}, {"count", 2}}});
+  f.add(running);
+  f.add(gpuWorkload("fits", 2, "", 100));
+  f.add(gpuWorkload("short", 3, "", 100));
+  CHECK(evaluate(f, "fits").fits);
+  const AdmissionReport r = evaluate(f, "short");
+  CHECK_FALSE(r.fits);
+  REQUIRE(r.podSets.size() == 1);
+  REQUIRE(r.podSets[0].shortfalls.size() == 1);
+  CHECK(r.podSets[0].shortfalls[0].available == "2");
+  REQUIRE(r.preemptionCandidates.size() == 1);
+  CHECK(r.preemptionCandidates[0].holds.at("default-flavor").at("nvidia.com/gpu") == "2");
+}
+
+// A workload tried again keeps its status.reclaimablePods; Kueue's
+// totalRequestsFromPodSets asks for the pods podSetsCountsAfterReclaim leaves.
+TEST_CASE("admission: totalRequestsFromPodSets counts the pods left after reclaim",
+          "[admission][reclaim]") {
+  Fixture f;
+  gpuCluster(f);
+  f.add(gpuWorkload("running", 2, "team-a"));
+  Json waiting = gpuWorkload("waiting", 1, "");
+  waiting["spec"]["podSets"][0]["count"] = 4;
+  Json reclaimed = waiting;
+  reclaimed["metadata"]["name"] = "reclaimed";
+  reclaimed["metadata"]["uid"] = "uid-reclaimed";
+  reclaimed["status"]["reclaimablePods"] = Json::array({{{"name", "main"}, {"count", 2}}});
+  f.add(waiting);
+  f.add(reclaimed);
+  const AdmissionReport whole = evaluate(f, "waiting");
+  CHECK_FALSE(whole.fits);
+  REQUIRE(whole.podSets.size() == 1);
+  REQUIRE(whole.podSets[0].shortfalls.size() == 1);
+  CHECK(whole.podSets[0].shortfalls[0].requested == "4");
+  CHECK(evaluate(f, "reclaimed").fits);  // 2 pods of 1 GPU in the 2 left
+}
+
 TEST_CASE("admission: queue problems are answered in Kueue's words", "[admission]") {
   Fixture f;
   gpuCluster(f);
