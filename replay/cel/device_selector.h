@@ -25,12 +25,12 @@
 // produce a bool. Attribute values are typed dyn, so what can be checked
 // statically is (compile error), the rest fails at evaluation.
 //
-// Known differences: matches() runs std::regex on an RE2-like translation
-// (see regex.h); quantity.isInteger()/asInteger() answer by value, whereas
-// upstream's answer also depends on the internal representation (it says
-// false for "1000m" or "1.5Gi"); quantities beyond 128-bit nanos are
-// rejected; the runtime cost limit counts evaluated nodes and sized work, not
-// cel-go's exact cost units. Limits (cel_limits.h): 10 KiB expressions,
+// matches() uses RE2, the syntax and semantics of cel-go's Go regexp (see
+// regex.h). Known differences: quantity.isInteger()/asInteger() answer by
+// value, whereas upstream's answer also depends on the internal
+// representation (it says false for "1000m" or "1.5Gi"); quantities beyond
+// 128-bit nanos are rejected; the runtime cost limit counts evaluated nodes
+// and sized work, not cel-go's exact cost units. Limits (cel_limits.h): 10 KiB expressions,
 // nesting depth 100, cost 1e6.
 //
 // Thread safety: a compiled DeviceSelector is immutable and may be evaluated

@@ -394,7 +394,7 @@ TEST_CASE("Static type errors are compile errors", "[cel]") {
   expectCompileError("[1, 'a'] == [1]", "expected type 'int' but found 'string'");
   expectCompileError(R"(device.driver.x == "a")", "does not support field selection");
   expectCompileError(R"(device.driver + 1 == "a")", "found no matching overload for '_+_'");
-  expectCompileError(R"("a".matches("(") )", "invalid regular expression");
+  expectCompileError(R"("a".matches("(") )", "invalid matches argument");
   expectCompileError("device",
                      "must evaluate to bool or the unknown type, not kubernetes.DRADevice");
   expectCompileError(R"(quantity("1") < quantity("2"))", "found no matching overload for '_<_'");
@@ -456,8 +456,7 @@ TEST_CASE("Hostile input is rejected at compile time", "[cel]") {
     CHECK_THAT(compileError("\"\xff\" == \"\""), Catch::Contains("not valid UTF-8"));
   }
   SECTION("regex limits") {
-    expectCompileError(R"("a".matches("(a{1000}){1000}"))", "invalid regular expression");
-    expectCompileError(R"("a".matches("(?s).*"))", "invalid regular expression");
+    expectCompileError(R"("a".matches("(a{1000}){1000}"))", "invalid matches argument");
     // Would backtrack exponentially in an ECMAScript engine.
     expectMatch(R"("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!".matches("^(a+)+$"))", false);
   }
