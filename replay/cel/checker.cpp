@@ -364,8 +364,9 @@ bool check(Node& root, CompileError& error) {
   }
   // compile.go: "must evaluate to bool or the unknown type".
   if (!isBoolish(root.type)) {
-    error = CompileError{root.pos,
-                         "must evaluate to bool or the unknown type, not " + root.type.name()};
+    error =
+        CompileError{root.pos, "must evaluate to bool or the unknown type, not " + root.type.name(),
+                     /*celIssue=*/false};
     return false;
   }
   return true;

@@ -35,10 +35,11 @@
 //
 // Thread safety: a compiled DeviceSelector is immutable and may be evaluated
 // from several threads; SelectorCache is not thread-safe (one per replay).
-// Errors: compile problems are returned (tryCompile), formatted like cel-go's
-// "ERROR: <input>:line:column: message" with a 1-based column; evaluation
-// problems are returned in EvalResult; nothing here throws for bad
-// expressions.
+// Errors: compile problems are returned (tryCompile) as k8s' CompilationResult
+// Error.Detail: "compilation failed: ERROR: <input>:line:column: message" (a
+// cel-go issue, 1-based column), or compile.go's own plain message such as
+// "must evaluate to bool or the unknown type, not int"; evaluation problems
+// are returned in EvalResult; nothing here throws for bad expressions.
 #pragma once
 
 #include <boost/container/flat_map.hpp>

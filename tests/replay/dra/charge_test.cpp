@@ -259,6 +259,35 @@ TEST_CASE(
                           "exactly.selectors: Invalid value: null: ResourceClaimTemplate t: ") &&
             Catch::Contains("CEL compilation failed: compilation failed: "));
   }
+  SECTION("compileCELSelectors: Kueue's context, then dracel's detail, each once") {
+    // Kueue prefixes "CEL compilation failed" to CompilationResult.Error.Detail,
+    // which k8s.io/dynamic-resource-allocation/cel starts "compilation failed: ".
+    Json reqs = Json::array(
+        {exactRequest("gpu", "gpu.nvidia.com",
+                      {{"selectors", Json::array({{{"cel", {{"expression", "foo == 1"}}}}})}})});
+    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                 event("ADDED", rctWorkload("w", "t")));
+    REQUIRE(o.errors.size() == 1);
+    CHECK(o.errors[0] ==
+          "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0].exactly.selectors: "
+          "Invalid value: null: ResourceClaimTemplate t: "
+          "devices.requests[0].exactly.selectors[0].cel.expression: Invalid value: \"foo == 1\": "
+          "CEL compilation failed: compilation failed: ERROR: <input>:1:1: undeclared reference "
+          "to 'foo' (in container '')\n | foo == 1\n | ^");
+  }
+  SECTION("resolveAndCompileDeviceClass: an invalid DeviceClass selector, prefixed once") {
+    Json reqs = Json::array({exactRequest(
+        "gpu", "bad.example.com",
+        {{"selectors", Json::array({{{"cel", {{"expression", "device.driver != ''"}}}}})}})});
+    auto o =
+        run(base + event("ADDED", deviceClass("bad.example.com", {"1"})) +
+            event("ADDED", claimTemplate("ns", "t", reqs)) + event("ADDED", rctWorkload("w", "t")));
+    REQUIRE(o.errors.size() == 1);
+    CHECK(o.errors[0] ==
+          "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0][0].cel.expression: "
+          "Invalid value: \"1\": ResourceClaimTemplate t: DeviceClass bad.example.com has invalid "
+          "CEL selector: must evaluate to bool or the unknown type, not int");
+  }
   SECTION("a missing key is an evaluation error, not false") {
     Json reqs = Json::array({exactRequest(
         "gpu", "gpu.nvidia.com",
