@@ -98,7 +98,7 @@ void projectDevice(FieldReader& fr, const Json& dev, schema::Device::Builder b) 
       } else {
         fr.problem("device " + dev.value("name", std::string()) + " attribute " + std::string(key) +
                    " has no bool, int, string or version value");
-        a.getValue().setString("");
+        a.getValue().setNone();
       }
     }
   }

@@ -240,6 +240,11 @@ struct DeviceAttribute {
     int @2 :Int64;
     string @3 :Text;
     version @4 :Text;
+    # None of the above was set. API validation requires one, but a stored
+    # slice may lack it; DRA's CEL then fails every evaluation on the device
+    # (dynamic-resource-allocation/cel getAttributeValue). Ledgers written
+    # before this member hold such an attribute as string "".
+    none @5 :Void;
   }
 }
 

@@ -354,6 +354,16 @@ TEST_CASE("Errors are errors, not false", "[cel]") {
                      "no such key: missing", d);
     expectMatchError(R"(!device.attributes["dra.example.com"].missing)", "no such key: missing", d);
   }
+  SECTION("map index of a missing key, in cel-go's words") {
+    // DeviceMatches' inner maps are plain Go maps: a missing id is cel-go's
+    // "no such key", for attributes and capacity alike, by index or field.
+    const Device c = DeviceBuilder(kDriver).cap("memory", "80Gi").device;
+    const EvalResult byIndex = run(R"(device.attributes["dra.example.com"]["model"] == "")", d);
+    CHECK(byIndex.error == "no such key: model");
+    const EvalResult capacity =
+        run(R"(device.capacity["dra.example.com"].cores.isGreaterThan(quantity("1")))", c);
+    CHECK(capacity.error == "no such key: cores");
+  }
   SECTION("&& and || absorb errors as CEL defines, in either order") {
     expectMatch(R"(false && device.attributes["dra.example.com"].missing)", false, d);
     expectMatch(R"(device.attributes["dra.example.com"].missing && false)", false, d);

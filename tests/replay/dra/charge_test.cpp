@@ -288,6 +288,28 @@ TEST_CASE(
           "Invalid value: \"1\": ResourceClaimTemplate t: DeviceClass bad.example.com has invalid "
           "CEL selector: must evaluate to bool or the unknown type, not int");
   }
+  SECTION("DeviceMatches: an attribute without a value fails every evaluation on its device") {
+    // k8s.io/dynamic-resource-allocation/cel getAttributeValue: "unsupported
+    // attribute value", before the expression runs; not an empty string.
+    Json valueless = device("gpu-2", {{"type", {{"string", "gpu"}}}, {"model", Json::object()}});
+    Json reqs = Json::array({exactRequest(
+        "gpu", "gpu.nvidia.com",
+        {{"selectors",
+          Json::array(
+              {{{"cel",
+                 {{"expression", "device.attributes['gpu.nvidia.com'].model != 'h100'"}}}}})}})});
+    auto o =
+        run(base +
+            event("MODIFIED", resourceSlice("node-1-gpus", "gpu.nvidia.com", "node-1", 1, 1,
+                                            Json::array({valueless}), nullptr, "2")) +
+            event("ADDED", claimTemplate("ns", "t", reqs)) + event("ADDED", rctWorkload("w", "t")));
+    CHECK(o.gpu == "<absent>");
+    REQUIRE(o.errors.size() == 1);
+    CHECK(o.errors[0] ==
+          "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0].exactly.selectors: "
+          "Invalid value: null: ResourceClaimTemplate t: CEL evaluation failed for DeviceClass "
+          "gpu.nvidia.com: attribute model: unsupported attribute value");
+  }
   SECTION("a missing key is an evaluation error, not false") {
     Json reqs = Json::array({exactRequest(
         "gpu", "gpu.nvidia.com",
@@ -582,6 +604,27 @@ TEST_CASE("counters.go processCounterCharge: fewer matching devices than count i
                  "insufficient matching devices for CEL selector in DeviceClass mig.nvidia.com") ||
                  Catch::Contains("insufficient matching devices for counter driver: 1 device(s) "
                                  "match but 2 requested"));
+}
+
+TEST_CASE(
+    "counters.go matchDevicesWithSelectors: a device attribute without a value is an evaluation "
+    "error",
+    "[dra][counter]") {
+  // DeviceMatches fails on the device before any selector runs (getAttributeValue:
+  // "unsupported attribute value"); Kueue reports the first failing stage.
+  Json gpu = wholeGpu("gpu-0", "gpu-0-cs");
+  gpu["attributes"]["uuid"] = Json::object();
+  auto o = run(migCluster() +
+                   event("MODIFIED", resourceSlice("node-1-devices", "gpu.nvidia.com", "node-1", 1,
+                                                   2, Json::array({gpu}), nullptr, "2")) +
+                   migTemplate("") + event("ADDED", rctWorkload("w", "t")),
+               "gpu.memory");
+  CHECK(o.gpu == "<absent>");
+  REQUIRE(o.errors.size() == 1);
+  CHECK(o.errors[0] ==
+        "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0]: Internal error: CEL "
+        "evaluation error in deviceSelector for device gpu-0: attribute uuid: unsupported "
+        "attribute value");
 }
 
 TEST_CASE("counters.go groupSlicesByPool: incomplete pools are not matched", "[dra][counter]") {
