@@ -205,6 +205,12 @@ struct DeviceRequest {
   adminAccess @5 :Bool;
   selectors @6 :List(Text);      # CEL expressions
   capacityRequests @7 :List(CapacityRequest);
+  # A v1/v1beta2 request with no `exactly` (Kueue: "Exactly must be set if
+  # FirstAvailable is nil"). v1beta1 keeps the fields on the request, which
+  # the API converts to `exactly`, so those never set it. Ledgers written
+  # before this field read false: such a request is then an exact request
+  # of no class, which Kueue does not charge.
+  exactlyUnset @8 :Bool;
 }
 
 struct ResourceClaimTemplate {

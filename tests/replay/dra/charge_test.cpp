@@ -161,6 +161,39 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "claims.go countDevicesPerClass: Exactly must be set; an exact request without a class is "
+    "skipped",
+    "[dra][rct]") {
+  const std::string base = cluster(Json::array({gpuMapping()}));
+  SECTION("v1: neither exactly nor firstAvailable") {
+    auto o = run(base + event("ADDED", claimTemplate("ns", "t", Json::array({{{"name", "gpu"}}}))) +
+                 event("ADDED", rctWorkload("w", "t")));
+    REQUIRE(o.errors.size() == 1);
+    CHECK(o.errors[0] ==
+          "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0]: Invalid value: "
+          "null: ResourceClaimTemplate t: Exactly must be set if FirstAvailable is nil");
+  }
+  SECTION("v1: exactly without deviceClassName is not charged (dc == \"\": continue)") {
+    Json reqs = Json::array(
+        {{{"name", "a"}, {"exactly", {{"count", 2}}}}, exactRequest("b", "gpu.nvidia.com")});
+    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                 event("ADDED", rctWorkload("w", "t")));
+    CHECK(o.errors.empty());
+    CHECK(o.gpu == "1");
+  }
+  SECTION("v1beta1: the request's own fields are its exactly (API conversion)") {
+    Json tmpl =
+        claimTemplate("ns", "t",
+                      Json::array({{{"name", "a"}, {"count", 2}},
+                                   {{"name", "b"}, {"deviceClassName", "gpu.nvidia.com"}}}));
+    tmpl["apiVersion"] = "resource.k8s.io/v1beta1";
+    auto o = run(base + event("ADDED", tmpl) + event("ADDED", rctWorkload("w", "t")));
+    CHECK(o.errors.empty());
+    CHECK(o.gpu == "1");
+  }
+}
+
 TEST_CASE("claims.go: an unmapped DeviceClass is NotFound and raises UnmappedDeviceClass",
           "[dra][rct]") {
   auto o = run(cluster(Json::array({gpuMapping({"gpu.nvidia.com"})})) +
