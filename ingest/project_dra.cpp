@@ -37,12 +37,24 @@ void fillCounters(FieldReader& fr, const Json& counters, InitFn init) {
   }
 }
 
-void projectRequest(FieldReader& fr, const Json& req, schema::DeviceRequest::Builder b) {
+// v1 and v1beta2 nest a request's fields under `exactly`; v1beta1 and
+// v1alpha3 keep them on the request itself.
+bool nestsExactly(const Json& obj) {
+  JsonPtr apiVersion = FieldReader::member(obj, "apiVersion");
+  if (!apiVersion.has_value() || !apiVersion->is_string()) return true;
+  const std::string v = apiVersion->get<std::string>();
+  return v != "resource.k8s.io/v1beta1" && v != "resource.k8s.io/v1alpha3";
+}
+
+void projectRequest(FieldReader& fr, const Json& req, bool nested,
+                    schema::DeviceRequest::Builder b) {
   b.setName(fr.string(req, "name", "requests"));
   JsonPtr exactly = FieldReader::member(req, "exactly");
   JsonPtr firstAvailable = FieldReader::member(req, "firstAvailable");
   if (firstAvailable.has_value() && firstAvailable->is_array() && !firstAvailable->empty()) {
     b.setFirstAvailable(true);
+  } else if (nested && !(exactly.has_value() && exactly->is_object())) {
+    b.setExactlyUnset(true);
   }
   // v1beta1 keeps the fields on the request itself.
   const Json& src = exactly.has_value() ? *exactly : req;
@@ -66,13 +78,14 @@ void projectRequest(FieldReader& fr, const Json& req, schema::DeviceRequest::Bui
   }
 }
 
-void projectRequests(FieldReader& fr, JsonPtr devices, auto init) {
+void projectRequests(FieldReader& fr, const Json& obj, JsonPtr devices, auto init) {
   if (!devices) return;
   JsonPtr reqs = fr.array(*devices, "requests", "devices");
   if (!reqs) return;
+  const bool nested = nestsExactly(obj);
   auto l = init(static_cast<unsigned>(reqs->size()));
   unsigned i = 0;
-  for (const Json& r : *reqs) projectRequest(fr, r, l[i++]);
+  for (const Json& r : *reqs) projectRequest(fr, r, nested, l[i++]);
 }
 
 void projectDevice(FieldReader& fr, const Json& dev, schema::Device::Builder b) {
@@ -98,7 +111,7 @@ void projectDevice(FieldReader& fr, const Json& dev, schema::Device::Builder b) 
       } else {
         fr.problem("device " + dev.value("name", std::string()) + " attribute " + std::string(key) +
                    " has no bool, int, string or version value");
-        a.getValue().setString("");
+        a.getValue().setNone();
       }
     }
   }
@@ -159,12 +172,12 @@ void projectDeviceClass(FieldReader& fr, const Json& obj, schema::DeviceClass::B
 
 void projectResourceClaimTemplate(FieldReader& fr, const Json& obj,
                                   schema::ResourceClaimTemplate::Builder out) {
-  projectRequests(fr, FieldReader::path(obj, {"spec", "spec", "devices"}),
+  projectRequests(fr, obj, FieldReader::path(obj, {"spec", "spec", "devices"}),
                   [&](unsigned n) { return out.initRequests(n); });
 }
 
 void projectResourceClaim(FieldReader& fr, const Json& obj, schema::ResourceClaim::Builder out) {
-  projectRequests(fr, FieldReader::path(obj, {"spec", "devices"}),
+  projectRequests(fr, obj, FieldReader::path(obj, {"spec", "devices"}),
                   [&](unsigned n) { return out.initRequests(n); });
   JsonPtr status = fr.object(obj, "status", "ResourceClaim");
   if (!status) return;

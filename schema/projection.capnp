@@ -217,6 +217,12 @@ struct DeviceRequest {
   adminAccess @5 :Bool;
   selectors @6 :List(Text);      # CEL expressions
   capacityRequests @7 :List(CapacityRequest);
+  # A v1/v1beta2 request with no `exactly` (Kueue: "Exactly must be set if
+  # FirstAvailable is nil"). v1beta1 keeps the fields on the request, which
+  # the API converts to `exactly`, so those never set it. Ledgers written
+  # before this field read false: such a request is then an exact request
+  # of no class, which Kueue does not charge.
+  exactlyUnset @8 :Bool;
 }
 
 struct ResourceClaimTemplate {
@@ -252,6 +258,11 @@ struct DeviceAttribute {
     int @2 :Int64;
     string @3 :Text;
     version @4 :Text;
+    # None of the above was set. API validation requires one, but a stored
+    # slice may lack it; DRA's CEL then fails every evaluation on the device
+    # (dynamic-resource-allocation/cel getAttributeValue). Ledgers written
+    # before this member hold such an attribute as string "".
+    none @5 :Void;
   }
 }
 

@@ -6,7 +6,7 @@ packages=(
   build-essential meson ninja-build pkg-config python3
   librocksdb-dev capnproto libcapnp-dev nlohmann-json3-dev libspdlog-dev
   libboost-program-options-dev catch2 libssl-dev libyaml-cpp-dev libcurl4-openssl-dev libpugixml-dev libcpp-httplib-dev
-  libsimdjson-dev libjemalloc-dev libxxhash-dev
+  libsimdjson-dev libjemalloc-dev libxxhash-dev libre2-dev
 )
 missing=()
 for p in "${packages[@]}"; do

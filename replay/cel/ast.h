@@ -42,6 +42,9 @@ enum class Macro : std::uint8_t { kAll, kExists, kExistsOne, kMap, kFilter };
 struct CompileError {
   std::uint32_t pos = 0;  // byte offset into the expression
   std::string message;
+  // A cel-go issue (parse or type-check), reported with its position; false
+  // for compile.go's own checks after env.Compile, whose detail is plain.
+  bool celIssue = true;
 };
 
 using NodePtr = std::unique_ptr<DeviceSelector::Node>;

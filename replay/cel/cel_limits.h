@@ -21,10 +21,8 @@ inline constexpr int kMaxNestingDepth = 100;
 inline constexpr std::uint64_t kMaxEvaluationCost = 1'000'000;
 // Nested comprehension / cel.bind variables in scope at once.
 inline constexpr int kMaxLocals = 16;
-// Regular expressions: text length, and the size after expanding counted
-// repetitions (std::regex builds one NFA state per expanded atom).
-inline constexpr std::size_t kMaxRegexBytes = 1024;
-inline constexpr std::size_t kMaxRegexProgram = 5000;
-inline constexpr int kMaxRegexNesting = 32;
+// Regular expressions need no limit of their own: RE2 matches in time linear
+// in the text and refuses a pattern whose program outgrows its memory budget
+// (Go's regexp likewise reports "expression too large").
 
 }  // namespace ledger::cel

@@ -255,13 +255,13 @@ class Checker {
     } else {
       n.type = Type(result);
     }
-    // cel.ValidateRegexLiterals: a constant pattern must compile, and is
-    // compiled only once.
+    // cel.ValidateRegexLiterals (Kubernetes' base environment enables it): a
+    // constant pattern must compile, and is compiled only once.
     if (n.name == "matches" && n.children[1]->kind == NodeKind::kLiteral &&
         n.children[1]->value.kind == ValueKind::kString) {
       std::string error;
       n.regex = Regex::compile(n.children[1]->value.str, error);
-      if (!n.regex) fail(n.children[1]->pos, "invalid regular expression: " + error);
+      if (!n.regex) fail(n.children[1]->pos, "invalid matches argument");
     }
     fold(n);
   }
@@ -364,8 +364,9 @@ bool check(Node& root, CompileError& error) {
   }
   // compile.go: "must evaluate to bool or the unknown type".
   if (!isBoolish(root.type)) {
-    error = CompileError{root.pos,
-                         "must evaluate to bool or the unknown type, not " + root.type.name()};
+    error =
+        CompileError{root.pos, "must evaluate to bool or the unknown type, not " + root.type.name(),
+                     /*celIssue=*/false};
     return false;
   }
   return true;

@@ -49,9 +49,12 @@ bool validUtf8(std::string_view s, std::uint32_t& badAt) {
   return true;
 }
 
-// cel-go's issue format: "ERROR: <input>:line:column: message" with a
-// 1-based column counted in code points, then the line and a caret.
+// CompilationResult.Error.Detail (dynamic-resource-allocation/cel compile.go):
+// "compilation failed: " and cel-go's issue format, "ERROR: <input>:line:column:
+// message" with a 1-based column counted in code points, then the line and a
+// caret; compile.go's own checks give their message alone.
 std::string formatError(std::string_view source, const CompileError& e) {
+  if (!e.celIssue) return e.message;
   const std::size_t pos = std::min<std::size_t>(e.pos, source.size());
   std::size_t line = 1;
   std::size_t lineStart = 0;

@@ -25,20 +25,21 @@
 // produce a bool. Attribute values are typed dyn, so what can be checked
 // statically is (compile error), the rest fails at evaluation.
 //
-// Known differences: matches() runs std::regex on an RE2-like translation
-// (see regex.h); quantity.isInteger()/asInteger() answer by value, whereas
-// upstream's answer also depends on the internal representation (it says
-// false for "1000m" or "1.5Gi"); quantities beyond 128-bit nanos are
-// rejected; the runtime cost limit counts evaluated nodes and sized work, not
-// cel-go's exact cost units. Limits (cel_limits.h): 10 KiB expressions,
+// matches() uses RE2, the syntax and semantics of cel-go's Go regexp (see
+// regex.h). Known differences: quantity.isInteger()/asInteger() answer by
+// value, whereas upstream's answer also depends on the internal
+// representation (it says false for "1000m" or "1.5Gi"); quantities beyond
+// 128-bit nanos are rejected; the runtime cost limit counts evaluated nodes
+// and sized work, not cel-go's exact cost units. Limits (cel_limits.h): 10 KiB expressions,
 // nesting depth 100, cost 1e6.
 //
 // Thread safety: a compiled DeviceSelector is immutable and may be evaluated
 // from several threads; SelectorCache is not thread-safe (one per replay).
-// Errors: compile problems are returned (tryCompile), formatted like cel-go's
-// "ERROR: <input>:line:column: message" with a 1-based column; evaluation
-// problems are returned in EvalResult; nothing here throws for bad
-// expressions.
+// Errors: compile problems are returned (tryCompile) as k8s' CompilationResult
+// Error.Detail: "compilation failed: ERROR: <input>:line:column: message" (a
+// cel-go issue, 1-based column), or compile.go's own plain message such as
+// "must evaluate to bool or the unknown type, not int"; evaluation problems
+// are returned in EvalResult; nothing here throws for bad expressions.
 #pragma once
 
 #include <boost/container/flat_map.hpp>

@@ -1,47 +1,46 @@
-// Regular expressions for CEL's matches().
+// Regular expressions for CEL's matches(), on the RE2 library.
 //
-// CEL specifies RE2 syntax; no RE2 is packaged with the C++ toolchain we
-// build with, so this approximates it with std::regex (ECMAScript grammar)
-// after translating the RE2-only spellings selectors tend to use: a leading
-// (?i) flag group, (?P<name>...) / (?<name>...) groups, \A and \z. Matching
-// is unanchored like RE2's (regexp.MatchString) and works on bytes, so `.`
-// matches one byte of a multi-byte character. Other RE2-only syntax (\pL,
-// [[:word:]], (?s), possessive forms...) is rejected as an invalid pattern.
+// cel-go implements matches() with Go's regexp.MatchString (common/types/
+// string.go String.Match), which is RE2 syntax and semantics: an unanchored
+// search over UTF-8 code points, in time linear in the text, with no
+// backreferences or lookaround. RE2 itself differs from Go's regexp/syntax in
+// two spellings, which compile() aligns with Go: Go (since 1.22) also accepts
+// `(?<name>...)`, and Go has no `\C` (any byte).
 //
-// Safety: patterns are bounded in length, nesting and expanded size, and run
-// on libstdc++'s polynomial (breadth-first) executor, so neither a hostile
-// pattern nor a long subject can backtrack exponentially or recurse deeply.
+// Errors are Go's regexp/syntax messages, as cel-go reports them:
+// "error parsing regexp: <code>: `<fragment>`"; the fragment is the one RE2
+// names, which is usually Go's.
+//
+// Ownership: compile() returns a shared immutable pattern. Thread safety: a
+// compiled Regex may be searched from several threads at once (RE2 is
+// thread-safe for matching). Nothing here throws for bad patterns.
 #pragma once
 
-#include <cstddef>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
+
+namespace re2 {
+class RE2;
+}
 
 namespace ledger::cel {
 
 class Regex {
  public:
-  // nullptr and a message when the pattern is invalid or over the limits.
+  // nullptr, with `error` set in Go's words, when the pattern is invalid.
   static std::shared_ptr<const Regex> compile(std::string_view pattern, std::string& error);
 
-  // Whether the pattern matches anywhere in `text`; nullopt when the engine
-  // gives up (std::regex_error at match time).
-  std::optional<bool> search(std::string_view text) const;
+  // Whether the pattern matches anywhere in `text` (regexp.MatchString).
+  bool search(std::string_view text) const;
 
-  // Expanded size estimate, used to charge evaluation cost.
-  std::size_t programSize() const { return programSize_; }
-
-  struct Impl;  // holds the std::regex; <regex> stays out of this header
-  Regex(std::unique_ptr<const Impl> impl, std::size_t programSize);
+  explicit Regex(std::unique_ptr<const re2::RE2> re);
   ~Regex();
   Regex(const Regex&) = delete;
   Regex& operator=(const Regex&) = delete;
 
  private:
-  std::unique_ptr<const Impl> impl_;
-  std::size_t programSize_;
+  std::unique_ptr<const re2::RE2> re_;
 };
 
 }  // namespace ledger::cel

@@ -28,7 +28,7 @@ bool countDevicesPerClass(capnp::List<schema::DeviceRequest>::Reader requests,
           FieldError::invalid(at, std::nullopt, "FirstAvailable device selection is not supported");
       return false;
     }
-    if (req.getDeviceClassName().size() == 0) {
+    if (req.getExactlyUnset()) {
       *error =
           FieldError::invalid(at, std::nullopt, "Exactly must be set if FirstAvailable is nil");
       return false;
@@ -57,6 +57,9 @@ bool countDevicesPerClass(capnp::List<schema::DeviceRequest>::Reader requests,
                                    "unsupported allocation mode: " + mode);
       return false;
     }
+    // An exact request of no class (API validation requires one) is counted
+    // for nothing: countDevicesPerClass's `if dc == "" { continue }`.
+    if (req.getDeviceClassName().size() == 0) continue;
     auto& n = (*counts)[req.getDeviceClassName().cStr()];
     const std::int64_t add = defaultedCount(req);
     n = n > INT64_MAX - add ? INT64_MAX : n + add;  // saturating, as upstream
@@ -193,7 +196,6 @@ void chargeClaimTemplates(DraContext& ctx, const std::string& ns, schema::Worklo
         return;
       }
       for (const auto& [cls, n] : counts) {
-        if (cls.empty()) continue;
         auto resource = ctx.mapper.lookup(cls);
         if (!resource) {
           FieldError e = FieldError::notFound(

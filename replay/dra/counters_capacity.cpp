@@ -199,7 +199,8 @@ void forEachTemplateRequest(DraContext& ctx, const std::string& ns, schema::Work
       auto requests = tmpl->projection().getBody().getResourceClaimTemplate().getRequests();
       for (unsigned r = 0; r < requests.size(); ++r) {
         auto req = requests[r];
-        if (req.getFirstAvailable() || req.getAdminAccess()) continue;
+        // `req.Exactly == nil || isAdminAccessRequest(req.Exactly)`.
+        if (req.getFirstAvailable() || req.getExactlyUnset() || req.getAdminAccess()) continue;
         const std::string reqPath = claimPath + indexed(".devices.requests", r);
         if (!charge(req, reqPath, charged, out.errors)) return;
       }

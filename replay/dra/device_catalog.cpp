@@ -15,6 +15,11 @@ namespace {
 
 void buildCelDevice(CatalogDevice& d) {
   d.celDevice.driver = d.driver;
+  // DeviceMatches converts the attributes before evaluating and stops at the
+  // first that fails, so only the first problem is the device's error.
+  const auto fail = [&](std::string error) {
+    if (d.inputError.empty()) d.inputError = std::move(error);
+  };
   for (auto attr : d.device.getAttributes()) {
     auto [domain, id] = qualifiedName(attr.getName().cStr(), d.driver);
     auto value = attr.getValue();
@@ -33,13 +38,18 @@ void buildCelDevice(CatalogDevice& d) {
         auto sv = cel::parseSemver(value.getVersion().cStr());
         if (!sv) {
           // k8s dynamic-resource-allocation/cel: every evaluation on this device fails.
-          d.inputError = "attribute " + std::string(attr.getName().cStr()) +
-                         ": parse semantic version: " + value.getVersion().cStr();
+          fail("attribute " + std::string(attr.getName().cStr()) +
+               ": parse semantic version: " + value.getVersion().cStr());
           continue;
         }
         v = *sv;
         break;
       }
+      case schema::DeviceAttribute::Value::NONE:
+        // getAttributeValue: no value set is an error for every evaluation
+        // on the device, not an attribute that reads as "".
+        fail("attribute " + std::string(attr.getName().cStr()) + ": unsupported attribute value");
+        continue;
     }
     d.celDevice.attributes[domain][id] = std::move(v);
   }
@@ -47,7 +57,7 @@ void buildCelDevice(CatalogDevice& d) {
     auto [domain, id] = qualifiedName(cap.getName().cStr(), d.driver);
     auto q = Quantity::tryParse(cap.getValue().cStr());
     if (!q) {
-      d.inputError = "capacity " + std::string(cap.getName().cStr()) + ": malformed quantity";
+      fail("capacity " + std::string(cap.getName().cStr()) + ": malformed quantity");
       continue;
     }
     d.celDevice.capacity[domain][id] = *q;

@@ -28,7 +28,7 @@ struct CatalogDevice {
   std::int64_t generation = 0;
   schema::Device::Reader device;
   cel::Device celDevice;   // what a CEL selector sees
-  std::string inputError;  // set when the device cannot be a CEL input
+  std::string inputError;  // why the device cannot be a CEL input (the first problem)
 };
 
 struct CounterSetCapacity {

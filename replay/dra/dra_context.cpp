@@ -12,7 +12,7 @@ SelectorSet compileSelectors(cel::SelectorCache& cache,
     if (!entry.selector) {
       if (set.failedIndex < 0) {
         set.failedIndex = static_cast<int>(i);
-        set.compileError = "compilation failed: " + entry.error;
+        set.compileError = entry.error;
       }
       continue;
     }

@@ -50,6 +50,8 @@ struct SelectorSet {
   std::vector<const cel::DeviceSelector*> compiled;
   std::vector<std::string> expressions;
   int failedIndex = -1;  // first expression that does not compile
+  // dracel's CompilationResult.Error.Detail, already "compilation failed: ..."
+  // for a CEL issue; callers add only Kueue's own context before it.
   std::string compileError;
   bool ok() const { return failedIndex < 0; }
 };

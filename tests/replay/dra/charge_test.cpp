@@ -161,6 +161,39 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "claims.go countDevicesPerClass: Exactly must be set; an exact request without a class is "
+    "skipped",
+    "[dra][rct]") {
+  const std::string base = cluster(Json::array({gpuMapping()}));
+  SECTION("v1: neither exactly nor firstAvailable") {
+    auto o = run(base + event("ADDED", claimTemplate("ns", "t", Json::array({{{"name", "gpu"}}}))) +
+                 event("ADDED", rctWorkload("w", "t")));
+    REQUIRE(o.errors.size() == 1);
+    CHECK(o.errors[0] ==
+          "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0]: Invalid value: "
+          "null: ResourceClaimTemplate t: Exactly must be set if FirstAvailable is nil");
+  }
+  SECTION("v1: exactly without deviceClassName is not charged (dc == \"\": continue)") {
+    Json reqs = Json::array(
+        {{{"name", "a"}, {"exactly", {{"count", 2}}}}, exactRequest("b", "gpu.nvidia.com")});
+    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                 event("ADDED", rctWorkload("w", "t")));
+    CHECK(o.errors.empty());
+    CHECK(o.gpu == "1");
+  }
+  SECTION("v1beta1: the request's own fields are its exactly (API conversion)") {
+    Json tmpl =
+        claimTemplate("ns", "t",
+                      Json::array({{{"name", "a"}, {"count", 2}},
+                                   {{"name", "b"}, {"deviceClassName", "gpu.nvidia.com"}}}));
+    tmpl["apiVersion"] = "resource.k8s.io/v1beta1";
+    auto o = run(base + event("ADDED", tmpl) + event("ADDED", rctWorkload("w", "t")));
+    CHECK(o.errors.empty());
+    CHECK(o.gpu == "1");
+  }
+}
+
 TEST_CASE("claims.go: an unmapped DeviceClass is NotFound and raises UnmappedDeviceClass",
           "[dra][rct]") {
   auto o = run(cluster(Json::array({gpuMapping({"gpu.nvidia.com"})})) +
@@ -258,6 +291,57 @@ TEST_CASE(
         Catch::StartsWith("spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0]."
                           "exactly.selectors: Invalid value: null: ResourceClaimTemplate t: ") &&
             Catch::Contains("CEL compilation failed: compilation failed: "));
+  }
+  SECTION("compileCELSelectors: Kueue's context, then dracel's detail, each once") {
+    // Kueue prefixes "CEL compilation failed" to CompilationResult.Error.Detail,
+    // which k8s.io/dynamic-resource-allocation/cel starts "compilation failed: ".
+    Json reqs = Json::array(
+        {exactRequest("gpu", "gpu.nvidia.com",
+                      {{"selectors", Json::array({{{"cel", {{"expression", "foo == 1"}}}}})}})});
+    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                 event("ADDED", rctWorkload("w", "t")));
+    REQUIRE(o.errors.size() == 1);
+    CHECK(o.errors[0] ==
+          "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0].exactly.selectors: "
+          "Invalid value: null: ResourceClaimTemplate t: "
+          "devices.requests[0].exactly.selectors[0].cel.expression: Invalid value: \"foo == 1\": "
+          "CEL compilation failed: compilation failed: ERROR: <input>:1:1: undeclared reference "
+          "to 'foo' (in container '')\n | foo == 1\n | ^");
+  }
+  SECTION("resolveAndCompileDeviceClass: an invalid DeviceClass selector, prefixed once") {
+    Json reqs = Json::array({exactRequest(
+        "gpu", "bad.example.com",
+        {{"selectors", Json::array({{{"cel", {{"expression", "device.driver != ''"}}}}})}})});
+    auto o =
+        run(base + event("ADDED", deviceClass("bad.example.com", {"1"})) +
+            event("ADDED", claimTemplate("ns", "t", reqs)) + event("ADDED", rctWorkload("w", "t")));
+    REQUIRE(o.errors.size() == 1);
+    CHECK(o.errors[0] ==
+          "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0][0].cel.expression: "
+          "Invalid value: \"1\": ResourceClaimTemplate t: DeviceClass bad.example.com has invalid "
+          "CEL selector: must evaluate to bool or the unknown type, not int");
+  }
+  SECTION("DeviceMatches: an attribute without a value fails every evaluation on its device") {
+    // k8s.io/dynamic-resource-allocation/cel getAttributeValue: "unsupported
+    // attribute value", before the expression runs; not an empty string.
+    Json valueless = device("gpu-2", {{"type", {{"string", "gpu"}}}, {"model", Json::object()}});
+    Json reqs = Json::array({exactRequest(
+        "gpu", "gpu.nvidia.com",
+        {{"selectors",
+          Json::array(
+              {{{"cel",
+                 {{"expression", "device.attributes['gpu.nvidia.com'].model != 'h100'"}}}}})}})});
+    auto o =
+        run(base +
+            event("MODIFIED", resourceSlice("node-1-gpus", "gpu.nvidia.com", "node-1", 1, 1,
+                                            Json::array({valueless}), nullptr, "2")) +
+            event("ADDED", claimTemplate("ns", "t", reqs)) + event("ADDED", rctWorkload("w", "t")));
+    CHECK(o.gpu == "<absent>");
+    REQUIRE(o.errors.size() == 1);
+    CHECK(o.errors[0] ==
+          "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0].exactly.selectors: "
+          "Invalid value: null: ResourceClaimTemplate t: CEL evaluation failed for DeviceClass "
+          "gpu.nvidia.com: attribute model: unsupported attribute value");
   }
   SECTION("a missing key is an evaluation error, not false") {
     Json reqs = Json::array({exactRequest(
@@ -564,6 +648,27 @@ TEST_CASE("counters.go processCounterCharge: fewer matching devices than count i
                  "insufficient matching devices for CEL selector in DeviceClass mig.nvidia.com") ||
                  Catch::Contains("insufficient matching devices for counter driver: 1 device(s) "
                                  "match but 2 requested"));
+}
+
+TEST_CASE(
+    "counters.go matchDevicesWithSelectors: a device attribute without a value is an evaluation "
+    "error",
+    "[dra][counter]") {
+  // DeviceMatches fails on the device before any selector runs (getAttributeValue:
+  // "unsupported attribute value"); Kueue reports the first failing stage.
+  Json gpu = wholeGpu("gpu-0", "gpu-0-cs");
+  gpu["attributes"]["uuid"] = Json::object();
+  auto o = run(migCluster() +
+                   event("MODIFIED", resourceSlice("node-1-devices", "gpu.nvidia.com", "node-1", 1,
+                                                   2, Json::array({gpu}), nullptr, "2")) +
+                   migTemplate("") + event("ADDED", rctWorkload("w", "t")),
+               "gpu.memory");
+  CHECK(o.gpu == "<absent>");
+  REQUIRE(o.errors.size() == 1);
+  CHECK(o.errors[0] ==
+        "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0]: Internal error: CEL "
+        "evaluation error in deviceSelector for device gpu-0: attribute uuid: unsupported "
+        "attribute value");
 }
 
 TEST_CASE("counters.go groupSlicesByPool: incomplete pools are not matched", "[dra][counter]") {
