@@ -1,7 +1,11 @@
 #include "charge_at_reservation.h"
 
+#include <capnp/message.h>
+#include <capnp/serialize.h>
 #include <algorithm>
+
 #include <set>
+#include <tuple>
 
 #include "device_catalog.h"
 #include "resource_mapper.h"
@@ -82,7 +86,9 @@ bool ChargeAtReservation::changedAfter(std::uint64_t reservedSeq, const std::str
   const auto& epochs = h.epochs();
   if (!epochs.empty() && epochs.back().fromSeq > reservedSeq) return true;
   if (h.lastInputChange(ChargeInput::kDeviceClass) > reservedSeq) return true;
-  if (readDevices && h.lastInputChange(ChargeInput::kResourceSlice) > reservedSeq) return true;
+  if (readDevices && h.lastInputChange(ChargeInput::kResourceSlice) > reservedSeq &&
+      slicesFingerprint(reservedSeq) != slicesFingerprint(ClusterState::kAllRecords))
+    return true;
   if (h.lastInputChange(ChargeInput::kResourceClaimTemplate) > reservedSeq) {
     indexChanges();
     for (const auto& key : referencedTemplates(ns, workload)) {
@@ -90,6 +96,78 @@ bool ChargeAtReservation::changedAfter(std::uint64_t reservedSeq, const std::str
     }
   }
   return false;
+}
+
+Digest ChargeAtReservation::sliceContent(const StoredObject& slice) {
+  auto it = sliceContent_.find(&slice);
+  if (it != sliceContent_.end()) return it->second;
+  // The slice as the charge reads it: everything but its generation, which
+  // a driver bumps on every republication.
+  capnp::MallocMessageBuilder message;
+  message.setRoot(slice.projection().getBody().getResourceSlice());
+  message.getRoot<schema::ResourceSlice>().setPoolGeneration(0);
+  const auto words = capnp::messageToFlatArray(message);
+  Sha256 h;
+  h.update(slice.name());
+  h.update("\0", 1);
+  h.update(words.asBytes().begin(), words.asBytes().size());
+  return sliceContent_.emplace(&slice, h.finish()).first->second;
+}
+
+Digest ChargeAtReservation::slicesFingerprint(std::uint64_t seq) {
+  indexChanges();
+  // Slices live at the same stretch of the log share a fingerprint.
+  auto last = std::upper_bound(changeSeqs_.begin(), changeSeqs_.end(), seq);
+  const std::uint64_t epoch = last == changeSeqs_.begin() ? 0 : *std::prev(last);
+  if (auto it = fingerprints_.find(epoch); it != fingerprints_.end()) return it->second;
+  std::vector<const StoredObject*> slices;
+  for (const auto& [key, obj] : state_.objects(ObjectKind::kResourceSlice)) {
+    if (obj->seq() <= seq) slices.push_back(obj.get());
+  }
+  for (const auto& [entryKey, obj] : state_.objects(ObjectKind::kRetiredInput)) {
+    RetiredVersion v;
+    if (RetiredVersion::parse(entryKey, &v) && v.kind == ObjectKind::kResourceSlice &&
+        v.untilSeq > seq && obj->seq() <= seq)
+      slices.push_back(obj.get());
+  }
+  // What a catalog of these slices gives a charge (device_catalog.h): every
+  // slice's devices, and per pool which slices form its newest generation
+  // and whether that generation is complete. Generation numbers themselves
+  // are not read by any charge.
+  struct PoolState {
+    std::int64_t generation = INT64_MIN;
+    std::int64_t sliceCount = 0;
+    std::vector<std::string_view> newest;
+  };
+  std::map<std::pair<std::string_view, std::string_view>, PoolState> pools;
+  std::vector<std::pair<std::string_view, Digest>> contents;
+  for (const StoredObject* s : slices) {
+    contents.emplace_back(s->name(), sliceContent(*s));
+    auto rs = s->projection().getBody().getResourceSlice();
+    PoolState& p = pools[{textView(rs.getDriver()), textView(rs.getPool())}];
+    if (rs.getPoolGeneration() > p.generation) {
+      p.generation = rs.getPoolGeneration();
+      p.sliceCount = rs.getResourceSliceCount();
+      p.newest.clear();
+    }
+    if (rs.getPoolGeneration() == p.generation) p.newest.push_back(s->name());
+  }
+  std::sort(contents.begin(), contents.end());
+  Sha256 h;
+  for (const auto& [name, digest] : contents) h.update(digest.data(), digest.size());
+  for (auto& [pool, p] : pools) {
+    std::sort(p.newest.begin(), p.newest.end());
+    h.update(pool.first);
+    h.update("\0", 1);
+    h.update(pool.second);
+    const bool complete = static_cast<std::int64_t>(p.newest.size()) == p.sliceCount;
+    h.update(complete ? "\1" : "\0", 1);
+    for (std::string_view name : p.newest) {
+      h.update(name);
+      h.update("\0", 1);
+    }
+  }
+  return fingerprints_.emplace(epoch, h.finish()).first->second;
 }
 
 dra::DraContext& ChargeAtReservation::contextAt(std::uint64_t reservedSeq,

@@ -175,6 +175,8 @@ class ClusterState {
   std::uint64_t seq() const { return seq_; }
   std::int64_t timeNs() const { return timeNs_; }
   std::size_t liveObjects() const;
+  // A seq past every record: "the state as it is".
+  static constexpr std::uint64_t kAllRecords = UINT64_MAX;
 
   // SHA-256 over every live object in key order: equal states, equal digests.
   // Reads the objects through readers of its own, so it may run on another

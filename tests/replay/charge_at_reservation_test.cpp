@@ -201,3 +201,36 @@ TEST_CASE("retired versions are dropped once no reservation needs them",
 }
 
 }  // namespace ledger::testing
+
+namespace ledger::testing {
+
+TEST_CASE("a driver republishing the same devices is no change; other devices are",
+          "[charge_at_reservation]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path());
+  ingestText(*ledger, setup());
+  const auto slice = [](int generation, const Json& devices, const std::string& rv) {
+    return event("MODIFIED", resourceSlice("node-1-gpu", "gpu.example.com", "node-1", generation, 1,
+                                           devices, nullptr, rv));
+  };
+  const Json two = Json::array({device("gpu-0", Json::object()), device("gpu-1", Json::object())});
+  ingestText(*ledger, slice(2, two, "2"));
+  {
+    const replay::StateReport r = reportOf(*ledger);
+    CHECK_FALSE(findWorkload(r, "team-a", "train")->hasCurrent);
+    CHECK(r.findings.empty());
+  }
+  // The template's CEL selector now matches no device: Kueue would refuse
+  // the workload today.
+  ingestText(*ledger, slice(3, Json::array({device("other-0", Json::object())}), "3"));
+  ingestText(*ledger, event("MODIFIED", resourceSlice("node-1-gpu", "other.example.com", "node-1",
+                                                      4, 1, two, nullptr, "4")));
+  const replay::StateReport r = reportOf(*ledger);
+  const replay::WorkloadReport* w = findWorkload(r, "team-a", "train");
+  CHECK(q(w->computed, "example.com/gpu") == "1");
+  REQUIRE(w->hasCurrent);
+  CHECK_FALSE(w->currentErrors.empty());
+  CHECK(hasFinding(r, "ChargeDrift", "Workload team-a/train"));
+}
+
+}  // namespace ledger::testing
