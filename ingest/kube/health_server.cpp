@@ -3,6 +3,8 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <stdexcept>
 #include <vector>
@@ -36,10 +38,28 @@ HealthServer::HealthServer(Metrics& metrics, std::function<bool()> healthy)
 
 HealthServer::~HealthServer() { stop(); }
 
+namespace {
+constexpr std::size_t kWorkers = 16;
+}  // namespace
+
 void HealthServer::start(const std::string& address) {
   auto [host, port] = parseListenAddress(address);
   server_ = std::make_unique<httplib::Server>();
-  server_->new_task_queue = [] { return new httplib::ThreadPool(4); };
+  // A worker per connection (cpp-httplib): a client that connects and sends
+  // nothing holds one until the read timeout. The kubelet's probes time out
+  // after a second (timeoutSeconds' default), so idle or slow connections
+  // must neither hold a worker for long nor take all of them.
+  server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  server_->set_read_timeout(std::chrono::milliseconds(500));
+  server_->set_write_timeout(std::chrono::seconds(1));
+  server_->set_keep_alive_timeout(1);
+  server_->set_keep_alive_max_count(4);
+  // cpp-httplib's default sets SO_REUSEPORT, which lets a second daemon bind
+  // the same port and take half the probes: SO_REUSEADDR only, so it fails.
+  server_->set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   server_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     const bool ok = healthy_ ? healthy_() : true;
     res.status = ok ? 200 : 503;
