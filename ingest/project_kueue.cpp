@@ -95,6 +95,7 @@ void projectConditions(FieldReader& fr, JsonPtr conds,
 }
 
 void projectWorkload(FieldReader& fr, const Json& obj, schema::Workload::Builder out) {
+  out.setQuotaReservation(schema::Workload::QuotaReservation::NOT_RESERVED);
   JsonPtr spec = fr.object(obj, "spec", "Workload");
   if (spec.has_value()) {
     out.setQueueName(fr.string(*spec, "queueName", "spec"));
@@ -122,6 +123,17 @@ void projectWorkload(FieldReader& fr, const Json& obj, schema::Workload::Builder
   if (!status) return;
   if (JsonPtr conds = fr.array(*status, "conditions", "status")) {
     projectConditions(fr, conds, out.initConditions(static_cast<unsigned>(conds->size())));
+    for (const Json& c : *conds) {
+      JsonPtr type = FieldReader::member(c, "type");
+      JsonPtr st = FieldReader::member(c, "status");
+      if (type.has_value() && type->is_string() &&
+          type->get<std::string_view>() == "QuotaReserved") {
+        const bool reserved =
+            st.has_value() && st->is_string() && st->get<std::string_view>() == "True";
+        out.setQuotaReservation(reserved ? schema::Workload::QuotaReservation::RESERVED
+                                         : schema::Workload::QuotaReservation::NOT_RESERVED);
+      }
+    }
   }
   if (JsonPtr reclaimable = fr.array(*status, "reclaimablePods", "status")) {
     auto l = out.initReclaimablePods(static_cast<unsigned>(reclaimable->size()));

@@ -83,7 +83,7 @@ void projectBody(FieldReader& fr, const GroupKind& id, const Json& obj,
       auto pod = body.initPod();
       if (JsonPtr label = FieldReader::path(obj, {"metadata", "labels", "control-plane"});
           label.has_value() && label->is_string()) {
-        pod.setControlPlaneLabel(text(label->get<std::string_view>()));
+        pod.setControllerManagerLabel(label->get<std::string_view>() == "controller-manager");
       }
       if (JsonPtr spec = fr.object(obj, "spec", "Pod")) {
         pod.setNodeName(fr.string(*spec, "nodeName", "spec"));

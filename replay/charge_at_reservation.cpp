@@ -1,7 +1,6 @@
 #include "charge_at_reservation.h"
 
-#include <capnp/message.h>
-#include <capnp/serialize.h>
+#include <capnp/any.h>
 #include <algorithm>
 
 #include <set>
@@ -87,7 +86,7 @@ bool ChargeAtReservation::changedAfter(std::uint64_t reservedSeq, const std::str
   if (!epochs.empty() && epochs.back().fromSeq > reservedSeq) return true;
   if (h.lastInputChange(ChargeInput::kDeviceClass) > reservedSeq) return true;
   if (readDevices && h.lastInputChange(ChargeInput::kResourceSlice) > reservedSeq &&
-      slicesFingerprint(reservedSeq) != slicesFingerprint(ClusterState::kAllRecords))
+      slicesChangedAfter(reservedSeq))
     return true;
   if (h.lastInputChange(ChargeInput::kResourceClaimTemplate) > reservedSeq) {
     indexChanges();
@@ -98,76 +97,85 @@ bool ChargeAtReservation::changedAfter(std::uint64_t reservedSeq, const std::str
   return false;
 }
 
-Digest ChargeAtReservation::sliceContent(const StoredObject& slice) {
-  auto it = sliceContent_.find(&slice);
-  if (it != sliceContent_.end()) return it->second;
-  // The slice as the charge reads it: everything but its generation, which
-  // a driver bumps on every republication.
-  capnp::MallocMessageBuilder message;
-  message.setRoot(slice.projection().getBody().getResourceSlice());
-  message.getRoot<schema::ResourceSlice>().setPoolGeneration(0);
-  const auto words = capnp::messageToFlatArray(message);
-  Sha256 h;
-  h.update(slice.name());
-  h.update("\0", 1);
-  h.update(words.asBytes().begin(), words.asBytes().size());
-  return sliceContent_.emplace(&slice, h.finish()).first->second;
+bool ChargeAtReservation::sameForCharges(const StoredObject& then, const StoredObject& now) {
+  auto it = sameAsLive_.find(&then);
+  if (it != sameAsLive_.end()) return it->second;
+  // The slice as a charge reads it: everything but its generation, which a
+  // driver bumps on every republication (the pools' completeness is
+  // compared apart, in slicesChangedAfter).
+  auto a = then.projection().getBody().getResourceSlice();
+  auto b = now.projection().getBody().getResourceSlice();
+  const bool same =
+      a.getDriver() == b.getDriver() && a.getPool() == b.getPool() &&
+      a.getNodeName() == b.getNodeName() &&
+      a.getResourceSliceCount() == b.getResourceSliceCount() &&
+      capnp::AnyList::Reader(a.getDevices()).equals(capnp::AnyList::Reader(b.getDevices())) ==
+          capnp::Equality::EQUAL &&
+      capnp::AnyList::Reader(a.getSharedCounters())
+              .equals(capnp::AnyList::Reader(b.getSharedCounters())) == capnp::Equality::EQUAL;
+  return sameAsLive_.emplace(&then, same).first->second;
 }
 
-Digest ChargeAtReservation::slicesFingerprint(std::uint64_t seq) {
+bool ChargeAtReservation::slicesChangedAfter(std::uint64_t seq) {
   indexChanges();
-  // Slices live at the same stretch of the log share a fingerprint.
+  // Reservations between the same two changes saw the same slices.
   auto last = std::upper_bound(changeSeqs_.begin(), changeSeqs_.end(), seq);
   const std::uint64_t epoch = last == changeSeqs_.begin() ? 0 : *std::prev(last);
-  if (auto it = fingerprints_.find(epoch); it != fingerprints_.end()) return it->second;
-  std::vector<const StoredObject*> slices;
-  for (const auto& [key, obj] : state_.objects(ObjectKind::kResourceSlice)) {
-    if (obj->seq() <= seq) slices.push_back(obj.get());
-  }
-  for (const auto& [entryKey, obj] : state_.objects(ObjectKind::kRetiredInput)) {
-    RetiredVersion v;
-    if (RetiredVersion::parse(entryKey, &v) && v.kind == ObjectKind::kResourceSlice &&
-        v.untilSeq > seq && obj->seq() <= seq)
-      slices.push_back(obj.get());
-  }
-  // What a catalog of these slices gives a charge (device_catalog.h): every
-  // slice's devices, and per pool which slices form its newest generation
-  // and whether that generation is complete. Generation numbers themselves
-  // are not read by any charge.
+  if (auto it = slicesChanged_.find(epoch); it != slicesChanged_.end()) return it->second;
+  const ObjectMap& live = state_.objects(ObjectKind::kResourceSlice);
+  // Which slices a catalog holds, and per pool which form its newest
+  // generation and whether it is complete (device_catalog.h): the same
+  // then and now, with every slice's content the same, means the same
+  // charges. Generation numbers themselves are read by no charge.
   struct PoolState {
     std::int64_t generation = INT64_MIN;
     std::int64_t sliceCount = 0;
     std::vector<std::string_view> newest;
+    bool operator==(const PoolState& o) const {
+      return newest == o.newest && (newest.size() == static_cast<std::size_t>(sliceCount)) ==
+                                       (o.newest.size() == static_cast<std::size_t>(o.sliceCount));
+    }
   };
-  std::map<std::pair<std::string_view, std::string_view>, PoolState> pools;
-  std::vector<std::pair<std::string_view, Digest>> contents;
-  for (const StoredObject* s : slices) {
-    contents.emplace_back(s->name(), sliceContent(*s));
-    auto rs = s->projection().getBody().getResourceSlice();
+  using Pools = std::map<std::pair<std::string_view, std::string_view>, PoolState>;
+  const auto addTo = [](Pools& pools, const StoredObject& s) {
+    auto rs = s.projection().getBody().getResourceSlice();
     PoolState& p = pools[{textView(rs.getDriver()), textView(rs.getPool())}];
     if (rs.getPoolGeneration() > p.generation) {
       p.generation = rs.getPoolGeneration();
       p.sliceCount = rs.getResourceSliceCount();
       p.newest.clear();
     }
-    if (rs.getPoolGeneration() == p.generation) p.newest.push_back(s->name());
-  }
-  std::sort(contents.begin(), contents.end());
-  Sha256 h;
-  for (const auto& [name, digest] : contents) h.update(digest.data(), digest.size());
-  for (auto& [pool, p] : pools) {
-    std::sort(p.newest.begin(), p.newest.end());
-    h.update(pool.first);
-    h.update("\0", 1);
-    h.update(pool.second);
-    const bool complete = static_cast<std::int64_t>(p.newest.size()) == p.sliceCount;
-    h.update(complete ? "\1" : "\0", 1);
-    for (std::string_view name : p.newest) {
-      h.update(name);
-      h.update("\0", 1);
+    if (rs.getPoolGeneration() == p.generation) p.newest.push_back(s.name());
+  };
+  bool changed = false;
+  Pools then;
+  std::size_t keysThen = 0;
+  for (const auto& [key, obj] : live) {
+    if (obj->seq() <= seq) {
+      addTo(then, *obj);
+      ++keysThen;
     }
   }
-  return fingerprints_.emplace(epoch, h.finish()).first->second;
+  for (const auto& [entryKey, obj] : state_.objects(ObjectKind::kRetiredInput)) {
+    RetiredVersion v;
+    if (!RetiredVersion::parse(entryKey, &v) || v.kind != ObjectKind::kResourceSlice ||
+        v.untilSeq <= seq || obj->seq() > seq)
+      continue;
+    addTo(then, *obj);
+    ++keysThen;
+    auto now = live.find(v.key);
+    if (now == live.end() || !sameForCharges(*obj, *now->second)) changed = true;
+  }
+  // A slice created after `seq`, or one deleted since, changes the set.
+  if (keysThen != live.size()) changed = true;
+  if (!changed) {
+    Pools now;
+    for (const auto& [key, obj] : live) addTo(now, *obj);
+    for (auto& [k, p] : then) std::sort(p.newest.begin(), p.newest.end());
+    for (auto& [k, p] : now) std::sort(p.newest.begin(), p.newest.end());
+    changed = then != now;
+  }
+  return slicesChanged_.emplace(epoch, changed).first->second;
 }
 
 dra::DraContext& ChargeAtReservation::contextAt(std::uint64_t reservedSeq,

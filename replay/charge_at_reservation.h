@@ -66,11 +66,11 @@ class ChargeAtReservation {
     const char* what = "";  // "created", "changed", "deleted"
   };
   void indexChanges();
-  // A digest of what the charge reads of the ResourceSlices live after
-  // `seq`: a driver republishing the same devices under a new generation
-  // changes nothing a charge sees.
-  Digest slicesFingerprint(std::uint64_t seq);
-  Digest sliceContent(const StoredObject& slice);
+  // Whether what a charge reads of the ResourceSlices differs between the
+  // state after `seq` and now: a driver republishing the same devices under
+  // a new generation changes nothing a charge sees.
+  bool slicesChangedAfter(std::uint64_t seq);
+  bool sameForCharges(const StoredObject& then, const StoredObject& now);
   std::vector<Change> changesAfter(std::uint64_t seq, ObjectKind kind) const;
   bool templateChangedAfter(const std::string& key, std::uint64_t seq) const;
 
@@ -83,8 +83,8 @@ class ChargeAtReservation {
   // deleted it.
   std::map<std::string, std::uint64_t, std::less<>> lastTemplateChange_;
   std::map<std::uint64_t, std::unique_ptr<InputsView>> views_;
-  std::map<std::uint64_t, Digest> fingerprints_;
-  std::map<const StoredObject*, Digest> sliceContent_;
+  std::map<std::uint64_t, bool> slicesChanged_;
+  std::map<const StoredObject*, bool> sameAsLive_;
 };
 
 // "ConfigMap kueue-system/kueue-manager-config", "Kueue cluster",

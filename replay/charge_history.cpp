@@ -52,10 +52,8 @@ ChargeHistory::Reservation ChargeHistory::reservedAt(std::string_view key) const
   return it == reservations_.end() ? Reservation() : it->second;
 }
 
-bool ChargeHistory::isKueueControllerPod(std::string_view name,
-                                         std::string_view controlPlaneLabel) {
-  return controlPlaneLabel == "controller-manager" ||
-         name.substr(0, 25) == "kueue-controller-manager-";
+bool ChargeHistory::isKueueControllerPod(std::string_view name, bool controllerManagerLabel) {
+  return controllerManagerLabel || name.substr(0, 25) == "kueue-controller-manager-";
 }
 
 bool ChargeHistory::controllerSeenFor(std::string_view controllerNamespace) const {

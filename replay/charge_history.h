@@ -90,7 +90,7 @@ class ChargeHistory {
   // Kueue's controller Pods, as the contract recognises them: labelled
   // control-plane=controller-manager (Kueue's manifests) or named like its
   // Deployment's Pods.
-  static bool isKueueControllerPod(std::string_view name, std::string_view controlPlaneLabel);
+  static bool isKueueControllerPod(std::string_view name, bool controllerManagerLabel);
 
   // Epochs since the oldest reservation's, oldest first; empty when no
   // configuration source was ever seen.

@@ -230,7 +230,8 @@ void ClusterState::fold(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recor
   seq_ = seq;
   timeNs_ = record.getTimeNs();
   ObjectKind kind;
-  if (!kindOf(record.getObject().getBody(), &kind)) return;
+  const auto body = record.getObject().getBody();
+  if (!kindOf(body, &kind)) return;
   auto id = record.getIdentity();
   // Several objects can carry the DRA configuration; keep each by its identity.
   if (kind == ObjectKind::kDraConfig) {
@@ -245,7 +246,8 @@ void ClusterState::fold(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recor
   auto& map = maps_[static_cast<std::size_t>(kind)];
   auto& index = index_[static_cast<std::size_t>(kind)];
   auto found = index.find(scratchKey_);
-  noteHistory(kind, seq, timeNs_, record, found == index.end() ? nullptr : &found->second);
+  noteHistory(kind, seq, timeNs_, record.getType() == schema::EventType::DELETED, body,
+              found == index.end() ? nullptr : &found->second);
   if (record.getType() == schema::EventType::DELETED) {
     if (found != index.end()) {
       if (found->second.pendingSeq != 0) --pending_;
@@ -274,9 +276,8 @@ void ClusterState::fold(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recor
 }
 
 void ClusterState::noteHistory(ObjectKind kind, std::uint64_t seq, std::int64_t timeNs,
-                               schema::ProjectedRecord::Reader record, IndexEntry* found) {
-  const bool deleted = record.getType() == schema::EventType::DELETED;
-  auto body = record.getObject().getBody();
+                               bool deleted, schema::Projection::Body::Reader body,
+                               IndexEntry* found) {
   const auto versionOf = [](const IndexEntry& e) {
     return e.pendingSeq != 0 ? e.pendingSeq : e.it->second->seq();
   };
@@ -286,21 +287,33 @@ void ClusterState::noteHistory(ObjectKind kind, std::uint64_t seq, std::int64_t 
       // (pkg/workload/admissionchecks.go SetQuotaReservation).
       bool reserved = false;
       if (!deleted) {
-        for (auto c : body.getWorkload().getConditions()) {
-          if (c.getType() == "QuotaReserved") reserved = c.getStatus() == "True";
+        auto wl = body.getWorkload();
+        using R = schema::Workload::QuotaReservation;
+        switch (wl.getQuotaReservation()) {
+          case R::RESERVED:
+            reserved = true;
+            break;
+          case R::NOT_RESERVED:
+            break;
+          case R::UNKNOWN:  // a projection written before the field
+            for (auto c : wl.getConditions()) {
+              if (c.getType() == "QuotaReserved") reserved = c.getStatus() == "True";
+            }
+            break;
         }
       }
       if (history_.noteWorkload(scratchKey_, seq, timeNs, reserved)) pruneHistory();
       return;
     }
     case ObjectKind::kPod: {
-      auto id = record.getIdentity();
+      // scratchKey_ is "namespace/name" (every Pod is namespaced).
+      const std::string_view key = scratchKey_;
+      const auto slash = key.find('/');
+      const std::string_view ns = key.substr(0, slash);
+      const std::string_view name = key.substr(slash + 1);
       auto pod = body.getPod();
-      if (!ChargeHistory::isKueueControllerPod(textView(id.getName()),
-                                               textView(pod.getControlPlaneLabel())))
-        return;
-      if (history_.noteControllerPod(textView(id.getNamespace()), textView(id.getName()), seq,
-                                     timeNs, pod.getPhase() == "Running", deleted)) {
+      if (!ChargeHistory::isKueueControllerPod(name, pod.getControllerManagerLabel())) return;
+      if (history_.noteControllerPod(ns, name, seq, timeNs, pod.getPhase() == "Running", deleted)) {
         pruneHistory();
       }
       return;

@@ -175,8 +175,6 @@ class ClusterState {
   std::uint64_t seq() const { return seq_; }
   std::int64_t timeNs() const { return timeNs_; }
   std::size_t liveObjects() const;
-  // A seq past every record: "the state as it is".
-  static constexpr std::uint64_t kAllRecords = UINT64_MAX;
 
   // SHA-256 over every live object in key order: equal states, equal digests.
   // Reads the objects through readers of its own, so it may run on another
@@ -218,8 +216,8 @@ class ClusterState {
   // Drops retired versions and epochs that no reservation can need.
   void pruneHistory();
   // The charge-history side of folding one record (charge_history.h).
-  void noteHistory(ObjectKind kind, std::uint64_t seq, std::int64_t timeNs,
-                   schema::ProjectedRecord::Reader record, IndexEntry* found);
+  void noteHistory(ObjectKind kind, std::uint64_t seq, std::int64_t timeNs, bool deleted,
+                   schema::Projection::Body::Reader body, IndexEntry* found);
   void putPending(ObjectKind kind, std::string_view key, std::uint64_t seq);
   void requireMaterialized() const {
     if (pending_ != 0) throwPending();

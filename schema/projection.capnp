@@ -88,10 +88,10 @@ struct Pod {
   phase @1 :Text;
   resourceClaimStatuses @2 :List(PodClaimStatus);
   spec @3 :PodSpec;
-  # metadata.labels["control-plane"]: "controller-manager" marks Kueue's own
-  # controller Pods, whose restarts decide when a configuration change takes
-  # effect (replay/config_epochs.h).
-  controlPlaneLabel @4 :Text;
+  # metadata.labels["control-plane"] is "controller-manager", as on Kueue's
+  # own controller Pods, whose restarts decide when a configuration change
+  # takes effect (replay/charge_history.h).
+  controllerManagerLabel @4 :Bool;
 }
 
 struct Namespace {
@@ -131,10 +131,20 @@ struct Workload {
   # status.reclaimablePods: pods of a pod set that have finished and whose
   # quota Kueue gives back (pkg/workload podSetsCountsAfterReclaim).
   reclaimablePods @9 :List(ReclaimablePod);
+  # The QuotaReserved condition, read once at ingest: the fold notes every
+  # workload's reservation (replay/charge_history.h) and reading the
+  # conditions' texts there cost a replay more than the rest of a Workload
+  # record. `unknown` in projections written before the field.
+  quotaReservation @10 :QuotaReservation;
 
   struct ReclaimablePod {
     name @0 :Text;
     count @1 :Int32;
+  }
+  enum QuotaReservation {
+    unknown @0;
+    notReserved @1;
+    reserved @2;
   }
 }
 

@@ -67,9 +67,9 @@ TEST_CASE("ChargeHistory: with a controller Pod a change takes effect when one n
   ChargeHistory h;
   const std::string cm = "/ConfigMap/kueue-system/kueue-manager-config";
   REQUIRE(h.noteConfigSource(cm, 2, 20, "kueue-system", false));
-  REQUIRE(ChargeHistory::isKueueControllerPod("kueue-controller-manager-5d8c-x2", ""));
-  REQUIRE(ChargeHistory::isKueueControllerPod("manager-0", "controller-manager"));
-  REQUIRE_FALSE(ChargeHistory::isKueueControllerPod("web-0", ""));
+  REQUIRE(ChargeHistory::isKueueControllerPod("kueue-controller-manager-5d8c-x2", false));
+  REQUIRE(ChargeHistory::isKueueControllerPod("manager-0", true));
+  REQUIRE_FALSE(ChargeHistory::isKueueControllerPod("web-0", false));
   CHECK_FALSE(
       h.noteControllerPod("kueue-system", "kueue-controller-manager-a", 3, 30, true, false));
   h.noteWorkload("team/w", 4, 40, true);
