@@ -13,7 +13,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -91,6 +93,45 @@ int maxOpenTableFiles() {
   if (limit.rlim_cur <= 2 * kMargin) return static_cast<int>(limit.rlim_cur / 2);
   return static_cast<int>(std::min<rlim_t>(limit.rlim_cur - kMargin, 65536));
 }
+
+// RocksDB's info log (the LOG file), written with stdio. RocksDB's own
+// (EnvLogger) asserts that nothing is written after a failed write
+// (WritableFileWriter, sync_without_flush_called_), and Debian builds it with
+// assertions on: on a full disk its first failed line, then any other line
+// (the no-space recovery thread logs one) aborted the process. A line lost
+// to a full disk loses nothing but the line. As RocksDB does, the previous
+// open's log is kept as LOG.old.
+class InfoLog : public rocksdb::Logger {
+ public:
+  explicit InfoLog(const std::string& dir) : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {
+    const std::filesystem::path log = std::filesystem::path(dir) / "LOG";
+    std::error_code ec;
+    std::filesystem::rename(log, std::filesystem::path(dir) / "LOG.old", ec);  // none: fine
+    file_ = std::fopen(log.c_str(), "w");
+  }
+  ~InfoLog() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  using rocksdb::Logger::Logv;
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (file_ == nullptr || level < GetInfoLogLevel()) return;
+    static constexpr const char* kNames[] = {"DEBUG", "INFO", "WARN", "ERROR", "FATAL", "HEADER"};
+    const auto index = static_cast<std::size_t>(level);
+    char time[32] = "";
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    if (gmtime_r(&now, &tm) != nullptr) std::strftime(time, sizeof time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    flockfile(file_);
+    std::fprintf(file_, "%s [%s] ", time, index < std::size(kNames) ? kNames[index] : "?");
+    std::vfprintf(file_, format, ap);
+    std::fputc('\n', file_);
+    std::fflush(file_);
+    funlockfile(file_);
+  }
+
+ private:
+  std::FILE* file_ = nullptr;
+};
 
 // How to get a ledger back whose database files RocksDB cannot open as they
 // are: RocksDB's repair rebuilds CURRENT and the manifest from the table
@@ -304,6 +345,14 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   dbo.create_if_missing = options.createIfMissing && !exists;
   dbo.create_missing_column_families = !options.readOnly;
   dbo.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  if (!options.readOnly) {
+    // The log goes in the directory, which a new ledger's DB::Open would
+    // create only after the log is opened.
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fileError("creating " + dir, ec);
+    dbo.info_log = std::make_shared<InfoLog>(dir);
+  }
   dbo.keep_log_file_num = 2;
   dbo.max_background_jobs = 2;
   dbo.paranoid_checks = true;
