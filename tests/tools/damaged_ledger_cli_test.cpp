@@ -3,10 +3,11 @@
 // down ends `ledger-replay` with exit 3 and a message, not an abort, and
 // `ledger-replay verify` names the record. A lost CURRENT or manifest, a
 // damaged or cut-short write-ahead log: exit 3 from every program, the files
-// left as they were.
+// left as they were. A busy or unreadable ledger: exit 1 from every program.
 //
 // Runs the real ledger-replay and ledger-ingest binaries (paths in
 // $LEDGER_REPLAY, $LEDGER_INGEST).
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -182,4 +183,66 @@ TEST_CASE("a damaged or cut-short write-ahead log: ingest and verify exit 3, not
     CHECK(filesIn(ledgerDir, ".log") == logs);
     CHECK(std::filesystem::file_size(wal) == damagedSize);
   }
+}
+
+TEST_CASE("a busy ledger is exit 1 from every program that writes; verify reads beside the writer",
+          "[crash][exit-codes]") {
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  TempDir dir;
+  const std::string events = configMapEvents(dir, "cm", 20);
+  const std::string flag = " --ledger " + dir.path("l");
+  REQUIRE(run(ingest + flag + " --from " + events).exitCode == 0);
+  auto held = openLedger(dir.path("l"));  // RocksDB's LOCK, held by this process
+  for (const std::string& command :
+       {ingest + flag + " --from " + events, replay + flag + " checkpoint",
+        replay + flag + " compact", replay + flag + " rebuild-projection"}) {
+    const Run r = run(command);
+    INFO(command << ": " << r.output);
+    CHECK(r.exitCode == 1);
+    CHECK(r.output.find("busy") != std::string::npos);
+  }
+  const Run verify = run(replay + flag + " verify");
+  INFO(verify.output);
+  CHECK(verify.exitCode == 0);
+}
+
+TEST_CASE("a ledger this user may not read or write is exit 1 from every program",
+          "[crash][exit-codes]") {
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  // Root reads and writes whatever the mode bits say: the programs then run
+  // as nobody through setpriv(1), when it is there.
+  std::string as;
+  if (::geteuid() == 0) {
+    if (run("setpriv --version").exitCode != 0) {
+      WARN("skipped: running as root without setpriv(1), file modes cannot deny access");
+      return;
+    }
+    as = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  }
+  TempDir dir;
+  const std::string events = configMapEvents(dir, "cm", 20);
+  ::chmod(events.c_str(), 0644);
+  ::chmod(dir.path().c_str(), 0755);
+  const std::string ledgerDir = dir.path("l");
+  const std::string flag = " --ledger " + ledgerDir;
+  REQUIRE(run(ingest + flag + " --from " + events).exitCode == 0);
+  // 0555: readable, not writable (RocksDB cannot create its LOCK); 0: neither.
+  for (const mode_t mode : {mode_t{0555}, mode_t{0}}) {
+    REQUIRE(::chmod(ledgerDir.c_str(), mode) == 0);
+    for (const std::string& command :
+         {as + ingest + flag + " --from " + events, as + replay + flag + " checkpoint"}) {
+      const Run r = run(command);
+      INFO("mode " << mode << ", " << command << ": " << r.output);
+      CHECK(r.exitCode == 1);
+      CHECK(r.output.find("ermission denied") != std::string::npos);
+    }
+    if (mode == 0) {
+      const Run r = run(as + replay + flag + " verify");
+      INFO("mode 0, verify: " << r.output);
+      CHECK(r.exitCode == 1);
+    }
+  }
+  REQUIRE(::chmod(ledgerDir.c_str(), 0755) == 0);
 }
