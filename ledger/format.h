@@ -39,6 +39,17 @@
 // such tables are built). Every build that wrote format 2 kept the log
 // within the head, so this is a rule for readers, not a new version.
 //
+// Beside the database files, `ledger-head` (kAcknowledgedHeadFile): the head
+// a writer last acknowledged, 64 bytes: "LEDGHEAD", seq (8 bytes BE), chain
+// hash (32), time (8 bytes BE), XXH3-64 of the 56 bytes before (8 bytes BE).
+// A writer with sync on rewrites it after each commit's write-ahead log sync
+// (so it never names a commit that is not durable); with sync off, at a clean
+// close after the flush. An open that finds fewer records than it names, or
+// another record at its seq, refuses the ledger: what was acknowledged is
+// gone (a damaged or lost write-ahead log) and the next commit would reuse
+// the seqs. Absent (ledgers of earlier builds) it is written at the next
+// writable open; not a format change.
+//
 // Versions: a ledger records the format it was written with; this build reads
 // kOldestFormat..kCurrentFormat and refuses anything else with a clear error.
 //   1  the families above but checkpoint_objects.
@@ -74,6 +85,10 @@ inline constexpr const char* kLiveFamily = "live";
 inline constexpr const char* kCheckpointsFamily = "checkpoints";
 inline constexpr const char* kCheckpointObjectsFamily = "checkpoint_objects";
 inline constexpr const char* kMetaFamily = "meta";
+
+inline constexpr const char* kAcknowledgedHeadFile = "ledger-head";
+inline constexpr std::string_view kAcknowledgedHeadMagic = "LEDGHEAD";
+inline constexpr std::size_t kAcknowledgedHeadSize = 64;
 
 inline constexpr std::string_view kFormatKey = "format";
 inline constexpr std::string_view kHeadKey = "head";

@@ -1,16 +1,26 @@
 #include "ledger.h"
 
+#include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 #include <sys/resource.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <system_error>
 
 #include "format.h"
 #include "ledger_internal.h"
@@ -84,7 +94,225 @@ int maxOpenTableFiles() {
   return static_cast<int>(std::min<rlim_t>(limit.rlim_cur - kMargin, 65536));
 }
 
+// RocksDB's info log (the LOG file), written with stdio. RocksDB's own
+// (EnvLogger) asserts that nothing is written after a failed write
+// (WritableFileWriter, sync_without_flush_called_), and Debian builds it with
+// assertions on: on a full disk its first failed line, then any other line
+// (the no-space recovery thread logs one) aborted the process. A line lost
+// to a full disk loses nothing but the line. As RocksDB does, the previous
+// open's log is kept as LOG.old.
+class InfoLog : public rocksdb::Logger {
+ public:
+  explicit InfoLog(const std::string& dir) : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {
+    const std::filesystem::path log = std::filesystem::path(dir) / "LOG";
+    std::error_code ec;
+    std::filesystem::rename(log, std::filesystem::path(dir) / "LOG.old", ec);  // none: fine
+    file_ = std::fopen(log.c_str(), "w");
+  }
+  ~InfoLog() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  using rocksdb::Logger::Logv;
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (file_ == nullptr || level < GetInfoLogLevel()) return;
+    static constexpr const char* kNames[] = {"DEBUG", "INFO", "WARN", "ERROR", "FATAL", "HEADER"};
+    const auto index = static_cast<std::size_t>(level);
+    char time[32] = "";
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    if (gmtime_r(&now, &tm) != nullptr) std::strftime(time, sizeof time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    flockfile(file_);
+    std::fprintf(file_, "%s [%s] ", time, index < std::size(kNames) ? kNames[index] : "?");
+    std::vfprintf(file_, format, ap);
+    std::fputc('\n', file_);
+    std::fflush(file_);
+    funlockfile(file_);
+  }
+
+ private:
+  std::FILE* file_ = nullptr;
+};
+
+// How to get a ledger back whose database files RocksDB cannot open as they
+// are: RocksDB's repair rebuilds CURRENT and the manifest from the table
+// files and write-ahead logs it finds (rocksdb/db.h, RepairDB).
+constexpr const char* kRepairAdvice =
+    "; nothing was changed. Recover it with RocksDB's repair (`ldb repair --db=DIR`, or "
+    "rocksdb::RepairDB) or restore a backup, then check it with `ledger-replay verify`";
+
+Status fileError(const std::string& what, const std::error_code& ec) {
+  if (ec == std::errc::permission_denied || ec == std::errc::operation_not_permitted) {
+    return Status::permissionDenied(what + ": " + ec.message());
+  }
+  return Status::ioError(what + ": " + ec.message());
+}
+
+// RocksDB's own files (its db/filename.cc names them) and the ledger's head
+// file: evidence that a database lives in a directory even when its CURRENT
+// is gone. Not those DB::Open writes while it creates a database, before
+// CURRENT: IDENTITY, the first manifest and CURRENT's temporary file.
+bool isDatabaseFile(std::string_view name) {
+  return name.ends_with(".sst") || name.ends_with(".log") || name.ends_with(".blob") ||
+         (name.starts_with("MANIFEST-") && name != "MANIFEST-000001") ||
+         name.starts_with("OPTIONS-") || name == format::kAcknowledgedHeadFile;
+}
+
+// What may sit in a directory a new ledger is created in: what DB::Open
+// writes before CURRENT when it creates a database (its lock, info log,
+// IDENTITY, first manifest, CURRENT's temporary file), so that a creation
+// that stopped there can be run again; the ledger's staging directory; and
+// the lost+found at the root of a file system (a volume mounted as the
+// ledger).
+bool mayPrecedeCreation(std::string_view name) {
+  return name == "LOCK" || name == "LOG" || name.starts_with("LOG.old") || name == "IDENTITY" ||
+         name == "MANIFEST-000001" || name.ends_with(".dbtmp") || name == "staging" ||
+         name == "lost+found";
+}
+
+// Checks `dir` before RocksDB sees it, because DB::Open with
+// create_if_missing writes a new CURRENT (an empty database) wherever CURRENT
+// is missing, and its next open deletes the old table files as obsolete.
+// *exists: `dir` holds a database whose CURRENT names a manifest that is
+// there (RocksDB reads the rest); false: `dir` is absent or may take a new one.
+Status checkDirectory(const std::string& dir, bool* exists) {
+  namespace fs = std::filesystem;
+  *exists = false;
+  const fs::path root(dir);
+  std::error_code ec;
+  const fs::file_status status = fs::status(root, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return fileError("reading " + dir, ec);
+  if (!fs::exists(status)) return Status::ok();
+  if (!fs::is_directory(status)) return Status::invalidArgument(dir + " is not a directory");
+  const fs::path current = root / "CURRENT";
+  const bool hasCurrent = fs::exists(current, ec);
+  if (ec) return fileError("reading " + current.string(), ec);
+  if (hasCurrent) {
+    // CURRENT is the manifest's file name and a newline (RocksDB's
+    // SetCurrentFile writes it so, atomically by a rename).
+    std::ifstream in(current, std::ios::binary);
+    if (!in) {
+      return fileError("reading " + current.string(),
+                       std::error_code(errno, std::generic_category()));
+    }
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.size() < 2 || text.back() != '\n' || !text.starts_with("MANIFEST-") ||
+        text.find('/') != std::string::npos) {
+      return Status::corruption("ledger " + dir + ": CURRENT does not name a manifest" +
+                                kRepairAdvice);
+    }
+    text.pop_back();
+    const bool hasManifest = fs::exists(root / text, ec);
+    if (ec) return fileError("reading " + (root / text).string(), ec);
+    if (!hasManifest) {
+      return Status::corruption("ledger " + dir + ": its manifest " + text +
+                                " (named by CURRENT) is missing" + kRepairAdvice);
+    }
+    *exists = true;
+    return Status::ok();
+  }
+  std::vector<std::string> database, other;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (isDatabaseFile(name)) {
+      database.push_back(name);
+    } else if (!mayPrecedeCreation(name)) {
+      other.push_back(name);
+    }
+  }
+  if (ec) return fileError("listing " + dir, ec);
+  if (!database.empty()) {
+    std::sort(database.begin(), database.end());
+    std::string names;
+    for (std::size_t i = 0; i < database.size() && i < 3; ++i) {
+      names += (i ? ", " : "") + database[i];
+    }
+    if (database.size() > 3) names += ", ...";
+    return Status::corruption("ledger " + dir + " holds a database's files (" + names +
+                              ") but no CURRENT" + kRepairAdvice);
+  }
+  if (!other.empty()) {
+    return Status::invalidArgument(dir + " holds no ledger but is not empty (" + other.front() +
+                                   "): a new ledger is created only in an empty directory");
+  }
+  return Status::ok();
+}
+
+// Whether `dir` holds a write-ahead log with anything in it.
+bool hasWriteAheadLog(const std::string& dir) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".log" && it->file_size(ec) > 0 && !ec) return true;
+  }
+  return false;
+}
+
+struct AcknowledgedHead {
+  std::uint64_t seq = 0;
+  Digest hash{};
+};
+
+std::string encodeAcknowledgedHead(std::uint64_t seq, const Digest& hash, std::int64_t timeNs) {
+  std::string out(format::kAcknowledgedHeadMagic);
+  out += format::encodeU64(seq);
+  out.append(reinterpret_cast<const char*>(hash.data()), hash.size());
+  out += format::encodeU64(static_cast<std::uint64_t>(timeNs));
+  out += format::encodeU64(XXH3_64bits(out.data(), out.size()));
+  return out;
+}
+
+// The acknowledged head file (format.h); nullopt when there is none.
+Status readAcknowledgedHead(const std::string& dir, std::optional<AcknowledgedHead>* out) {
+  out->reset();
+  const std::string path = (std::filesystem::path(dir) / format::kAcknowledgedHeadFile).string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return Status::ok();
+    return fileError("reading " + path, std::error_code(errno, std::generic_category()));
+  }
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t body = format::kAcknowledgedHeadSize - 8;
+  if (bytes.size() != format::kAcknowledgedHeadSize ||
+      !bytes.starts_with(format::kAcknowledgedHeadMagic) ||
+      format::decodeU64(std::string_view(bytes).substr(body)) != XXH3_64bits(bytes.data(), body)) {
+    return Status::corruption(path +
+                              " is malformed; it names the last commit acknowledged, so "
+                              "that cannot be checked. Check the ledger with `ledger-replay "
+                              "verify`; if it is sound, delete the file to accept it as it is");
+  }
+  AcknowledgedHead head;
+  head.seq = format::decodeU64(std::string_view(bytes).substr(8));
+  std::memcpy(head.hash.data(), bytes.data() + 16, head.hash.size());
+  *out = head;
+  return Status::ok();
+}
+
+// Makes a new directory entry durable (fsync(2) of the directory).
+Status syncDirectory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return fileError("syncing " + dir, std::error_code(errno, std::generic_category()));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return fileError("syncing " + dir, std::error_code(err, std::generic_category()));
+  return Status::ok();
+}
+
 }  // namespace
+
+Status Ledger::writeAcknowledgedHead() {
+  const std::string bytes = encodeAcknowledgedHead(head_.seq, head_.hash, head_.timeNs);
+  const std::string what = "recording the acknowledged head in " +
+                           (std::filesystem::path(dir_) / format::kAcknowledgedHeadFile).string();
+  // 64 bytes at offset 0 of a file of that size: one sector, written in
+  // place, so a crash leaves the old bytes or the new ones.
+  if (::pwrite(headFd_, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size())) {
+    return fileError(what, std::error_code(errno ? errno : EIO, std::generic_category()));
+  }
+  if (::fdatasync(headFd_) != 0) {
+    return fileError(what, std::error_code(errno, std::generic_category()));
+  }
+  return Status::ok();
+}
 
 rocksdb::ColumnFamilyHandle* Ledger::family(const char* name) const {
   auto it = families_->byName.find(std::string_view(name));
@@ -92,20 +320,54 @@ rocksdb::ColumnFamilyHandle* Ledger::family(const char* name) const {
 }
 
 Status Ledger::open(const std::string& dir, const Options& options, std::unique_ptr<Ledger>* out) {
-  std::error_code ec;
-  const bool exists = std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
+  bool exists = false;
+  if (Status st = checkDirectory(dir, &exists); !st.isOk()) return st;
   if (!exists && (!options.createIfMissing || options.readOnly)) {
     return Status::notFound("no ledger at " + dir);
   }
+  // Read before the database: a writer rewrites it only after a commit is
+  // durable, so a reader beside a live writer finds at least this much.
+  std::optional<AcknowledgedHead> acknowledged;
+  if (Status st = readAcknowledgedHead(dir, &acknowledged); !st.isOk()) return st;
+  if (!options.readOnly && acknowledged && hasWriteAheadLog(dir)) {
+    // A writable open writes what it recovers from the write-ahead log to
+    // table files and deletes the log: a log that lost acknowledged records
+    // would be gone before the check below could refuse it, and with it
+    // what a repair could still read. A read-only open recovers in memory
+    // only; it checks first. After a clean close the log is empty.
+    Options probeOptions = options;
+    probeOptions.readOnly = true;
+    probeOptions.createIfMissing = false;
+    std::unique_ptr<Ledger> probe;
+    if (Status st = open(dir, probeOptions, &probe); st.isCorruption()) return st;
+  }
   rocksdb::DBOptions dbo;
-  dbo.create_if_missing = options.createIfMissing;
+  dbo.create_if_missing = options.createIfMissing && !exists;
   dbo.create_missing_column_families = !options.readOnly;
   dbo.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  if (!options.readOnly) {
+    // The log goes in the directory, which a new ledger's DB::Open would
+    // create only after the log is opened.
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fileError("creating " + dir, ec);
+    dbo.info_log = std::make_shared<InfoLog>(dir);
+  }
   dbo.keep_log_file_num = 2;
   dbo.max_background_jobs = 2;
   dbo.paranoid_checks = true;
   dbo.max_open_files = maxOpenTableFiles();
   dbo.max_total_wal_size = options.maxWalBytes;
+  // Recovery replays the write-ahead log up to an incomplete record at its
+  // end and fails on any other damage. The default, kPointInTimeRecovery,
+  // stops silently at the first bad record, dropping every commit after it:
+  // acknowledged history lost, and its seqs reused by the next commit.
+  // kAbsoluteConsistency would also refuse the torn last record a crash
+  // leaves mid-write; that record was never acknowledged (with sync on, an
+  // append returns only after its whole record is synced), so dropping it
+  // loses nothing. A checksum mismatch anywhere is Corruption
+  // (rocksdb/options.h, WALRecoveryMode).
+  dbo.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   std::vector<std::string> present;
@@ -205,9 +467,49 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   } else if (!s.IsNotFound()) {
     return fromRocks(s, "reading ledger head");
   }
+  if (acknowledged) {
+    // What a writer acknowledged must still be here, as it was: a write-ahead
+    // log that lost records (truncated, deleted, damaged past what recovery
+    // reports) leaves a consistent but shorter ledger.
+    const std::uint64_t seq = ledger->head_.seq;
+    if (acknowledged->seq > seq) {
+      return Status::corruption(
+          "ledger " + dir + " holds records up to seq " + std::to_string(seq) + " but seq " +
+          std::to_string(acknowledged->seq) + " was committed: seqs " + std::to_string(seq + 1) +
+          ".." + std::to_string(acknowledged->seq) +
+          " are lost (a damaged or lost write-ahead log)" + kRepairAdvice +
+          ". To accept the loss and let the next commit reuse those seqs, delete " +
+          (std::filesystem::path(dir) / format::kAcknowledgedHeadFile).string());
+    }
+    if (acknowledged->seq > 0) {
+      std::string stored;
+      Status st = ledger->getRaw(format::kLogFamily, format::seqKey(acknowledged->seq), &stored);
+      if (!st.isOk() && !st.isNotFound()) return st;
+      if (st.isNotFound() || stored.size() < format::kHashSize ||
+          std::memcmp(stored.data(), acknowledged->hash.data(), format::kHashSize) != 0) {
+        return Status::corruption(
+            "ledger " + dir + ": the record at seq " + std::to_string(acknowledged->seq) +
+            " is not the one committed (its chain hash differs)" + kRepairAdvice);
+      }
+    }
+  }
   ledger->committedSeq_.store(ledger->head_.seq, std::memory_order_release);
   if (!options.readOnly) {
     if (Status st = ledger->dropUncommittedLog(); !st.isOk()) return st;
+    // The head this open recovered is durable (RocksDB writes what it
+    // recovers from the log to table files before DB::Open returns), so the
+    // file may name it: ledgers of earlier builds start being checked here.
+    const std::string path = (std::filesystem::path(dir) / format::kAcknowledgedHeadFile).string();
+    ledger->headFd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (ledger->headFd_ < 0) {
+      return fileError("opening " + path, std::error_code(errno, std::generic_category()));
+    }
+    if (!acknowledged || acknowledged->seq < ledger->head_.seq) {
+      if (Status st = ledger->writeAcknowledgedHead(); !st.isOk()) return st;
+      if (!acknowledged) {
+        if (Status st = syncDirectory(dir); !st.isOk()) return st;
+      }
+    }
   }
   *out = std::move(ledger);
   return Status::ok();
@@ -251,8 +553,15 @@ Ledger::~Ledger() {
   if (db_ && families_ && !options_.readOnly) {
     rocksdb::FlushOptions fo;
     fo.wait = true;
-    db_->Flush(fo, families_->handles).PermitUncheckedError();
+    const bool flushed = db_->Flush(fo, families_->handles).ok();
+    // Without sync, commits are acknowledged to no one until they are in
+    // table files; once flushed, the head is durable and may be named.
+    if (flushed && !options_.sync && headFd_ >= 0) {
+      // A failure leaves an older head named: that loses nothing.
+      static_cast<void>(writeAcknowledgedHead());
+    }
   }
+  if (headFd_ >= 0) ::close(headFd_);
   if (db_ && families_) {
     for (auto* h : families_->handles) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
   }

@@ -9,6 +9,12 @@
 // run concurrently with each other and with one appender; append() and the
 // other writers must be called from one thread at a time. One process may
 // hold a ledger writable at a time (RocksDB's lock); others get kBusy.
+// Never created over something else: a directory holding a database's files
+// but no usable CURRENT or manifest is Corruption (with how to repair it), a
+// non-empty directory without a ledger InvalidArgument; a new ledger is made
+// only in an absent or empty directory. A ledger holding fewer records than
+// a writer once acknowledged (format.h, ledger-head), or another record at
+// that seq, is Corruption naming the seqs lost, in every mode.
 // Errors: every operation returns a Status; nothing here throws except
 // std::bad_alloc.
 #pragma once
@@ -240,6 +246,8 @@ class Ledger {
   Ledger() = default;
   rocksdb::ColumnFamilyHandle* family(const char* name) const;
   [[nodiscard]] Status dropUncommittedLog();
+  // Rewrites the acknowledged head file (format.h) with head_, synced.
+  [[nodiscard]] Status writeAcknowledgedHead();
 
   std::string dir_;
   Options options_;
@@ -250,6 +258,7 @@ class Ledger {
   std::atomic<std::uint64_t> committedSeq_{0};
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<Families> families_;
+  int headFd_ = -1;  // the acknowledged head file, open while writable
   // append()'s batch, kept between calls with its memory (appends are
   // serialised, see above), and the bytes it was sized for.
   std::unique_ptr<rocksdb::WriteBatch> appendBatch_;

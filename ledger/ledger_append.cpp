@@ -210,6 +210,9 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   if (!s.ok()) return fromRocks(s, "appending to ledger");
   head_ = head;
   committedSeq_.store(head.seq, std::memory_order_release);
+  // After the log's sync, never before: the file must not name a commit a
+  // crash could still take back (format.h).
+  if (options_.sync) return writeAcknowledgedHead();
   return Status::ok();
 }
 

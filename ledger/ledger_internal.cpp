@@ -1,5 +1,8 @@
 #include "ledger_internal.h"
 
+#include <cerrno>
+#include <cstring>
+
 namespace ledger {
 
 std::string encodeLive(const PendingRecord& p) {
@@ -34,6 +37,12 @@ Status fromRocks(const rocksdb::Status& s, const std::string& what) {
   if (s.ok()) return Status::ok();
   if (s.IsNotFound()) return Status::notFound(what + ": " + s.ToString());
   if (s.IsCorruption()) return Status::corruption(what + ": " + s.ToString());
+  // RocksDB reports EACCES as an I/O error with strerror's text and no
+  // subcode of its own (env/io_posix.h, IOError). First: a LOCK file this
+  // user may not open is not a lock another process holds.
+  if (s.IsIOError() && s.ToString().find(std::strerror(EACCES)) != std::string::npos) {
+    return Status::permissionDenied(what + ": " + s.ToString());
+  }
   if (s.IsIOError() && s.ToString().find("lock") != std::string::npos) {
     return Status::busy(what + ": another process holds the ledger (" + s.ToString() + ")");
   }

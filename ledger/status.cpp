@@ -25,6 +25,9 @@ std::string Status::toString() const {
     case Code::kBusy:
       name = "busy";
       break;
+    case Code::kPermissionDenied:
+      name = "permission denied";
+      break;
   }
   return std::string(name) + ": " + message_;
 }

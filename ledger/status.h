@@ -15,11 +15,12 @@ class [[nodiscard]] Status {
   enum class Code {
     kOk,
     kNotFound,
-    kCorruption,       // stored bytes fail their checks (hash, decoding, gaps)
-    kIoError,          // the storage engine failed
-    kInvalidArgument,  // the caller asked for something impossible
-    kIncompatible,     // the ledger's format is not one this build reads
-    kBusy,             // another process holds the ledger
+    kCorruption,        // stored bytes fail their checks (hash, decoding, gaps)
+    kIoError,           // the storage engine failed
+    kInvalidArgument,   // the caller asked for something impossible
+    kIncompatible,      // the ledger's format is not one this build reads
+    kBusy,              // another process holds the ledger
+    kPermissionDenied,  // the ledger's files may not be read or written by this user
   };
 
   Status() = default;
@@ -34,6 +35,9 @@ class [[nodiscard]] Status {
     return Status(Code::kIncompatible, std::move(msg));
   }
   static Status busy(std::string msg) { return Status(Code::kBusy, std::move(msg)); }
+  static Status permissionDenied(std::string msg) {
+    return Status(Code::kPermissionDenied, std::move(msg));
+  }
 
   bool isOk() const { return code_ == Code::kOk; }
   bool isNotFound() const { return code_ == Code::kNotFound; }

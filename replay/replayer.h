@@ -26,13 +26,19 @@ class ObjectReads;
 class ReplayError : public std::runtime_error {
  public:
   ReplayError(const Status& status)
-      : std::runtime_error(status.toString()), corrupt_(status.isCorruption()) {}
+      : std::runtime_error(status.toString()), corrupt_(status.isCorruption()), status_(status) {}
   explicit ReplayError(const std::string& what, bool corrupt = false)
-      : std::runtime_error(what), corrupt_(corrupt) {}
+      : std::runtime_error(what),
+        corrupt_(corrupt),
+        status_(corrupt ? Status::corruption(what) : Status::invalidArgument(what)) {}
   bool corrupt() const { return corrupt_; }
+  // The ledger's status behind the error (an impossible request when the
+  // error is not the ledger's), for the programs' exit code.
+  const Status& status() const { return status_; }
 
  private:
   bool corrupt_;
+  Status status_;
 };
 
 // The error for a stored object that folded but does not decode deeper down

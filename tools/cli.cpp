@@ -115,17 +115,41 @@ std::optional<int> parseCommandLine(
   return std::nullopt;
 }
 
+int exitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case Status::Code::kOk:
+      return kExitOk;
+    case Status::Code::kCorruption:
+    case Status::Code::kIncompatible:
+      return kExitCorrupt;
+    case Status::Code::kNotFound:
+    case Status::Code::kInvalidArgument:
+    case Status::Code::kBusy:
+    case Status::Code::kPermissionDenied:
+      return kExitUsage;
+    case Status::Code::kIoError:
+      return kExitLive;
+  }
+  return kExitLive;
+}
+
 std::unique_ptr<Ledger> openForReading(const std::string& dir) {
   std::unique_ptr<Ledger> ledger;
   Ledger::Options options;
   options.createIfMissing = false;
   options.readOnly = true;
   Status st = Ledger::open(dir, options, &ledger);
-  if (st.isOk()) return ledger;
-  const int code = st.isNotFound()                                                   ? kExitUsage
-                   : (st.isCorruption() || st.code() == Status::Code::kIncompatible) ? kExitCorrupt
-                                                                                     : kExitUsage;
-  throw LedgerOpenError(st.toString(), code);
+  if (!st.isOk()) throw LedgerOpenError(st);
+  return ledger;
+}
+
+std::unique_ptr<Ledger> openForWriting(const std::string& dir) {
+  std::unique_ptr<Ledger> ledger;
+  Ledger::Options options;
+  options.createIfMissing = false;
+  Status st = Ledger::open(dir, options, &ledger);
+  if (!st.isOk()) throw LedgerOpenError(st);
+  return ledger;
 }
 
 }  // namespace ledger::cli

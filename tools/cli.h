@@ -18,22 +18,31 @@ namespace ledger::cli {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitUsage = 1,    // bad usage: unknown flag, bad time, missing ledger
+  kExitUsage = 1,    // bad usage: unknown flag, bad time, missing, busy or unreadable ledger
   kExitInput = 2,    // some input rejected; everything accepted was committed
   kExitCorrupt = 3,  // the ledger failed verification or is corrupt
-  kExitLive = 4,     // a live source failed for good
+  kExitLive = 4,     // a live source failed for good: the ledger's storage refused (disk full)
 };
+
+// The exit code for a ledger Status, the one mapping every program uses
+// (docs/reference.md, "Exit codes"): corruption and an unknown format 3; a
+// missing ledger, one another process holds (busy), one this user may not
+// read or write, and an impossible request 1 (none says anything about the
+// ledger's content, and each is fixed by how the program is run); the
+// storage failing (disk full, I/O error) 4; OK 0.
+int exitCodeFor(const Status& status);
 
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-// The ledger cannot be used: exit with `code` (kExitUsage when missing,
-// kExitCorrupt when damaged or of an unknown format).
+// The ledger cannot be used: exit with `code` (exitCodeFor the status).
 class LedgerOpenError : public std::runtime_error {
  public:
   LedgerOpenError(const std::string& what, int code) : std::runtime_error(what), code_(code) {}
+  explicit LedgerOpenError(const Status& status)
+      : LedgerOpenError(status.toString(), exitCodeFor(status)) {}
   int code() const { return code_; }
 
  private:
@@ -63,5 +72,8 @@ std::optional<int> parseCommandLine(
 
 // Opens an existing ledger read-only. Throws LedgerOpenError.
 std::unique_ptr<Ledger> openForReading(const std::string& dir);
+// Opens an existing ledger for writing (maintenance commands). Throws
+// LedgerOpenError.
+std::unique_ptr<Ledger> openForWriting(const std::string& dir);
 
 }  // namespace ledger::cli

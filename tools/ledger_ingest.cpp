@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   lo.sync = !vm.count("no-sync");
   if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
     spdlog::error("{}", st.toString());
-    return st.isCorruption() ? cli::kExitCorrupt : cli::kExitUsage;
+    return cli::exitCodeFor(st);
   }
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
     }
   } catch (const ingest::LedgerError& e) {
     spdlog::error("ledger write failed: {}", e.what());
-    return e.status().isCorruption() ? cli::kExitCorrupt : cli::kExitLive;
+    return cli::exitCodeFor(e.status());
   }
   const auto& s = ingester.stats();
   if (s.timesRaised > 0) {

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     return e.code();
   } catch (const replay::ReplayError& e) {
     spdlog::error("{}", e.what());
-    return cli::kExitCorrupt;
+    return cli::exitCodeFor(e.status());
   } catch (const kj::Exception& e) {
     spdlog::error("{}", replay::damagedObject(e).what());
     return cli::kExitCorrupt;

@@ -56,7 +56,7 @@ int runVerify(const Ledger& ledger, cli::OutputFormat output) {
   VerifyReport log;
   if (Status st = verifyLog(ledger, &log); !st.isOk()) {
     spdlog::error("{}", st.toString());
-    return cli::kExitCorrupt;
+    return cli::exitCodeFor(st);
   }
   replay::CheckpointVerification cps;
   if (log.ok()) cps = replay::verifyCheckpoints(ledger);
@@ -118,7 +118,7 @@ int runExport(const Ledger& ledger, std::uint64_t from) {
   });
   if (!st.isOk()) {
     spdlog::error("{}", st.toString());
-    return cli::kExitCorrupt;
+    return cli::exitCodeFor(st);
   }
   return cli::kExitOk;
 }
@@ -136,7 +136,7 @@ int runStats(const Ledger& ledger, cli::OutputFormat output) {
     });
     if (!st.isOk()) {
       spdlog::error("{}", st.toString());
-      return cli::kExitCorrupt;
+      return cli::exitCodeFor(st);
     }
   }
   std::uint64_t onDisk = 0;
@@ -212,13 +212,7 @@ int main(int argc, char** argv) {
     if (command == "export")
       return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());
     if (command == "rebuild-projection" || command == "checkpoint" || command == "compact") {
-      std::unique_ptr<Ledger> ledger;
-      Ledger::Options lo;
-      lo.createIfMissing = false;
-      if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
-        throw cli::LedgerOpenError(st.toString(),
-                                   st.isNotFound() ? cli::kExitUsage : cli::kExitCorrupt);
-      }
+      std::unique_ptr<Ledger> ledger = cli::openForWriting(dir);
       if (command == "compact") {
         // Rewrites the table files with this build's storage options; the
         // content (and every answer) stays the same.
@@ -226,7 +220,7 @@ int main(int argc, char** argv) {
         if (Status st = ledger->compact(family); !st.isOk()) {
           if (st.code() == Status::Code::kInvalidArgument) throw cli::UsageError(st.message());
           spdlog::error("{}", st.toString());
-          return cli::kExitCorrupt;
+          return cli::exitCodeFor(st);
         }
         std::cout << "compacted " << (family.empty() ? "every column family" : family) << "\n";
         return cli::kExitOk;
@@ -235,7 +229,7 @@ int main(int argc, char** argv) {
         if (vm.count("rewrite")) {
           if (Status st = ledger->dropCheckpoints(); !st.isOk()) {
             spdlog::error("{}", st.toString());
-            return cli::kExitCorrupt;
+            return cli::exitCodeFor(st);
           }
         }
         const auto written = replay::writeCheckpoints(*ledger, vm["every"].as<std::uint64_t>());
@@ -256,7 +250,7 @@ int main(int argc, char** argv) {
           &rewritten);
       if (!st.isOk()) {
         spdlog::error("{}", st.toString());
-        return cli::kExitCorrupt;
+        return cli::exitCodeFor(st);
       }
       std::cout << "rebuilt the projection of " << rewritten << " records\n";
       return cli::kExitOk;
@@ -270,7 +264,7 @@ int main(int argc, char** argv) {
     return e.code();
   } catch (const replay::ReplayError& e) {
     spdlog::error("{}", e.what());
-    return cli::kExitCorrupt;
+    return cli::exitCodeFor(e.status());
   } catch (const kj::Exception& e) {
     spdlog::error("{}", replay::damagedObject(e).what());
     return cli::kExitCorrupt;

@@ -99,7 +99,7 @@ int runWatch(const po::variables_map& vm) {
   lo.maxWalBytes = kLiveMaxTotalWalBytes;
   if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
     spdlog::error("{}", st.toString());
-    return st.isCorruption() ? kExitCorrupt : kExitUsage;
+    return exitCodeFor(st);
   }
   spdlog::info("ledger {} at seq {}; commits {}", dir, ledger->lastSeq(),
                lo.sync ? "are fsync'd" : "are not fsync'd (--no-sync)");
@@ -108,7 +108,7 @@ int runWatch(const po::variables_map& vm) {
     daemon.start();
   } catch (const ingest::LedgerError& e) {
     spdlog::error("reading the ledger's cursors failed: {}", e.what());
-    return e.status().isCorruption() ? kExitCorrupt : kExitLive;
+    return exitCodeFor(e.status());
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     daemon.stop();
@@ -127,7 +127,7 @@ int runWatch(const po::variables_map& vm) {
   if (daemon.failed()) {
     const Status st = daemon.failure();
     spdlog::error("exiting: the ledger refused a write: {}", st.toString());
-    return st.isCorruption() ? kExitCorrupt : kExitLive;
+    return exitCodeFor(st);
   }
   return kExitOk;
 }

@@ -1,8 +1,12 @@
 // The storage layer: append/read/reopen, atomic batches with cursors, the
-// time index, the format version check and verification of the chain.
+// time index, the format version check and verification of the chain; a
+// damaged directory or write-ahead log refused, never recreated or truncated.
 #include <rocksdb/db.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "format.h"
@@ -511,4 +515,198 @@ TEST_CASE("closing a writable ledger flushes its memtables, so later opens repla
   Record rec;
   REQUIRE(reader->read(20, &rec).isOk());
   CHECK(rec.identity.name == "ns-19");
+}
+
+namespace {
+
+// The names of the files in `dir` whose names end with `suffix`, sorted.
+std::vector<std::string> filesEndingWith(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(suffix)) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A ledger of `records` records in batches of 25, committed with sync on and
+// never closed: the image a crash leaves, every commit only in the
+// write-ahead log. Copied from the open ledger's directory to `image`.
+void crashImage(const std::string& live, const std::string& image, int records) {
+  Ledger::Options o;
+  o.sync = true;
+  auto ledger = openLedger(live, o);
+  for (int start = 0; start < records; start += 25) {
+    std::vector<PendingRecord> batch;
+    for (int i = start; i < start + 25 && i < records; ++i) {
+      batch.push_back(pending("ns-" + std::to_string(i), i));
+    }
+    AppendResult r;
+    REQUIRE(ledger->append(batch, {}, &r).isOk());
+  }
+  REQUIRE(filesEndingWith(live, ".sst").empty());  // nothing flushed yet
+  std::filesystem::copy(live, image, std::filesystem::copy_options::recursive);
+}
+
+std::string onlyWal(const std::string& dir) {
+  const auto logs = filesEndingWith(dir, ".log");
+  REQUIRE(logs.size() == 1);
+  return (std::filesystem::path(dir) / logs.front()).string();
+}
+
+}  // namespace
+
+TEST_CASE("a ledger whose CURRENT is lost is refused, never created anew over its files",
+          "[ledger][damage]") {
+  TempDir dir;
+  const std::string path = dir.path("l");
+  {
+    auto ledger = openLedger(path);
+    AppendResult r;
+    REQUIRE(ledger->append({pending("a", 1), pending("b", 2), pending("c", 3)}, {}, &r).isOk());
+  }
+  const auto tables = filesEndingWith(path, ".sst");
+  REQUIRE_FALSE(tables.empty());
+  REQUIRE(std::filesystem::remove(std::filesystem::path(path) / "CURRENT"));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::unique_ptr<Ledger> ledger;
+    Status st = Ledger::open(path, Ledger::Options{}, &ledger);
+    INFO("attempt " << attempt << ": " << st.toString());
+    CHECK(st.isCorruption());
+    CHECK_THAT(st.message(), Catch::Contains("no CURRENT") && Catch::Contains("ldb repair") &&
+                                 Catch::Contains("ledger-replay verify"));
+    CHECK_FALSE(std::filesystem::exists(std::filesystem::path(path) / "CURRENT"));
+    CHECK(filesEndingWith(path, ".sst") == tables);
+  }
+  Ledger::Options ro;
+  ro.readOnly = true;
+  std::unique_ptr<Ledger> reader;
+  CHECK(Ledger::open(path, ro, &reader).isCorruption());
+
+  // RocksDB's repair, as the message advises, gives the ledger back whole.
+  rocksdb::DBOptions dbo;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const char* name : {"default", "log", "projection", "time_index", "events", "live",
+                           "checkpoints", "checkpoint_objects", "meta"}) {
+    families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  }
+  REQUIRE(rocksdb::RepairDB(path, dbo, families).ok());
+  auto repaired = openLedger(path);
+  CHECK(repaired->lastSeq() == 3);
+  VerifyReport v;
+  REQUIRE(verifyLog(*repaired, &v).isOk());
+  CHECK(v.ok());
+}
+
+TEST_CASE("a ledger whose manifest is missing is refused as damaged", "[ledger][damage]") {
+  TempDir dir;
+  const std::string path = dir.path("l");
+  {
+    auto ledger = openLedger(path);
+    AppendResult r;
+    REQUIRE(ledger->append({pending("a", 1)}, {}, &r).isOk());
+  }
+  for (const auto& manifest : filesEndingWith(path, "")) {
+    if (manifest.starts_with("MANIFEST-"))
+      std::filesystem::remove(std::filesystem::path(path) / manifest);
+  }
+  for (bool readOnly : {false, true}) {
+    Ledger::Options o;
+    o.readOnly = readOnly;
+    std::unique_ptr<Ledger> ledger;
+    Status st = Ledger::open(path, o, &ledger);
+    INFO(st.toString());
+    CHECK(st.isCorruption());
+    CHECK_THAT(st.message(), Catch::Contains("manifest") && Catch::Contains("ldb repair"));
+  }
+}
+
+TEST_CASE("a new ledger is created only in an absent or empty directory", "[ledger]") {
+  TempDir dir;
+  // What RocksDB writes before it creates the database, and a volume's
+  // lost+found, do not stand in the way.
+  std::filesystem::create_directories(dir.path("fresh/lost+found"));
+  std::ofstream(dir.path("fresh/LOCK")).put('\n');
+  std::ofstream(dir.path("fresh/LOG")) << "info\n";
+  CHECK(openLedger(dir.path("fresh"))->lastSeq() == 0);
+
+  std::filesystem::create_directories(dir.path("other"));
+  std::ofstream(dir.path("other/notes.txt")) << "mine\n";
+  std::unique_ptr<Ledger> ledger;
+  Status st = Ledger::open(dir.path("other"), Ledger::Options{}, &ledger);
+  CHECK(st.code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(st.message(), Catch::Contains("notes.txt"));
+  CHECK_FALSE(std::filesystem::exists(dir.path("other/CURRENT")));
+}
+
+TEST_CASE("damage in the middle of the write-ahead log fails the open instead of dropping commits",
+          "[ledger][damage]") {
+  TempDir dir;
+  crashImage(dir.path("live"), dir.path("image"), 1000);
+  const std::string wal = onlyWal(dir.path("image"));
+  const auto size = std::filesystem::file_size(wal);
+  {
+    std::fstream f(wal, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size / 2));
+    const char c = static_cast<char>(f.get());
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+  for (bool readOnly : {false, true, false}) {
+    Ledger::Options o;
+    o.readOnly = readOnly;
+    std::unique_ptr<Ledger> ledger;
+    Status st = Ledger::open(dir.path("image"), o, &ledger);
+    INFO((readOnly ? "read-only: " : "writable: ") << st.toString());
+    CHECK(st.isCorruption());
+  }
+  // Nothing truncated: the log is as it was.
+  CHECK(std::filesystem::file_size(wal) == size);
+}
+
+TEST_CASE("a write-ahead log cut short after acknowledged commits is refused, naming the seqs lost",
+          "[ledger][damage]") {
+  TempDir dir;
+  crashImage(dir.path("live"), dir.path("image"), 1000);
+  const std::string wal = onlyWal(dir.path("image"));
+  std::filesystem::resize_file(wal, std::filesystem::file_size(wal) / 2);
+  for (bool readOnly : {false, true, false}) {
+    Ledger::Options o;
+    o.readOnly = readOnly;
+    std::unique_ptr<Ledger> ledger;
+    Status st = Ledger::open(dir.path("image"), o, &ledger);
+    INFO((readOnly ? "read-only: " : "writable: ") << st.toString());
+    CHECK(st.isCorruption());
+    CHECK_THAT(st.message(), Catch::Contains("..1000 are lost") && Catch::Contains("ldb repair"));
+  }
+  // Deleting the head file is the deliberate way to accept the loss.
+  REQUIRE(std::filesystem::remove(dir.path("image/ledger-head")));
+  auto ledger = openLedger(dir.path("image"));
+  CHECK(ledger->lastSeq() > 0);
+  CHECK(ledger->lastSeq() < 1000);
+}
+
+TEST_CASE("the acknowledged head follows every synced commit and a clean close", "[ledger]") {
+  TempDir dir;
+  for (bool sync : {true, false}) {
+    const std::string path = dir.path(sync ? "sync" : "nosync");
+    Ledger::Options o;
+    o.sync = sync;
+    {
+      auto ledger = openLedger(path, o);
+      AppendResult r;
+      REQUIRE(ledger->append({pending("a", 1), pending("b", 2)}, {}, &r).isOk());
+    }
+    {
+      auto ledger = openLedger(path, o);
+      CHECK(ledger->lastSeq() == 2);
+      AppendResult r;
+      REQUIRE(ledger->append({pending("c", 3)}, {}, &r).isOk());
+    }
+    std::ifstream in(path + "/ledger-head", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(bytes.size() == format::kAcknowledgedHeadSize);
+    CHECK(format::decodeU64(std::string_view(bytes).substr(8)) == 3);
+  }
 }

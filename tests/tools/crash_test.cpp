@@ -1,17 +1,24 @@
 // A writer killed with SIGKILL at random points never leaves half a batch,
 // a gap or a duplicate: after 50 kills the ledger reopens and verifies, and
-// ingesting the same input again holds each event exactly once.
+// ingesting the same input again holds each event exactly once. A writer
+// that fills its disk exits 4, never aborts, and leaves a ledger that
+// verifies and resumes.
 //
-// Runs the real ledger-ingest binary (path in $LEDGER_INGEST).
+// Runs the real ledger-ingest and ledger-replay binaries (paths in
+// $LEDGER_INGEST, $LEDGER_REPLAY).
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "test_support.h"
 #include "verify.h"
@@ -119,4 +126,91 @@ TEST_CASE("SIGKILL during commits written as table files leaves a sound ledger t
   // the head (ledger/log_table.h); a kill between the two leaves records
   // past the head, which the next open must drop.
   killAndRecover("1000", 5000);
+}
+
+namespace {
+
+// A tmpfs of `bytes` mounted at `dir` for the life of the object; mounted()
+// is false when the process may not mount (mount(2) needs CAP_SYS_ADMIN).
+class SmallDisk {
+ public:
+  SmallDisk(const std::string& dir, std::size_t bytes) : dir_(dir) {
+    std::filesystem::create_directories(dir);
+    const std::string data = "size=" + std::to_string(bytes);
+    mounted_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, data.c_str()) == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  SmallDisk(const SmallDisk&) = delete;
+  SmallDisk& operator=(const SmallDisk&) = delete;
+  bool mounted() const { return mounted_; }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+int exitCodeOf(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status); }
+
+int runQuiet(const std::vector<std::string>& argv) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    dup2(devnull, STDOUT_FILENO);
+    dup2(devnull, STDERR_FILENO);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return exitCodeOf(waitFor(pid));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a full disk ends ledger-ingest with exit 4, never an abort; the ledger verifies and "
+    "resumes",
+    "[crash][disk-full]") {
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  TempDir dir;
+  const std::string input = dir.path("events.jsonl");
+  constexpr int kEvents = 3000;
+  {
+    std::ofstream out(input);
+    for (int i = 0; i < kEvents; ++i) {
+      const std::string n = "cm-" + std::to_string(i);
+      Json obj = {{"apiVersion", "v1"},
+                  {"kind", "ConfigMap"},
+                  {"metadata", meta("team", n, "uid-" + n, std::to_string(1000 + i))},
+                  {"data", {{"payload", std::string(1500, static_cast<char>('a' + i % 26))}}}};
+      out << event("ADDED", obj, "2026-11-01T00:00:00Z");
+    }
+  }
+  SmallDisk disk(dir.path("small"), 2 << 20);
+  if (!disk.mounted()) {
+    WARN("skipped: cannot mount a tmpfs here (needs root, CAP_SYS_ADMIN)");
+    return;
+  }
+  const std::string full = dir.path("small/ledger");
+  // The default batch, and a small one (many commits through the write-ahead log).
+  for (const std::string batch : {"1000", "50"}) {
+    std::filesystem::remove_all(full);
+    const int code = runQuiet({ingest, "--ledger", full, "--from", input, "--batch", batch});
+    INFO("--batch " << batch);
+    REQUIRE(code == 4);
+    // On a larger disk the ledger verifies, and the same input completes it.
+    const std::string moved = dir.path("moved-" + batch);
+    std::filesystem::copy(full, moved, std::filesystem::copy_options::recursive);
+    CHECK(runQuiet({replay, "--ledger", moved, "verify"}) == 0);
+    CHECK(runQuiet({ingest, "--ledger", moved, "--from", input, "--batch", batch}) == 0);
+    auto ledger = openLedger(moved);
+    CHECK(ledger->lastSeq() == static_cast<std::uint64_t>(kEvents));
+    VerifyReport v;
+    REQUIRE(verifyLog(*ledger, &v).isOk());
+    CHECK(v.ok());
+  }
 }

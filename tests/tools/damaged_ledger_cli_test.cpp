@@ -1,13 +1,21 @@
 // The programs on a damaged ledger (tests/replay/damaged_ledger_test.cpp for
 // the library): a stored projection that folds but does not decode deeper
 // down ends `ledger-replay` with exit 3 and a message, not an abort, and
-// `ledger-replay verify` names the record.
+// `ledger-replay verify` names the record. A lost CURRENT or manifest, a
+// damaged or cut-short write-ahead log: exit 3 from every program, the files
+// left as they were. A busy or unreadable ledger: exit 1 from every program.
 //
-// Runs the real ledger-replay binary (path in $LEDGER_REPLAY).
+// Runs the real ledger-replay and ledger-ingest binaries (paths in
+// $LEDGER_REPLAY, $LEDGER_INGEST).
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "kueue_objects.h"
 #include "test_support.h"
@@ -34,6 +42,32 @@ Run run(const std::string& command) {
   const int status = ::pclose(pipe);
   if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
   return r;
+}
+
+// `count` ConfigMaps as ADDED events in a file under `dir`; returns its path.
+std::string configMapEvents(const TempDir& dir, const std::string& name, int count) {
+  const std::string path = dir.path(name);
+  std::ofstream out(path);
+  for (int i = 0; i < count; ++i) {
+    const std::string n = name + "-" + std::to_string(i);
+    out << event("ADDED", {{"apiVersion", "v1"},
+                           {"kind", "ConfigMap"},
+                           {"metadata", meta("team", n, "uid-" + n, std::to_string(100 + i))},
+                           {"data", {{"k", std::string(100, 'v')}}}});
+  }
+  return path;
+}
+
+std::vector<std::string> filesIn(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(suffix) || (suffix == "MANIFEST" && name.starts_with("MANIFEST-"))) {
+      names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace
@@ -64,4 +98,151 @@ TEST_CASE("ledger-replay on a damaged projection exits 3 with a message; verify 
   CHECK(verify.exitCode == 3);
   CHECK(verify.output.find("projection does not decode") != std::string::npos);
   CHECK(verify.output.find("\"firstBadSeq\": " + std::to_string(victim)) != std::string::npos);
+}
+
+TEST_CASE("a ledger whose CURRENT or manifest is lost: ingest and verify exit 3 and keep its files",
+          "[crash][damage]") {
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  TempDir dir;
+  const std::string events = configMapEvents(dir, "cm", 50);
+  for (const std::string lost : {"CURRENT", "MANIFEST"}) {
+    const std::string ledgerDir = dir.path("ledger-" + lost);
+    const std::string flags = " --ledger " + ledgerDir + " --from " + events;
+    REQUIRE(run(ingest + flags).exitCode == 0);
+    const auto tables = filesIn(ledgerDir, ".sst");
+    REQUIRE_FALSE(tables.empty());
+    for (const auto& name : filesIn(ledgerDir, lost)) {
+      std::filesystem::remove(std::filesystem::path(ledgerDir) / name);
+    }
+    // Twice: the first attempt must not leave anything the second would take
+    // for a new, empty ledger.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const Run again = run(ingest + flags);
+      INFO(lost << " lost, attempt " << attempt << ": " << again.output);
+      CHECK(again.exitCode == 3);
+      CHECK(again.output.find("ldb repair") != std::string::npos);
+      CHECK(filesIn(ledgerDir, ".sst") == tables);
+    }
+    CHECK(filesIn(ledgerDir, lost).empty());
+    const Run verify = run(replay + " --ledger " + ledgerDir + " verify");
+    INFO(verify.output);
+    CHECK(verify.exitCode == 3);
+  }
+}
+
+TEST_CASE("a damaged or cut-short write-ahead log: ingest and verify exit 3, nothing reused",
+          "[crash][damage]") {
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 600; ++i) {
+    const std::string n = "cm-" + std::to_string(i);
+    text += event("ADDED", {{"apiVersion", "v1"},
+                            {"kind", "ConfigMap"},
+                            {"metadata", meta("team", n, "uid-" + n, std::to_string(100 + i))}});
+  }
+  {
+    // Commits synced but never closed: a crash's image, every commit only in
+    // the write-ahead log.
+    auto ledger = openLedger(dir.path("live"), /*sync=*/true);
+    REQUIRE(ingestText(*ledger, text).stats.recorded == 600);
+    REQUIRE(filesIn(dir.path("live"), ".sst").empty());
+    std::filesystem::copy(dir.path("live"), dir.path("flipped"),
+                          std::filesystem::copy_options::recursive);
+    std::filesystem::copy(dir.path("live"), dir.path("cut"),
+                          std::filesystem::copy_options::recursive);
+  }
+  const std::string more = configMapEvents(dir, "more", 5);
+  for (const std::string damage : {"flipped", "cut"}) {
+    const std::string ledgerDir = dir.path(damage);
+    const auto logs = filesIn(ledgerDir, ".log");
+    REQUIRE(logs.size() == 1);
+    const std::string wal = ledgerDir + "/" + logs.front();
+    const auto size = std::filesystem::file_size(wal);
+    if (damage == "flipped") {
+      std::fstream f(wal, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekg(static_cast<std::streamoff>(size / 2));
+      const char c = static_cast<char>(f.get());
+      f.seekp(static_cast<std::streamoff>(size / 2));
+      f.put(static_cast<char>(c ^ 0x5a));
+    } else {
+      std::filesystem::resize_file(wal, size / 2);
+    }
+    const auto damagedSize = std::filesystem::file_size(wal);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const Run again = run(ingest + " --ledger " + ledgerDir + " --from " + more);
+      INFO(damage << ", attempt " << attempt << ": " << again.output);
+      CHECK(again.exitCode == 3);
+      if (damage == "cut") CHECK(again.output.find("..600 are lost") != std::string::npos);
+    }
+    const Run verify = run(replay + " --ledger " + ledgerDir + " verify");
+    INFO(damage << ": " << verify.output);
+    CHECK(verify.exitCode == 3);
+    CHECK(filesIn(ledgerDir, ".log") == logs);
+    CHECK(std::filesystem::file_size(wal) == damagedSize);
+  }
+}
+
+TEST_CASE("a busy ledger is exit 1 from every program that writes; verify reads beside the writer",
+          "[crash][exit-codes]") {
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  TempDir dir;
+  const std::string events = configMapEvents(dir, "cm", 20);
+  const std::string flag = " --ledger " + dir.path("l");
+  REQUIRE(run(ingest + flag + " --from " + events).exitCode == 0);
+  auto held = openLedger(dir.path("l"));  // RocksDB's LOCK, held by this process
+  for (const std::string& command :
+       {ingest + flag + " --from " + events, replay + flag + " checkpoint",
+        replay + flag + " compact", replay + flag + " rebuild-projection"}) {
+    const Run r = run(command);
+    INFO(command << ": " << r.output);
+    CHECK(r.exitCode == 1);
+    CHECK(r.output.find("busy") != std::string::npos);
+  }
+  const Run verify = run(replay + flag + " verify");
+  INFO(verify.output);
+  CHECK(verify.exitCode == 0);
+}
+
+TEST_CASE("a ledger this user may not read or write is exit 1 from every program",
+          "[crash][exit-codes]") {
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  // Root reads and writes whatever the mode bits say: the programs then run
+  // as nobody through setpriv(1), when it is there.
+  std::string as;
+  if (::geteuid() == 0) {
+    if (run("setpriv --version").exitCode != 0) {
+      WARN("skipped: running as root without setpriv(1), file modes cannot deny access");
+      return;
+    }
+    as = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  }
+  TempDir dir;
+  const std::string events = configMapEvents(dir, "cm", 20);
+  ::chmod(events.c_str(), 0644);
+  ::chmod(dir.path().c_str(), 0755);
+  const std::string ledgerDir = dir.path("l");
+  const std::string flag = " --ledger " + ledgerDir;
+  REQUIRE(run(ingest + flag + " --from " + events).exitCode == 0);
+  // 0555: readable, not writable (RocksDB cannot create its LOCK); 0: neither.
+  for (const mode_t mode : {mode_t{0555}, mode_t{0}}) {
+    REQUIRE(::chmod(ledgerDir.c_str(), mode) == 0);
+    for (const std::string& command :
+         {as + ingest + flag + " --from " + events, as + replay + flag + " checkpoint"}) {
+      const Run r = run(command);
+      INFO("mode " << mode << ", " << command << ": " << r.output);
+      CHECK(r.exitCode == 1);
+      CHECK(r.output.find("ermission denied") != std::string::npos);
+    }
+    if (mode == 0) {
+      const Run r = run(as + replay + flag + " verify");
+      INFO("mode 0, verify: " << r.output);
+      CHECK(r.exitCode == 1);
+    }
+  }
+  REQUIRE(::chmod(ledgerDir.c_str(), 0755) == 0);
 }
