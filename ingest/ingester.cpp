@@ -34,7 +34,27 @@ EventType toEventType(WatchEventType t) {
   }
 }
 
+// A watch event's dedupe key (ledger/format.h): uid and resourceVersion
+// under the object's group and kind, since objects of different kinds may
+// share both (a uid is unique per object only among what one API server
+// stores; inputs merge streams).
 std::string eventKey(const ObjectIdentity& id, EventType type) {
+  std::string key = "k";
+  key.push_back('\0');
+  key += id.group;
+  key.push_back('\0');
+  key += id.kind;
+  key.push_back('\0');
+  key += id.uid;
+  key.push_back('\0');
+  key += id.resourceVersion;
+  key.push_back('\0');
+  key += eventTypeName(type);
+  return key;
+}
+
+// The key earlier builds wrote, without the kind (ledger/format.h).
+std::string legacyEventKey(const ObjectIdentity& id, EventType type) {
   std::string key = "e";
   key.push_back('\0');
   key += id.uid;
@@ -92,6 +112,22 @@ bool Ingester::isDuplicate(const std::string& key) {
   Status st = ledger_.hasEvent(key, &found);
   if (!st.isOk()) throw LedgerError(st);
   return found;
+}
+
+bool Ingester::isDuplicateEvent(const ObjectIdentity& id, EventType type) {
+  if (isDuplicate(eventKey(id, type))) return true;
+  // A ledger written by an earlier build holds keys without the kind: one
+  // is this event only when the record it names has this group and kind.
+  // The lookup of a key that is absent is answered by the family's Bloom
+  // filter (ledger.cpp), so new ledgers pay little for it.
+  std::uint64_t seq = 0;
+  Status st = ledger_.eventSeq(legacyEventKey(id, type), &seq);
+  if (st.isNotFound()) return false;
+  if (!st.isOk()) throw LedgerError(st);
+  Record recorded;
+  st = ledger_.read(seq, &recorded);
+  if (!st.isOk()) throw LedgerError(st);
+  return recorded.identity.group == id.group && recorded.identity.kind == id.kind;
 }
 
 const LiveObject* Ingester::liveState(const std::string& objectKey) {
@@ -177,8 +213,7 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
            : live != nullptr                     ? EventType::kModified
                                                  : EventType::kAdded;
   } else if (event.type == WatchEventType::kUpsert) {
-    if (isDuplicate(eventKey(id, EventType::kAdded)) ||
-        isDuplicate(eventKey(id, EventType::kModified))) {
+    if (isDuplicateEvent(id, EventType::kAdded) || isDuplicateEvent(id, EventType::kModified)) {
       ++stats_.duplicates;
       return;
     }
@@ -187,7 +222,7 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
   } else if (keyed) {
     type = toEventType(event.type);
     dedupeKey = eventKey(id, type);
-    if (isDuplicate(dedupeKey)) {
+    if (isDuplicateEvent(id, type)) {
       ++stats_.duplicates;
       return;
     }

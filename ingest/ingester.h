@@ -1,17 +1,17 @@
 // Records watch events in the ledger: identity, idempotency, time stamping,
 // managedFields removal, projection, and group commit with the source cursor.
 //
-// Idempotency (CONTRACT.md): an event with the same object uid,
+// Idempotency (CONTRACT.md): an event with the same object group, kind, uid,
 // resourceVersion and type as a recorded one is skipped; an upsert (bare
-// object or list item) is skipped when that uid+resourceVersion was recorded
-// as ADDED or MODIFIED. An object without uid or resourceVersion (a
-// manifest) is recorded when its stored JSON differs from the object's
-// latest recorded version, and only then: A, B, A records three versions,
-// A, A one, across runs too (the latest version's SHA-256 is kept in the
-// ledger's live view with the record, PendingRecord::contentHash). Its
-// deletion is skipped only when the object is already gone and the same
-// deletion was recorded. BOOKMARK and ERROR events record nothing (a
-// bookmark moves the source cursor).
+// object or list item) is skipped when that group, kind, uid and
+// resourceVersion were recorded as ADDED or MODIFIED. An object without uid
+// or resourceVersion (a manifest) is recorded when its stored JSON differs
+// from the object's latest recorded version, and only then: A, B, A records
+// three versions, A, A one, across runs too (the latest version's SHA-256 is
+// kept in the ledger's live view with the record,
+// PendingRecord::contentHash). Its deletion is skipped only when the object
+// is already gone and the same deletion was recorded. BOOKMARK and ERROR
+// events record nothing (a bookmark moves the source cursor).
 //
 // Recording is split in two: prepareEvent() does the per-event work that needs
 // no ledger (dropping managedFields, identity, stored JSON, projection) and
@@ -107,6 +107,9 @@ class Ingester {
 
  private:
   bool isDuplicate(const std::string& key);
+  // A keyed watch event already recorded, under this build's key or an
+  // earlier build's (ledger/format.h, "events").
+  bool isDuplicateEvent(const ObjectIdentity& id, EventType type);
   const LiveObject* liveState(const std::string& objectKey);
 
   Ledger& ledger_;

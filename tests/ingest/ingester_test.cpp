@@ -229,3 +229,44 @@ TEST_CASE("the projection can be rebuilt from the raw records", "[ingest]") {
   REQUIRE(ledger->getRaw(format::kProjectionFamily, format::seqKey(2), &after).isOk());
   CHECK(after == before);
 }
+
+// uid and resourceVersion are unique per object only within one API server's
+// kind; the key used to leave the kind out, and the second object was dropped
+// as a duplicate of the first.
+TEST_CASE("the same uid and resourceVersion under another kind is another event", "[ingest]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  const Json account = {{"apiVersion", "v1"},
+                        {"kind", "ServiceAccount"},
+                        {"metadata", meta("default", "a", "uid-a", "1")}};
+  const std::string stream = event("ADDED", ns("a", "1")) + event("ADDED", account);
+  CHECK(ingestText(*ledger, stream).stats.recorded == 2);
+  CHECK(ingestText(*ledger, stream).stats.duplicates == 2);
+  CHECK(ledger->lastSeq() == 2);
+}
+
+// A ledger written before the kind was in the key: its keys still make a
+// re-ingest idempotent, and only for the kind they were recorded under.
+TEST_CASE("dedupe keys written by earlier builds are still recognised, per kind", "[ingest]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  PendingRecord old;
+  old.type = EventType::kAdded;
+  old.timeNs = *tryParseRfc3339("2026-11-01T00:00:00Z");
+  old.identity = ingest::identityOf(ns("a", "1"));
+  old.objectJson = ns("a", "1").dump();
+  old.projection = ingest::projectObject(ns("a", "1"));
+  old.dedupeKey = std::string(
+      "e\0uid-a\0"
+      "1\0ADDED",
+      15);
+  AppendResult appended;
+  REQUIRE(ledger->append({old}, {}, &appended).isOk());
+
+  CHECK(ingestText(*ledger, event("ADDED", ns("a", "1"))).stats.duplicates == 1);
+  const Json account = {{"apiVersion", "v1"},
+                        {"kind", "ServiceAccount"},
+                        {"metadata", meta("default", "a", "uid-a", "1")}};
+  CHECK(ingestText(*ledger, event("ADDED", account)).stats.recorded == 1);
+  CHECK(ledger->lastSeq() == 2);
+}
