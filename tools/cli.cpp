@@ -72,6 +72,28 @@ std::int64_t parseTimeArg(const std::string& value, const char* flag) {
   return *t;
 }
 
+void rejectNegativeUnsigned(const boost::program_options::parsed_options& parsed) {
+  namespace po = boost::program_options;
+  for (const po::option& o : parsed.options) {
+    if (o.unregistered || o.string_key.empty() || parsed.description == nullptr) continue;
+    const po::option_description* d = parsed.description->find_nothrow(o.string_key, false);
+    if (d == nullptr) continue;
+    const auto* base = dynamic_cast<const po::typed_value_base*>(d->semantic().get());
+    if (base == nullptr) continue;
+    const std::type_info& type = base->value_type();
+    if (type != typeid(std::uint64_t) && type != typeid(std::size_t) && type != typeid(unsigned) &&
+        type != typeid(unsigned long long)) {
+      continue;
+    }
+    for (const std::string& v : o.value) {
+      const auto first = v.find_first_not_of(" \t");
+      if (first != std::string::npos && v[first] == '-') {
+        throw UsageError("--" + o.string_key + " must be a non-negative integer, not '" + v + "'");
+      }
+    }
+  }
+}
+
 std::string versionText(const char* program) {
   return std::string(program) + " " + LEDGER_VERSION + " (ledger format " +
          std::to_string(format::kOldestFormat) + ".." + std::to_string(format::kCurrentFormat) +
@@ -97,10 +119,15 @@ std::optional<int> parseCommandLine(
     boost::program_options::variables_map* vm) {
   namespace po = boost::program_options;
   try {
-    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(),
-              *vm);
+    const po::parsed_options parsed =
+        po::command_line_parser(argc, argv).options(options).positional(positional).run();
+    rejectNegativeUnsigned(parsed);
+    po::store(parsed, *vm);
     po::notify(*vm);
   } catch (const po::error& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const UsageError& e) {
     std::cerr << program << ": " << e.what() << "\n";
     return kExitUsage;
   }

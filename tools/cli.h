@@ -48,6 +48,11 @@ std::string resolveLedgerDir(const std::string& flag);
 OutputFormat resolveOutput(const std::string& flag, bool allowCsv = false);
 // RFC 3339 or "now"; throws UsageError naming the flag.
 std::int64_t parseTimeArg(const std::string& value, const char* flag);
+
+// Boost.Program_options reads "-1" into an unsigned option as 2^64-1
+// (lexical_cast wraps): throws UsageError naming any unsigned option whose
+// text is negative.
+void rejectNegativeUnsigned(const boost::program_options::parsed_options& parsed);
 std::string versionText(const char* program);
 // spdlog to stderr; "json" gives one JSON object per line.
 void setUpLogging(const std::string& format, const std::string& level);

@@ -71,10 +71,15 @@ int main(int argc, char** argv) {
   opts.add(cli::watchOptions());
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(opts).run();
+    cli::rejectNegativeUnsigned(parsed);
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "ledger-ingest: " << e.what() << "\n" << opts;
+    return cli::kExitUsage;
+  } catch (const cli::UsageError& e) {
+    std::cerr << "ledger-ingest: " << e.what() << "\n";
     return cli::kExitUsage;
   }
   if (vm.count("help")) {
@@ -127,6 +132,15 @@ int main(int argc, char** argv) {
       if (gStop) break;
       if (path == "-") {
         ingestFrom(std::cin, "stdin", "stdin", ingester, io.projection, &totals);
+        continue;
+      }
+      // A directory opens as a stream that reads nothing: without this
+      // check it "succeeded" with 0 values. It is input that cannot be read,
+      // like a missing file: named, counted as rejected, exit 2.
+      std::error_code dirError;
+      if (std::filesystem::is_directory(path, dirError)) {
+        spdlog::error("{}: cannot read: is a directory", path);
+        ++totals.rejected;
         continue;
       }
       std::ifstream in(path, std::ios::binary);
