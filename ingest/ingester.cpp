@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "projector.h"
+#include "rfc3339.h"
 #include "sha256.h"
 
 namespace ledger::ingest {
@@ -65,6 +66,12 @@ std::string legacyEventKey(const ObjectIdentity& id, EventType type) {
   return key;
 }
 
+// " line N" when the reader knew the line, else " position N" (bytes read
+// after the event, or events seen by a watch).
+std::string where(std::uint64_t line, std::uint64_t position) {
+  return line != 0 ? " line " + std::to_string(line) : " position " + std::to_string(position);
+}
+
 std::string contentKey(const ObjectIdentity& id, std::string_view tag, const std::string& json) {
   std::string key = "c";
   key.push_back('\0');
@@ -103,6 +110,7 @@ ObjectIdentity identityOf(const nlohmann::json& object) {
 Ingester::Ingester(Ledger& ledger, IngestOptions options)
     : ledger_(ledger), options_(std::move(options)) {
   if (!options_.clock) options_.clock = systemClock;
+  if (!options_.wallClock) options_.wallClock = systemClock;
   if (options_.batchRecords == 0) options_.batchRecords = 1;
 }
 
@@ -168,8 +176,10 @@ PreparedEvent prepareEvent(WatchEvent event, const ProjectionOptions& options) {
   }
   out.identity = identityOf(event.object);
   out.objectJson = event.storedJson.empty() ? event.object.dump() : std::move(event.storedJson);
-  out.projection =
-      event.projection.empty() ? projectObject(event.object, options) : std::move(event.projection);
+  // A projection made by the reader's fast path had no rejection (it leaves
+  // a rejected object to this one).
+  out.projection = event.projection.empty() ? projectObject(event.object, options, &out.rejection)
+                                            : std::move(event.projection);
   return out;
 }
 
@@ -187,6 +197,11 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
   if (event.type == WatchEventType::kError) {
     ++stats_.errorEvents;
     spdlog::warn("{}: ERROR event from the API server: {}", source, event.errorText);
+    return;
+  }
+  if (!event.rejection.empty()) {
+    ++stats_.rejected;
+    spdlog::warn("{}{}: event rejected: {}", source, where(event.line, position), event.rejection);
     return;
   }
   ObjectIdentity& id = event.identity;
@@ -239,6 +254,20 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
   PendingRecord rec;
   rec.type = type;
   rec.timeNs = event.timeNs ? *event.timeNs : options_.clock();
+  if (event.timeNs) {
+    const std::int64_t now = options_.wallClock();
+    // Subtracted in 128 bits: both ends may be anywhere in int64.
+    __extension__ const __int128 ahead = static_cast<__int128>(*event.timeNs) - now;
+    if (ahead > options_.farFutureNs) {
+      ++stats_.farFuture;
+      spdlog::warn(
+          "{}{}: {} {}: event time {} is more than {} s ahead of the clock ({}); later events "
+          "stamped earlier will be raised to it",
+          source, where(event.line, position), id.kind,
+          id.namespace_.empty() ? id.name : id.namespace_ + "/" + id.name,
+          formatRfc3339(*event.timeNs), options_.farFutureNs / 1000000000, formatRfc3339(now));
+    }
+  }
   rec.projection = std::move(event.projection);
   rec.objectJson = std::move(json);
   rec.contentHash = contentHash;

@@ -60,6 +60,11 @@ struct IngestStats {
   std::uint64_t bookmarks = 0;
   std::uint64_t errorEvents = 0;
   std::uint64_t timesRaised = 0;
+  // Events whose time is more than IngestOptions::farFutureNs ahead of the
+  // wall clock, each also named in a warning: one bad clock would otherwise
+  // drag every later event up to its time with only the count above.
+  std::uint64_t farFuture = 0;
+  std::uint64_t rejected = 0;  // events record() skipped for their rejection
   std::map<std::string, std::uint64_t> recordedByKind;
 };
 
@@ -71,6 +76,11 @@ struct IngestOptions {
   std::function<void(const AppendResult&)> onCommit;
   // How add() projects objects (projector.h).
   ProjectionOptions projection;
+  // Last, so that positional initialisers of the fields above still work.
+  // The wall clock the far-future check compares event times with (default:
+  // the system clock); ns since the epoch.
+  std::function<std::int64_t()> wallClock = nullptr;
+  std::int64_t farFutureNs = 24LL * 3600 * 1000000000;  // a day
 };
 
 // One watch event made ready to record.
@@ -81,6 +91,10 @@ struct PreparedEvent {
   std::string objectJson;   // the object without managedFields, as stored
   std::string projection;   // projectObject() of that object
   std::string errorText;    // an ERROR event's reason, code and message
+  // Why the event must not be recorded (a time outside the ledger's range in
+  // the object, projectObject), or empty. record() skips such an event.
+  std::string rejection;
+  std::uint64_t line = 0;  // where the event starts in its source, when known (messages)
 };
 
 // Pure; thread-safe. Never throws for odd objects (see projector.h).

@@ -88,7 +88,7 @@ void projectConditions(FieldReader& fr, JsonPtr conds,
     b.setStatus(fr.string(c, "status", "status.conditions"));
     b.setReason(fr.string(c, "reason", "status.conditions"));
     b.setMessage(fr.string(c, "message", "status.conditions"));
-    if (auto t = tryParseRfc3339(fr.string(c, "lastTransitionTime", "status.conditions"))) {
+    if (auto t = fr.time(c, "lastTransitionTime", "status.conditions")) {
       b.setLastTransitionNs(*t);
     }
   }

@@ -58,13 +58,23 @@ OutputFormat resolveOutput(const std::string& flag, bool allowCsv) {
                    flag + "'");
 }
 
-std::int64_t parseTimeArg(const std::string& value, const char* flag) {
+std::int64_t parseTimeArg(const std::string& value, const char* flag, TimeBeyondRange beyond) {
   if (value == "now") {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
-  auto t = tryParseRfc3339(value);
+  bool outOfRange = false;
+  auto t = tryParseRfc3339(value, &outOfRange);
+  if (outOfRange && beyond == TimeBeyondRange::kClamp) {
+    // Every record's time is in range, so the clamped moment falls after
+    // (or before) all of them, which is what such a time asks for.
+    return value.substr(0, 4) < "1970" ? kMinTimeNs : kMaxTimeNs;
+  }
+  if (outOfRange) {
+    throw UsageError(std::string(flag) + " '" + value + "' is outside the ledger's time range " +
+                     timeRangeText());
+  }
   if (!t) {
     throw UsageError(std::string(flag) + " '" + value +
                      "' is not an RFC 3339 time (e.g. 2026-11-29T10:00:00Z) or 'now'");

@@ -167,21 +167,21 @@ int main(int argc, char** argv) {
     return e.status().isCorruption() ? cli::kExitCorrupt : cli::kExitLive;
   }
   const auto& s = ingester.stats();
+  if (s.farFuture > 0) {
+    spdlog::warn("{} event time(s) more than a day ahead of the clock (each named above)",
+                 s.farFuture);
+  }
   if (s.timesRaised > 0) {
     spdlog::warn("{} event time(s) earlier than the previous record were raised to it",
                  s.timesRaised);
   }
   const std::uint64_t lastSeq = ledger->lastSeq();
   if (output == cli::OutputFormat::kJson) {
-    nlohmann::json j = {{"values", totals.values},
-                        {"recorded", s.recorded},
-                        {"duplicates", s.duplicates},
-                        {"rejected", totals.rejected},
-                        {"bookmarks", s.bookmarks},
-                        {"errorEvents", s.errorEvents},
-                        {"timesRaised", s.timesRaised},
-                        {"lastSeq", lastSeq},
-                        {"firstSeq", s.recorded ? firstSeq : 0}};
+    nlohmann::json j = {{"values", totals.values},      {"recorded", s.recorded},
+                        {"duplicates", s.duplicates},   {"rejected", totals.rejected},
+                        {"bookmarks", s.bookmarks},     {"errorEvents", s.errorEvents},
+                        {"timesRaised", s.timesRaised}, {"farFuture", s.farFuture},
+                        {"lastSeq", lastSeq},           {"firstSeq", s.recorded ? firstSeq : 0}};
     std::cout << j.dump() << "\n";
   } else {
     std::cout << "read " << totals.values << " values: recorded " << s.recorded << ", duplicates "
