@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "projector.h"
+#include "rfc3339.h"
 #include "sha256.h"
 
 namespace ledger::ingest {
@@ -34,7 +35,27 @@ EventType toEventType(WatchEventType t) {
   }
 }
 
+// A watch event's dedupe key (ledger/format.h): uid and resourceVersion
+// under the object's group and kind, since objects of different kinds may
+// share both (a uid is unique per object only among what one API server
+// stores; inputs merge streams).
 std::string eventKey(const ObjectIdentity& id, EventType type) {
+  std::string key = "k";
+  key.push_back('\0');
+  key += id.group;
+  key.push_back('\0');
+  key += id.kind;
+  key.push_back('\0');
+  key += id.uid;
+  key.push_back('\0');
+  key += id.resourceVersion;
+  key.push_back('\0');
+  key += eventTypeName(type);
+  return key;
+}
+
+// The key earlier builds wrote, without the kind (ledger/format.h).
+std::string legacyEventKey(const ObjectIdentity& id, EventType type) {
   std::string key = "e";
   key.push_back('\0');
   key += id.uid;
@@ -43,6 +64,12 @@ std::string eventKey(const ObjectIdentity& id, EventType type) {
   key.push_back('\0');
   key += eventTypeName(type);
   return key;
+}
+
+// " line N" when the reader knew the line, else " position N" (bytes read
+// after the event, or events seen by a watch).
+std::string where(std::uint64_t line, std::uint64_t position) {
+  return line != 0 ? " line " + std::to_string(line) : " position " + std::to_string(position);
 }
 
 std::string contentKey(const ObjectIdentity& id, std::string_view tag, const std::string& json) {
@@ -83,6 +110,7 @@ ObjectIdentity identityOf(const nlohmann::json& object) {
 Ingester::Ingester(Ledger& ledger, IngestOptions options)
     : ledger_(ledger), options_(std::move(options)) {
   if (!options_.clock) options_.clock = systemClock;
+  if (!options_.wallClock) options_.wallClock = systemClock;
   if (options_.batchRecords == 0) options_.batchRecords = 1;
 }
 
@@ -92,6 +120,22 @@ bool Ingester::isDuplicate(const std::string& key) {
   Status st = ledger_.hasEvent(key, &found);
   if (!st.isOk()) throw LedgerError(st);
   return found;
+}
+
+bool Ingester::isDuplicateEvent(const ObjectIdentity& id, EventType type) {
+  if (isDuplicate(eventKey(id, type))) return true;
+  // A ledger written by an earlier build holds keys without the kind: one
+  // is this event only when the record it names has this group and kind.
+  // The lookup of a key that is absent is answered by the family's Bloom
+  // filter (ledger.cpp), so new ledgers pay little for it.
+  std::uint64_t seq = 0;
+  Status st = ledger_.eventSeq(legacyEventKey(id, type), &seq);
+  if (st.isNotFound()) return false;
+  if (!st.isOk()) throw LedgerError(st);
+  Record recorded;
+  st = ledger_.read(seq, &recorded);
+  if (!st.isOk()) throw LedgerError(st);
+  return recorded.identity.group == id.group && recorded.identity.kind == id.kind;
 }
 
 const LiveObject* Ingester::liveState(const std::string& objectKey) {
@@ -132,8 +176,10 @@ PreparedEvent prepareEvent(WatchEvent event, const ProjectionOptions& options) {
   }
   out.identity = identityOf(event.object);
   out.objectJson = event.storedJson.empty() ? event.object.dump() : std::move(event.storedJson);
-  out.projection =
-      event.projection.empty() ? projectObject(event.object, options) : std::move(event.projection);
+  // A projection made by the reader's fast path had no rejection (it leaves
+  // a rejected object to this one).
+  out.projection = event.projection.empty() ? projectObject(event.object, options, &out.rejection)
+                                            : std::move(event.projection);
   return out;
 }
 
@@ -151,6 +197,11 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
   if (event.type == WatchEventType::kError) {
     ++stats_.errorEvents;
     spdlog::warn("{}: ERROR event from the API server: {}", source, event.errorText);
+    return;
+  }
+  if (!event.rejection.empty()) {
+    ++stats_.rejected;
+    spdlog::warn("{}{}: event rejected: {}", source, where(event.line, position), event.rejection);
     return;
   }
   ObjectIdentity& id = event.identity;
@@ -177,8 +228,7 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
            : live != nullptr                     ? EventType::kModified
                                                  : EventType::kAdded;
   } else if (event.type == WatchEventType::kUpsert) {
-    if (isDuplicate(eventKey(id, EventType::kAdded)) ||
-        isDuplicate(eventKey(id, EventType::kModified))) {
+    if (isDuplicateEvent(id, EventType::kAdded) || isDuplicateEvent(id, EventType::kModified)) {
       ++stats_.duplicates;
       return;
     }
@@ -187,7 +237,7 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
   } else if (keyed) {
     type = toEventType(event.type);
     dedupeKey = eventKey(id, type);
-    if (isDuplicate(dedupeKey)) {
+    if (isDuplicateEvent(id, type)) {
       ++stats_.duplicates;
       return;
     }
@@ -204,6 +254,20 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
   PendingRecord rec;
   rec.type = type;
   rec.timeNs = event.timeNs ? *event.timeNs : options_.clock();
+  if (event.timeNs) {
+    const std::int64_t now = options_.wallClock();
+    // Subtracted in 128 bits: both ends may be anywhere in int64.
+    __extension__ const __int128 ahead = static_cast<__int128>(*event.timeNs) - now;
+    if (ahead > options_.farFutureNs) {
+      ++stats_.farFuture;
+      spdlog::warn(
+          "{}{}: {} {}: event time {} is more than {} s ahead of the clock ({}); later events "
+          "stamped earlier will be raised to it",
+          source, where(event.line, position), id.kind,
+          id.namespace_.empty() ? id.name : id.namespace_ + "/" + id.name,
+          formatRfc3339(*event.timeNs), options_.farFutureNs / 1000000000, formatRfc3339(now));
+    }
+  }
   rec.projection = std::move(event.projection);
   rec.objectJson = std::move(json);
   rec.contentHash = contentHash;

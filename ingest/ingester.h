@@ -1,17 +1,17 @@
 // Records watch events in the ledger: identity, idempotency, time stamping,
 // managedFields removal, projection, and group commit with the source cursor.
 //
-// Idempotency (CONTRACT.md): an event with the same object uid,
+// Idempotency (CONTRACT.md): an event with the same object group, kind, uid,
 // resourceVersion and type as a recorded one is skipped; an upsert (bare
-// object or list item) is skipped when that uid+resourceVersion was recorded
-// as ADDED or MODIFIED. An object without uid or resourceVersion (a
-// manifest) is recorded when its stored JSON differs from the object's
-// latest recorded version, and only then: A, B, A records three versions,
-// A, A one, across runs too (the latest version's SHA-256 is kept in the
-// ledger's live view with the record, PendingRecord::contentHash). Its
-// deletion is skipped only when the object is already gone and the same
-// deletion was recorded. BOOKMARK and ERROR events record nothing (a
-// bookmark moves the source cursor).
+// object or list item) is skipped when that group, kind, uid and
+// resourceVersion were recorded as ADDED or MODIFIED. An object without uid
+// or resourceVersion (a manifest) is recorded when its stored JSON differs
+// from the object's latest recorded version, and only then: A, B, A records
+// three versions, A, A one, across runs too (the latest version's SHA-256 is
+// kept in the ledger's live view with the record,
+// PendingRecord::contentHash). Its deletion is skipped only when the object
+// is already gone and the same deletion was recorded. BOOKMARK and ERROR
+// events record nothing (a bookmark moves the source cursor).
 //
 // Recording is split in two: prepareEvent() does the per-event work that needs
 // no ledger (dropping managedFields, identity, stored JSON, projection) and
@@ -60,6 +60,11 @@ struct IngestStats {
   std::uint64_t bookmarks = 0;
   std::uint64_t errorEvents = 0;
   std::uint64_t timesRaised = 0;
+  // Events whose time is more than IngestOptions::farFutureNs ahead of the
+  // wall clock, each also named in a warning: one bad clock would otherwise
+  // drag every later event up to its time with only the count above.
+  std::uint64_t farFuture = 0;
+  std::uint64_t rejected = 0;  // events record() skipped for their rejection
   std::map<std::string, std::uint64_t> recordedByKind;
 };
 
@@ -71,6 +76,11 @@ struct IngestOptions {
   std::function<void(const AppendResult&)> onCommit;
   // How add() projects objects (projector.h).
   ProjectionOptions projection;
+  // Last, so that positional initialisers of the fields above still work.
+  // The wall clock the far-future check compares event times with (default:
+  // the system clock); ns since the epoch.
+  std::function<std::int64_t()> wallClock = nullptr;
+  std::int64_t farFutureNs = 24LL * 3600 * 1000000000;  // a day
 };
 
 // One watch event made ready to record.
@@ -81,6 +91,10 @@ struct PreparedEvent {
   std::string objectJson;   // the object without managedFields, as stored
   std::string projection;   // projectObject() of that object
   std::string errorText;    // an ERROR event's reason, code and message
+  // Why the event must not be recorded (a time outside the ledger's range in
+  // the object, projectObject), or empty. record() skips such an event.
+  std::string rejection;
+  std::uint64_t line = 0;  // where the event starts in its source, when known (messages)
 };
 
 // Pure; thread-safe. Never throws for odd objects (see projector.h).
@@ -107,6 +121,9 @@ class Ingester {
 
  private:
   bool isDuplicate(const std::string& key);
+  // A keyed watch event already recorded, under this build's key or an
+  // earlier build's (ledger/format.h, "events").
+  bool isDuplicateEvent(const ObjectIdentity& id, EventType type);
   const LiveObject* liveState(const std::string& objectKey);
 
   Ledger& ledger_;

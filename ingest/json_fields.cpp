@@ -1,5 +1,7 @@
 #include "json_fields.h"
 
+#include "rfc3339.h"
+
 namespace ledger::ingest {
 
 JsonPtr FieldReader::member(const Json& obj, const char* key) {
@@ -35,6 +37,18 @@ std::int64_t FieldReader::integer(const Json& obj, const char* key, const char* 
   if (v->is_number_unsigned()) return static_cast<std::int64_t>(v->get<std::uint64_t>());
   problem(std::string(where) + "." + key + " is not an integer");
   return dflt;
+}
+
+std::optional<std::int64_t> FieldReader::time(const Json& obj, const char* key, const char* where) {
+  const std::string text = string(obj, key, where);
+  if (text.empty()) return std::nullopt;
+  bool outOfRange = false;
+  std::optional<std::int64_t> t = tryParseRfc3339(text, &outOfRange);
+  if (outOfRange) {
+    reject(std::string(where) + "." + key + " '" + text + "' is outside the ledger's time range " +
+           timeRangeText());
+  }
+  return t;
 }
 
 bool FieldReader::boolean(const Json& obj, const char* key, const char* where, bool dflt) {

@@ -37,15 +37,26 @@ class FieldReader {
   bool boolean(const Json& obj, const char* key, const char* where, bool dflt);
   // A quantity written as a string or a JSON number, as its text.
   std::string quantityText(const Json& value, const std::string& where);
+  // An RFC 3339 time field the projection reads; nullopt when absent or not a
+  // time (as before: the projection leaves it unset). A valid time outside
+  // the ledger's range (rfc3339.h) is a rejection instead: the object would
+  // carry a wrapped instant, so the event is not recorded.
+  std::optional<std::int64_t> time(const Json& obj, const char* key, const char* where);
   // Objects/arrays: nullopt plus a problem when of the wrong type.
   JsonPtr object(const Json& obj, const char* key, const char* where);
   JsonPtr array(const Json& obj, const char* key, const char* where);
 
   void problem(std::string text) { problems_.push_back(std::move(text)); }
   const std::vector<std::string>& problems() const { return problems_; }
+  // Why the object must not be recorded at all (the first reason), or empty.
+  void reject(std::string text) {
+    if (rejection_.empty()) rejection_ = std::move(text);
+  }
+  const std::string& rejection() const { return rejection_; }
 
  private:
   std::vector<std::string> problems_;
+  std::string rejection_;
 };
 
 inline kj::StringPtr text(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }

@@ -39,10 +39,10 @@ void projectResourceGroups(FieldReader& fr, JsonPtr groups,
         rb.setName(fr.string(r, "name", "resources"));
         const std::string at =
             std::string("flavor ") + fb.getName().cStr() + " resource " + rb.getName().cStr();
+        // Absent or null stays empty (it used to read "0"): Kueue's CRD
+        // requires nominalQuota, so the audit reports it (InvalidQuota).
         if (JsonPtr q = FieldReader::member(r, "nominalQuota")) {
           rb.setNominalQuota(fr.quantityText(*q, at + " nominalQuota"));
-        } else {
-          rb.setNominalQuota("0");
         }
         if (JsonPtr q = FieldReader::member(r, "borrowingLimit")) {
           rb.setBorrowingLimit(fr.quantityText(*q, at + " borrowingLimit"));
@@ -88,7 +88,7 @@ void projectConditions(FieldReader& fr, JsonPtr conds,
     b.setStatus(fr.string(c, "status", "status.conditions"));
     b.setReason(fr.string(c, "reason", "status.conditions"));
     b.setMessage(fr.string(c, "message", "status.conditions"));
-    if (auto t = tryParseRfc3339(fr.string(c, "lastTransitionTime", "status.conditions"))) {
+    if (auto t = fr.time(c, "lastTransitionTime", "status.conditions")) {
       b.setLastTransitionNs(*t);
     }
   }

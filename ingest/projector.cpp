@@ -155,12 +155,13 @@ void projectBody(FieldReader& fr, const GroupKind& id, const Json& obj,
 
 }  // namespace
 
-std::string projectObject(const JsonView& object, const ProjectionOptions& options) {
+std::string projectObject(const JsonView& object, const ProjectionOptions& options,
+                          std::string* rejection) {
   ScratchMessage& message = projectionMessage();
   auto root = message.start().initRoot<schema::Projection>();
   FieldReader fr;
   if (JsonPtr meta = FieldReader::member(object, "metadata")) {
-    if (auto t = tryParseRfc3339(fr.string(*meta, "creationTimestamp", "metadata"))) {
+    if (auto t = fr.time(*meta, "creationTimestamp", "metadata")) {
       root.setCreationNs(*t);
     }
     if (JsonPtr owners = fr.array(*meta, "ownerReferences", "metadata")) {
@@ -181,6 +182,7 @@ std::string projectObject(const JsonView& object, const ProjectionOptions& optio
     auto l = root.initProblems(static_cast<unsigned>(fr.problems().size()));
     for (unsigned i = 0; i < l.size(); ++i) l.set(i, text(fr.problems()[i]));
   }
+  if (rejection != nullptr) *rejection = fr.rejection();
   return message.bytes();
 }
 
@@ -196,7 +198,8 @@ std::string unreadable(const std::string& why) {
 
 }  // namespace
 
-std::string projectObject(const nlohmann::json& object, const ProjectionOptions& options) {
+std::string projectObject(const nlohmann::json& object, const ProjectionOptions& options,
+                          std::string* rejection) {
   simdjson::dom::parser parser;
   std::optional<JsonView> view;
   try {
@@ -204,7 +207,7 @@ std::string projectObject(const nlohmann::json& object, const ProjectionOptions&
   } catch (const std::runtime_error& e) {
     return unreadable(e.what());
   }
-  return projectObject(*view, options);
+  return projectObject(*view, options, rejection);
 }
 
 std::string projectJsonText(const std::string& objectJson, const ProjectionOptions& options) {

@@ -43,8 +43,13 @@ struct ProjectionOptions {
 // Cap'n Proto flat-message bytes of a schema::Projection. The view is how
 // ingest projects (from simdjson's DOM, json_view.h); an nlohmann value is
 // written out and read back through a view, with the same result.
-std::string projectObject(const JsonView& object, const ProjectionOptions& options = {});
-std::string projectObject(const nlohmann::json& object, const ProjectionOptions& options = {});
+// `rejection`, when given, is set to why the object must not be recorded
+// (a timestamp the projection reads is outside the ledger's time range,
+// rfc3339.h), else cleared; the bytes are a projection either way.
+std::string projectObject(const JsonView& object, const ProjectionOptions& options = {},
+                          std::string* rejection = nullptr);
+std::string projectObject(const nlohmann::json& object, const ProjectionOptions& options = {},
+                          std::string* rejection = nullptr);
 
 // The same for a stored record's JSON (used to rebuild the projection);
 // unparsable JSON gives a projection whose problems say so.

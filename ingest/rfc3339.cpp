@@ -44,7 +44,8 @@ bool leap(std::int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 
 }  // namespace
 
-std::optional<std::int64_t> tryParseRfc3339(std::string_view s) {
+std::optional<std::int64_t> tryParseRfc3339(std::string_view s, bool* outOfRange) {
+  if (outOfRange != nullptr) *outOfRange = false;
   unsigned year, month, day, hour, minute, second;
   if (!digits(s, 0, 4, &year) || s.size() < 20 || s[4] != '-' || !digits(s, 5, 2, &month) ||
       s[7] != '-' || !digits(s, 8, 2, &day) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
@@ -89,8 +90,19 @@ std::optional<std::int64_t> tryParseRfc3339(std::string_view s) {
   if (pos != s.size()) return std::nullopt;
   if (second == 60) second = 59;  // leap second: Kubernetes (Go) clamps the same way
   const std::int64_t days = daysFromCivil(year, month, day);
+  // Years 0000-9999 keep seconds within +-2^38; ns need 128 bits before the
+  // range check (9999-12-31 is 2.5e20 ns, past int64's 9.2e18).
   const std::int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offsetSeconds;
-  return secs * 1000000000LL + nanos;
+  __extension__ const __int128 ns = static_cast<__int128>(secs) * 1000000000 + nanos;
+  if (ns < kMinTimeNs || ns > kMaxTimeNs) {
+    if (outOfRange != nullptr) *outOfRange = true;
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(ns);
+}
+
+std::string timeRangeText() {
+  return "(" + formatRfc3339(kMinTimeNs) + " to " + formatRfc3339(kMaxTimeNs) + ")";
 }
 
 namespace {

@@ -47,8 +47,15 @@ DecodedItem decode(DecodedValue& value, const ProjectionOptions& projection) {
   }
   item.errors = std::move(normalized.errors);
   item.events.reserve(normalized.events.size());
-  for (WatchEvent& ev : normalized.events)
-    item.events.push_back(prepareEvent(std::move(ev), projection));
+  for (WatchEvent& ev : normalized.events) {
+    PreparedEvent prepared = prepareEvent(std::move(ev), projection);
+    if (!prepared.rejection.empty()) {
+      item.errors.push_back(std::move(prepared.rejection));
+      continue;
+    }
+    prepared.line = value.line;
+    item.events.push_back(std::move(prepared));
+  }
   return item;
 }
 

@@ -175,7 +175,12 @@ bool parseExact(std::string_view text, std::size_t readableAfter,
   // buildJson finds negative zeros in what it builds; the stored JSON, which
   // covers the recorded object, finds them in what buildJson left out.
   if (recorded && negativeZero) return false;
-  if (recorded) out->projection = projectObject(JsonView(*recorded), options.projectionOptions);
+  if (recorded) {
+    std::string rejection;
+    out->projection = projectObject(JsonView(*recorded), options.projectionOptions, &rejection);
+    // A rejected object goes the slow way, where prepareEvent rejects it.
+    if (!rejection.empty()) return false;
+  }
   return true;
 }
 

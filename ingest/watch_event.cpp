@@ -74,7 +74,13 @@ NormalizeResult normalizeValue(nlohmann::json value) {
         result.errors.push_back("event time is not a string");
         return result;
       }
-      ev.timeNs = tryParseRfc3339(timeIt->get_ref<const std::string&>());
+      bool outOfRange = false;
+      ev.timeNs = tryParseRfc3339(timeIt->get_ref<const std::string&>(), &outOfRange);
+      if (outOfRange) {
+        result.errors.push_back("event time '" + timeIt->get<std::string>() +
+                                "' is outside the ledger's time range " + timeRangeText());
+        return result;
+      }
       if (!ev.timeNs) {
         result.errors.push_back("event time '" + timeIt->get<std::string>() + "' is not RFC 3339");
         return result;

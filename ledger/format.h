@@ -8,7 +8,13 @@
 //   time_index   event time ns (8 bytes BE, offset so negative times sort) ++ seq
 //                -> empty. "Last record at or before T" is one SeekForPrev.
 //   events       dedupe key -> seq. One key per recorded event, for idempotent
-//                ingest (see ingest/event_key.h for how keys are formed).
+//                ingest (ingest/ingester.cpp forms them). A watch event's key
+//                is "k\0" group "\0" kind "\0" uid "\0" resourceVersion "\0"
+//                type; earlier builds wrote "e\0" uid "\0" resourceVersion
+//                "\0" type, without the kind, so one kind's event hid
+//                another's with the same uid and resourceVersion. Those keys
+//                stay valid: the ingester, finding one, compares the group and
+//                kind of the record it names. Manifests' keys start "c\0".
 //   live         object key (group/kind/namespace/name) -> uid '\0' resourceVersion
 //                ['\0' SHA-256 of the stored object JSON (32 bytes)] of objects
 //                whose last event was not DELETED. The digest is there when the

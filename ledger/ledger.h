@@ -192,6 +192,8 @@ class Ledger {
   [[nodiscard]] Status timeOf(std::uint64_t seq, std::int64_t* timeNs) const;
 
   [[nodiscard]] Status hasEvent(std::string_view dedupeKey, bool* found) const;
+  // The seq recorded under a dedupe key; kNotFound when there is none.
+  [[nodiscard]] Status eventSeq(std::string_view dedupeKey, std::uint64_t* seq) const;
   [[nodiscard]] Status liveObject(std::string_view objectKey, LiveObject* out) const;  // kNotFound
   [[nodiscard]] Status scanLive(
       std::string_view prefix,

@@ -199,6 +199,17 @@ Status Ledger::hasEvent(std::string_view dedupeKey, bool* found) const {
   return fromRocks(s, "looking up event");
 }
 
+Status Ledger::eventSeq(std::string_view dedupeKey, std::uint64_t* seq) const {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), family(format::kEventsFamily),
+                    rocksdb::Slice(dedupeKey.data(), dedupeKey.size()), &value);
+  if (s.IsNotFound()) return Status::notFound("no event under that key");
+  if (!s.ok()) return fromRocks(s, "looking up event");
+  if (value.size() != 8) return Status::corruption("an event key's seq is not 8 bytes");
+  *seq = format::decodeU64(value);
+  return Status::ok();
+}
+
 Status Ledger::liveObject(std::string_view objectKey, LiveObject* out) const {
   std::string value;
   auto s = db_->Get(rocksdb::ReadOptions(), family(format::kLiveFamily),

@@ -95,8 +95,23 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
           QuotaRow row;
           row.flavor = f.getName().cStr();
           row.resource = res.getName().cStr();
-          if (auto n = Quantity::tryParse(res.getNominalQuota().cStr())) {
+          const std::string nominalText = res.getNominalQuota().cStr();
+          if (nominalText.empty()) {
+            // Kueue's ClusterQueue CRD marks nominalQuota required; counted as zero.
+            ctx.finding("InvalidQuota", objectRef("ClusterQueue", "", q.name),
+                        "nominalQuota of " + row.flavor + "/" + row.resource +
+                            " is missing or null (Kueue requires it); counted as zero");
+          } else if (auto n = Quantity::tryParse(nominalText)) {
             row.nominal = *n;
+            // Kueue's webhook rejects a negative quota (clusterqueue_webhook.go,
+            // validateResourceQuantity:
+            // "must be greater than or equal to 0"); one in the ledger was never
+            // admitted by Kueue as such.
+            if (n->isNegative()) {
+              ctx.finding("InvalidQuota", objectRef("ClusterQueue", "", q.name),
+                          "nominalQuota of " + row.flavor + "/" + row.resource + " is negative (" +
+                              n->toString() + ")");
+            }
           } else {
             ctx.finding("MalformedQuantity", objectRef("ClusterQueue", "", q.name),
                         "nominalQuota of " + row.flavor + "/" + row.resource + " is malformed");

@@ -12,34 +12,27 @@ namespace ledger::replay {
 
 namespace {
 
-constexpr Int128 kBillion = 1000000000;
+constexpr std::int64_t kBillion = 1000000000;
 
-std::string decimal(Int128 value, Int128 scale, int digits) {
-  // value / scale with `digits` decimals, rounded half away from zero.
+Int256 pow10(int digits) {
+  Int256 pow = 1;
+  for (int i = 0; i < digits; ++i) pow *= 10;
+  return pow;
+}
+
+// value / scale with `digits` decimals, rounded half away from zero; scale > 0.
+std::string decimal(Int256 value, const Int256& scale, int digits) {
   const bool negative = value < 0;
   if (negative) value = -value;
-  Int128 pow = 1;
-  for (int i = 0; i < digits; ++i) pow *= 10;
-  Int128 scaled = (value * pow + scale / 2) / scale;
-  Int128 whole = scaled / pow;
-  Int128 frac = scaled % pow;
-  auto toString = [](Int128 v) {
-    if (v == 0) return std::string("0");
-    std::string s;
-    while (v > 0) {
-      s.push_back(static_cast<char>('0' + static_cast<int>(v % 10)));
-      v /= 10;
-    }
-    std::reverse(s.begin(), s.end());
-    return s;
-  };
+  const Int256 pow = pow10(digits);
+  const Int256 scaled = (value * pow + scale / 2) / scale;
   // Appended, not `"-" + text`: GCC 12 warns (-Wrestrict, a false positive)
   // on that operator+ when optimising.
   std::string out;
   if (negative) out.push_back('-');
-  out += toString(whole);
+  out += Int256(scaled / pow).str();
   if (digits > 0) {
-    std::string f = toString(frac);
+    std::string f = Int256(scaled % pow).str();
     f.insert(f.begin(), static_cast<std::size_t>(digits) - f.size(), '0');
     out += "." + f;
   }
@@ -184,10 +177,9 @@ class PeriodBuilder {
 
 void Integral::add(const Quantity& level, std::int64_t durationNs) {
   if (durationNs <= 0 || level.isZero()) return;
-  const Int128 seconds = durationNs / 1000000000;
-  const Int128 ns = durationNs % 1000000000;
-  whole_ += level.nanos() * seconds;
-  fraction_ += level.nanos() * ns;  // < 1e9 x level: carried below
+  const Int256 nanos = level.nanos();
+  whole_ += nanos * (durationNs / kBillion);
+  fraction_ += nanos * (durationNs % kBillion);  // < 1e9 x level: carried below
   whole_ += fraction_ / kBillion;
   fraction_ %= kBillion;
 }
@@ -198,7 +190,24 @@ std::string Integral::seconds() const {
 }
 
 std::string Integral::hours(Int128 divisor) const {
-  return decimal(whole_, kBillion * 3600 * divisor, 6);
+  return decimal(whole_, Int256(kBillion * 3600) * Int256(divisor), 6);
+}
+
+std::string utilisation(const Integral& reserved, const Integral& quota) {
+  if (quota.nanoUnitSeconds() == 0) return "";
+  // Basis points, truncated toward zero; the sign printed once, so a
+  // negative value never shows a negative fraction.
+  Int256 bp = reserved.nanoUnitSeconds() * 10000 / quota.nanoUnitSeconds();
+  std::string out;
+  if (bp < 0) {
+    out.push_back('-');
+    bp = -bp;
+  }
+  std::string cents = Int256(bp % 100).str();
+  if (cents.size() < 2) cents.insert(cents.begin(), '0');
+  out += Int256(bp / 100).str();
+  out += "." + cents + "%";
+  return out;
 }
 
 bool isByteResource(const std::string& r) {

@@ -5,7 +5,13 @@
 // QuotaReserved=True and not Finished, resourceUsage of status.admission.
 //
 // Exact: integrals are kept as integers of nano-unit-seconds (no floating
-// point), so equal runs print equal digits. Also records the step series of
+// point), so equal runs print equal digits. They are 256-bit: a level reaches
+// 2^127 nano-units (Quantity's range) and a period 2^64 ns (the ledger's
+// time range), so an integral needs up to 2^191 and printing it with nine
+// decimals another 2^30 - beyond __int128, which wrapped (128Ti of memory for
+// 30 days printed 2.0e19 quota-seconds instead of 3.6e20). Boost's
+// checked_int256_t throws std::overflow_error rather than wrap, which these
+// bounds never reach. Also records the step series of
 // reserved and nominal per (ClusterQueue, resource) for the SVG chart.
 //
 // Borrows the Ledger. Throws ReplayError on an unreadable ledger.
@@ -18,11 +24,16 @@
 #include <utility>
 #include <vector>
 
+#include <boost/multiprecision/cpp_int.hpp>
+
 #include "ledger.h"
 #include "quantity.h"
 #include "replayer.h"
 
 namespace ledger::replay {
+
+// Signed 256-bit, checked (see above); header-only Boost.Multiprecision.
+using Int256 = boost::multiprecision::checked_int256_t;
 
 enum class GroupBy { kClusterQueue, kNamespace, kWorkload };
 
@@ -31,16 +42,20 @@ enum class GroupBy { kClusterQueue, kNamespace, kWorkload };
 class Integral {
  public:
   void add(const Quantity& level, std::int64_t durationNs);
-  Int128 nanoUnitSeconds() const { return whole_; }
+  const Int256& nanoUnitSeconds() const { return whole_; }
   // Resource-seconds / hours as exact decimals (hours rounded half-up at 6 digits).
   std::string seconds() const;
   std::string hours(Int128 divisor = 1) const;
   bool isZero() const { return whole_ == 0 && fraction_ == 0; }
 
  private:
-  Int128 whole_ = 0;     // nano-unit-seconds
-  Int128 fraction_ = 0;  // nano-unit-ns, always < 1e9 in magnitude
+  Int256 whole_ = 0;     // nano-unit-seconds
+  Int256 fraction_ = 0;  // nano-unit-ns, always < 1e9 in magnitude
 };
+
+// reserved / quota in percent with two decimals, truncated ("87.50%"); empty
+// when the quota integral is zero. Exact at any magnitude.
+std::string utilisation(const Integral& reserved, const Integral& quota);
 
 struct UsageRow {
   std::string group;

@@ -58,18 +58,50 @@ OutputFormat resolveOutput(const std::string& flag, bool allowCsv) {
                    flag + "'");
 }
 
-std::int64_t parseTimeArg(const std::string& value, const char* flag) {
+std::int64_t parseTimeArg(const std::string& value, const char* flag, TimeBeyondRange beyond) {
   if (value == "now") {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
-  auto t = tryParseRfc3339(value);
+  bool outOfRange = false;
+  auto t = tryParseRfc3339(value, &outOfRange);
+  if (outOfRange && beyond == TimeBeyondRange::kClamp) {
+    // Every record's time is in range, so the clamped moment falls after
+    // (or before) all of them, which is what such a time asks for.
+    return value.substr(0, 4) < "1970" ? kMinTimeNs : kMaxTimeNs;
+  }
+  if (outOfRange) {
+    throw UsageError(std::string(flag) + " '" + value + "' is outside the ledger's time range " +
+                     timeRangeText());
+  }
   if (!t) {
     throw UsageError(std::string(flag) + " '" + value +
                      "' is not an RFC 3339 time (e.g. 2026-11-29T10:00:00Z) or 'now'");
   }
   return *t;
+}
+
+void rejectNegativeUnsigned(const boost::program_options::parsed_options& parsed) {
+  namespace po = boost::program_options;
+  for (const po::option& o : parsed.options) {
+    if (o.unregistered || o.string_key.empty() || parsed.description == nullptr) continue;
+    const po::option_description* d = parsed.description->find_nothrow(o.string_key, false);
+    if (d == nullptr) continue;
+    const auto* base = dynamic_cast<const po::typed_value_base*>(d->semantic().get());
+    if (base == nullptr) continue;
+    const std::type_info& type = base->value_type();
+    if (type != typeid(std::uint64_t) && type != typeid(std::size_t) && type != typeid(unsigned) &&
+        type != typeid(unsigned long long)) {
+      continue;
+    }
+    for (const std::string& v : o.value) {
+      const auto first = v.find_first_not_of(" \t");
+      if (first != std::string::npos && v[first] == '-') {
+        throw UsageError("--" + o.string_key + " must be a non-negative integer, not '" + v + "'");
+      }
+    }
+  }
 }
 
 std::string versionText(const char* program) {
@@ -97,10 +129,15 @@ std::optional<int> parseCommandLine(
     boost::program_options::variables_map* vm) {
   namespace po = boost::program_options;
   try {
-    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(),
-              *vm);
+    const po::parsed_options parsed =
+        po::command_line_parser(argc, argv).options(options).positional(positional).run();
+    rejectNegativeUnsigned(parsed);
+    po::store(parsed, *vm);
     po::notify(*vm);
   } catch (const po::error& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const UsageError& e) {
     std::cerr << program << ": " << e.what() << "\n";
     return kExitUsage;
   }

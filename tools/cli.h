@@ -55,8 +55,20 @@ enum class OutputFormat { kJson, kTable, kCsv };
 std::string resolveLedgerDir(const std::string& flag);
 // "json", "table", "csv" (when allowed); empty: table on a terminal, else json.
 OutputFormat resolveOutput(const std::string& flag, bool allowCsv = false);
+// What a time flag does with a valid RFC 3339 time outside the ledger's range
+// (rfc3339.h: int64 ns, 1677-09-21 to 2262-04-11).
+enum class TimeBeyondRange {
+  kReject,  // a period's bound (--from, --to): its length would be wrong
+  kClamp,   // a moment (--at, --until): after (before) every record it can hold
+};
 // RFC 3339 or "now"; throws UsageError naming the flag.
-std::int64_t parseTimeArg(const std::string& value, const char* flag);
+std::int64_t parseTimeArg(const std::string& value, const char* flag,
+                          TimeBeyondRange beyond = TimeBeyondRange::kReject);
+
+// Boost.Program_options reads "-1" into an unsigned option as 2^64-1
+// (lexical_cast wraps): throws UsageError naming any unsigned option whose
+// text is negative.
+void rejectNegativeUnsigned(const boost::program_options::parsed_options& parsed);
 std::string versionText(const char* program);
 // spdlog to stderr; "json" gives one JSON object per line.
 void setUpLogging(const std::string& format, const std::string& level);

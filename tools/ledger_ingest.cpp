@@ -71,10 +71,15 @@ int main(int argc, char** argv) {
   opts.add(cli::watchOptions());
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(opts).run();
+    cli::rejectNegativeUnsigned(parsed);
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "ledger-ingest: " << e.what() << "\n" << opts;
+    return cli::kExitUsage;
+  } catch (const cli::UsageError& e) {
+    std::cerr << "ledger-ingest: " << e.what() << "\n";
     return cli::kExitUsage;
   }
   if (vm.count("help")) {
@@ -129,6 +134,15 @@ int main(int argc, char** argv) {
         ingestFrom(std::cin, "stdin", "stdin", ingester, io.projection, &totals);
         continue;
       }
+      // A directory opens as a stream that reads nothing: without this
+      // check it "succeeded" with 0 values. It is input that cannot be read,
+      // like a missing file: named, counted as rejected, exit 2.
+      std::error_code dirError;
+      if (std::filesystem::is_directory(path, dirError)) {
+        spdlog::error("{}: cannot read: is a directory", path);
+        ++totals.rejected;
+        continue;
+      }
       std::ifstream in(path, std::ios::binary);
       if (!in) {
         spdlog::error("{}: cannot open: {}", path, std::strerror(errno));
@@ -153,21 +167,21 @@ int main(int argc, char** argv) {
     return cli::exitCodeFor(e.status());
   }
   const auto& s = ingester.stats();
+  if (s.farFuture > 0) {
+    spdlog::warn("{} event time(s) more than a day ahead of the clock (each named above)",
+                 s.farFuture);
+  }
   if (s.timesRaised > 0) {
     spdlog::warn("{} event time(s) earlier than the previous record were raised to it",
                  s.timesRaised);
   }
   const std::uint64_t lastSeq = ledger->lastSeq();
   if (output == cli::OutputFormat::kJson) {
-    nlohmann::json j = {{"values", totals.values},
-                        {"recorded", s.recorded},
-                        {"duplicates", s.duplicates},
-                        {"rejected", totals.rejected},
-                        {"bookmarks", s.bookmarks},
-                        {"errorEvents", s.errorEvents},
-                        {"timesRaised", s.timesRaised},
-                        {"lastSeq", lastSeq},
-                        {"firstSeq", s.recorded ? firstSeq : 0}};
+    nlohmann::json j = {{"values", totals.values},      {"recorded", s.recorded},
+                        {"duplicates", s.duplicates},   {"rejected", totals.rejected},
+                        {"bookmarks", s.bookmarks},     {"errorEvents", s.errorEvents},
+                        {"timesRaised", s.timesRaised}, {"farFuture", s.farFuture},
+                        {"lastSeq", lastSeq},           {"firstSeq", s.recorded ? firstSeq : 0}};
     std::cout << j.dump() << "\n";
   } else {
     std::cout << "read " << totals.values << " values: recorded " << s.recorded << ", duplicates "

@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
     args.output = cli::resolveOutput(vm["output"].as<std::string>(), csv);
     args.useCheckpoints = !vm.count("no-checkpoints");
     args.target = vm["target"].as<std::string>();
-    if (vm.count("at")) args.at = cli::parseTimeArg(vm["at"].as<std::string>(), "--at");
+    if (vm.count("at"))
+      args.at = cli::parseTimeArg(vm["at"].as<std::string>(), "--at", cli::TimeBeyondRange::kClamp);
     if (vm.count("seq")) args.seq = vm["seq"].as<std::uint64_t>();
     if (vm.count("from")) args.from = cli::parseTimeArg(vm["from"].as<std::string>(), "--from");
     if (vm.count("to")) args.to = cli::parseTimeArg(vm["to"].as<std::string>(), "--to");

@@ -33,8 +33,8 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
   if (vm.count("until-seq"))
     seq = std::min<std::uint64_t>(vm["until-seq"].as<std::uint64_t>(), seq);
   if (vm.count("until")) {
-    seq =
-        std::min(seq, replayer.seqAt(cli::parseTimeArg(vm["until"].as<std::string>(), "--until")));
+    seq = std::min(seq, replayer.seqAt(cli::parseTimeArg(vm["until"].as<std::string>(), "--until",
+                                                         cli::TimeBeyondRange::kClamp)));
   }
   cli::ProgressBar progress("replay");
   replay::FoldOptions fo;

@@ -151,13 +151,7 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     svg << replay::renderUsageChart(period);
   }
   auto utilisation = [](const replay::UsageRow& r) -> std::string {
-    if (!r.quota || r.quota->nanoUnitSeconds() == 0) return "";
-    // percent with 2 decimals, exact integer arithmetic
-    const Int128 bp = r.reserved.nanoUnitSeconds() * 10000 / r.quota->nanoUnitSeconds();
-    const long long v = static_cast<long long>(bp);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%lld.%02lld%%", v / 100, v % 100);
-    return buf;
+    return r.quota ? replay::utilisation(r.reserved, *r.quota) : std::string();
   };
   if (args.output == OutputFormat::kJson) {
     nlohmann::ordered_json j;

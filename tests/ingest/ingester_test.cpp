@@ -229,3 +229,135 @@ TEST_CASE("the projection can be rebuilt from the raw records", "[ingest]") {
   REQUIRE(ledger->getRaw(format::kProjectionFamily, format::seqKey(2), &after).isOk());
   CHECK(after == before);
 }
+
+namespace {
+
+Json workloadWithCondition(const std::string& name, const std::string& transition) {
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "Workload"},
+          {"metadata", meta("ns", name, "uid-" + name, "1")},
+          {"spec", {{"queueName", "lq"}, {"podSets", Json::array()}}},
+          {"status",
+           {{"conditions", Json::array({{{"type", "QuotaReserved"},
+                                         {"status", "False"},
+                                         {"reason", "Pending"},
+                                         {"message", ""},
+                                         {"lastTransitionTime", transition}}})}}}};
+}
+
+// The stream as ledger-ingest reads it (the reader's fast path projects) or
+// as the library's default does (prepareEvent projects).
+IngestOutcome ingestWith(Ledger& ledger, const std::string& text, bool fastPath) {
+  std::istringstream in(text);
+  ingest::IngestOptions io;
+  ingest::Ingester ingester(ledger, io);
+  IngestOutcome out;
+  ingest::StreamOptions options;
+  options.reader.projection = fastPath;
+  options.onRejected = [&](const ingest::StreamRejection& r) {
+    out.errors.push_back("line " + std::to_string(r.line) + ": " + r.reason);
+  };
+  const ingest::StreamTotals totals = ingest::ingestStream(in, "test", ingester, options);
+  out.values = totals.values;
+  out.rejected = totals.rejected;
+  ingester.flush();
+  out.stats = ingester.stats();
+  return out;
+}
+
+}  // namespace
+
+// 9999-12-31 is 2.5e20 ns since 1970, beyond int64: it used to be stored as
+// 1816-03-30 (and a creationTimestamp there silently wrapped likewise).
+TEST_CASE("times outside the ledger's range are rejected with their line, never wrapped",
+          "[ingest][time]") {
+  for (const bool fastPath : {false, true}) {
+    DYNAMIC_SECTION((fastPath ? "reader projects" : "prepareEvent projects")) {
+      TempDir dir;
+      auto ledger = openLedger(dir.path("l"));
+      Json created = ns("c", "3");
+      created["metadata"]["creationTimestamp"] = "9999-12-31T23:59:59Z";
+      const auto out =
+          ingestWith(*ledger,
+                     event("ADDED", ns("a", "1"), "2026-11-01T00:00:00Z") +
+                         event("ADDED", ns("b", "2"), "9999-12-31T23:59:59Z") +
+                         event("ADDED", created, "2026-11-01T00:00:01Z") +
+                         event("ADDED", workloadWithCondition("w", "0001-01-01T00:00:00Z"),
+                               "2026-11-01T00:00:02Z") +
+                         event("ADDED", ns("d", "4"), "2262-04-11T23:47:16.854775807Z"),
+                     fastPath);
+      CHECK(out.rejected == 3);
+      CHECK(out.stats.recorded == 2);
+      REQUIRE(out.errors.size() == 3);
+      CHECK_THAT(out.errors[0], Catch::StartsWith("line 2: event time '9999-12-31T23:59:59Z' is "
+                                                  "outside the ledger's time range"));
+      CHECK_THAT(out.errors[1], Catch::StartsWith("line 3: metadata.creationTimestamp "
+                                                  "'9999-12-31T23:59:59Z' is outside"));
+      CHECK_THAT(out.errors[2], Catch::StartsWith("line 4: status.conditions.lastTransitionTime "
+                                                  "'0001-01-01T00:00:00Z' is outside"));
+      Record r;
+      REQUIRE(ledger->read(2, &r).isOk());
+      CHECK(r.timeNs == std::numeric_limits<std::int64_t>::max());  // the range's last ns
+    }
+  }
+}
+
+// One event stamped years ahead drags every later one up to its time (times
+// never go back); that used to show only as a total of times raised.
+TEST_CASE("an event far ahead of the clock is flagged on its own and counted", "[ingest][time]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  std::istringstream in(event("ADDED", ns("a", "1"), "2026-11-01T00:00:00Z") +
+                        event("ADDED", ns("b", "2"), "2026-11-01T23:00:00Z") +  // within a day
+                        event("ADDED", ns("c", "3"), "2031-01-01T00:00:00Z") +
+                        event("ADDED", ns("d", "4"), "2026-11-01T00:00:01Z"));
+  ingest::IngestOptions io;
+  io.wallClock = [] { return *tryParseRfc3339("2026-11-01T00:00:00Z"); };
+  ingest::Ingester ingester(*ledger, io);
+  ingest::ingestStream(in, "test", ingester, {});
+  ingester.flush();
+  CHECK(ingester.stats().farFuture == 1);
+  CHECK(ingester.stats().timesRaised == 1);
+  CHECK(ingester.stats().recorded == 4);
+}
+
+// uid and resourceVersion are unique per object only within one API server's
+// kind; the key used to leave the kind out, and the second object was dropped
+// as a duplicate of the first.
+TEST_CASE("the same uid and resourceVersion under another kind is another event", "[ingest]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  const Json account = {{"apiVersion", "v1"},
+                        {"kind", "ServiceAccount"},
+                        {"metadata", meta("default", "a", "uid-a", "1")}};
+  const std::string stream = event("ADDED", ns("a", "1")) + event("ADDED", account);
+  CHECK(ingestText(*ledger, stream).stats.recorded == 2);
+  CHECK(ingestText(*ledger, stream).stats.duplicates == 2);
+  CHECK(ledger->lastSeq() == 2);
+}
+
+// A ledger written before the kind was in the key: its keys still make a
+// re-ingest idempotent, and only for the kind they were recorded under.
+TEST_CASE("dedupe keys written by earlier builds are still recognised, per kind", "[ingest]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  PendingRecord old;
+  old.type = EventType::kAdded;
+  old.timeNs = *tryParseRfc3339("2026-11-01T00:00:00Z");
+  old.identity = ingest::identityOf(ns("a", "1"));
+  old.objectJson = ns("a", "1").dump();
+  old.projection = ingest::projectObject(ns("a", "1"));
+  old.dedupeKey = std::string(
+      "e\0uid-a\0"
+      "1\0ADDED",
+      15);
+  AppendResult appended;
+  REQUIRE(ledger->append({old}, {}, &appended).isOk());
+
+  CHECK(ingestText(*ledger, event("ADDED", ns("a", "1"))).stats.duplicates == 1);
+  const Json account = {{"apiVersion", "v1"},
+                        {"kind", "ServiceAccount"},
+                        {"metadata", meta("default", "a", "uid-a", "1")}};
+  CHECK(ingestText(*ledger, event("ADDED", account)).stats.recorded == 1);
+  CHECK(ledger->lastSeq() == 2);
+}

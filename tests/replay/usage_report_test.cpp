@@ -1,6 +1,7 @@
 // Usage over a period (ledger-query report): integrals checked by hand on a
 // small timeline, grouping, CSV/JSON through the command, and the SVG chart
 // parsed back with an XML parser.
+#include <boost/multiprecision/cpp_int.hpp>
 #include <fstream>
 #include <pugixml.hpp>
 
@@ -139,6 +140,70 @@ TEST_CASE("report: the command prints CSV and JSON and writes an SVG with one se
   }
   CHECK(series == 1);
   CHECK(svg.child("title"));
+}
+
+// Quantities far beyond 64 bits integrated over long periods: every number the
+// command prints is compared with the exact product computed here in
+// arbitrary precision (cpp_int), independently of the report's arithmetic.
+// 128Ti over 30 days used to print 2.0e19 quota-seconds instead of 3.6e20.
+TEST_CASE("report: big quotas over long periods print exact CSV and JSON numbers", "[report]") {
+  using boost::multiprecision::cpp_int;
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  Json spec = {
+      {"containers", Json::array({container("c", {{"cpu", "1Ei"}, {"memory", "100Ti"}})})}};
+  Json w = workload("ns", "w", "lq", Json::array({podSet("main", 1, spec)}));
+  const std::string t0 = "2026-11-01T00:00:00Z";
+  ingestText(
+      *ledger,
+      event("ADDED", resourceFlavor("default"), t0) +
+          event("ADDED",
+                clusterQueue("cq", "v1beta2", "",
+                             {{"default", {{"cpu", "2Ei"}, {"memory", "128Ti"}}}}),
+                t0) +
+          event("ADDED", localQueue("ns", "lq", "cq"), t0) +
+          event("ADDED", admitted(w, "cq", "default", {{"cpu", "1Ei"}, {"memory", "100Ti"}}), t0));
+  const cpp_int ei = cpp_int(1) << 60, ti = cpp_int(1) << 40;
+  auto exact = [](const cpp_int& units, const cpp_int& seconds) {
+    return cpp_int(units * seconds).str() + ".000000000";
+  };
+  auto hours = [](const cpp_int& units, const cpp_int& seconds) {
+    const cpp_int micro = units * seconds * 1000000 / 3600;  // exact: seconds are whole hours
+    std::string f = cpp_int(micro % 1000000).str();
+    return cpp_int(micro / 1000000).str() + "." + std::string(6 - f.size(), '0') + f;
+  };
+  struct Period {
+    const char* to;
+    cpp_int seconds;
+  };
+  // 30 days; and 200 years (73048 days: 48 leap days from 2028 to 2224, 2100 and
+  // 2200 not leap years), where cpu-seconds reach 7e36 and nano-unit-seconds 7e45.
+  for (const Period& period : {Period{"2026-12-01T00:00:00Z", cpp_int(30) * 86400},
+                               Period{"2226-11-01T00:00:00Z", cpp_int(73048) * 86400}}) {
+    DYNAMIC_SECTION(period.to) {
+      cli::QueryArgs args;
+      args.from = at(t0);
+      args.to = at(period.to);
+      args.output = cli::OutputFormat::kCsv;
+      std::ostringstream csv;
+      REQUIRE(cli::runQuery(*ledger, "report", args, csv) == cli::kExitOk);
+      CHECK_THAT(csv.str(), Catch::Contains("cq,cpu," + exact(ei, period.seconds) + "," +
+                                            hours(ei, period.seconds) + "," +
+                                            exact(2 * ei, period.seconds) + ",50.00%\n"));
+      CHECK_THAT(csv.str(), Catch::Contains("cq,memory," + exact(100 * ti, period.seconds) + "," +
+                                            hours(100 * ti, period.seconds) + "," +
+                                            exact(128 * ti, period.seconds) + ",78.12%\n"));
+      args.output = cli::OutputFormat::kJson;
+      std::ostringstream json;
+      REQUIRE(cli::runQuery(*ledger, "report", args, json) == cli::kExitOk);
+      const auto j = nlohmann::json::parse(json.str());
+      REQUIRE(j["rows"].size() == 2);
+      CHECK(j["rows"][1]["resource"] == "memory");
+      CHECK(j["rows"][1]["quotaResourceSeconds"] == exact(128 * ti, period.seconds));
+      CHECK(j["rows"][0]["reservedResourceSeconds"] == exact(ei, period.seconds));
+      CHECK(j["rows"][0]["utilisation"] == "50.00%");
+    }
+  }
 }
 
 TEST_CASE("workload history: every change with time and seq, and the devices held", "[history]") {
