@@ -85,6 +85,17 @@ std::string contentKey(const ObjectIdentity& id, std::string_view tag, const std
 
 }  // namespace
 
+std::string dedupeKeyOf(const Record& record) {
+  // The keys record() forms: by (uid, resourceVersion, type) when the object
+  // has both, else only for a deletion, by its content.
+  const ObjectIdentity& id = record.identity;
+  if (!id.uid.empty() && !id.resourceVersion.empty()) return eventKey(id, record.type);
+  if (record.type == EventType::kDeleted) {
+    return contentKey(id, eventTypeName(record.type), record.objectJson);
+  }
+  return {};
+}
+
 ObjectIdentity identityOf(const nlohmann::json& object) {
   ObjectIdentity id;
   const std::string apiVersion = str(object, "apiVersion");

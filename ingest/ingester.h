@@ -144,4 +144,10 @@ class Ingester {
 // resourceVersion.
 ObjectIdentity identityOf(const nlohmann::json& object);
 
+// The dedupe key Ingester::record stored in the ledger's `events` family
+// for `record` ("" when it stored none: a version of an object without uid
+// or resourceVersion, which its live entry's digest dedupes instead), for
+// verifyLog to check that family against the log (VerifyOptions::dedupeKey).
+std::string dedupeKeyOf(const Record& record);
+
 }  // namespace ledger::ingest

@@ -3,6 +3,12 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <vector>
 
 #include "format.h"
 #include "ledger_internal.h"
@@ -43,18 +49,269 @@ Status checkProjection(std::string_view bytes, const Record* record) {
   return Status::ok();
 }
 
-Status verifyLog(const Ledger& ledger, VerifyReport* report) {
+namespace {
+
+// The problem verifyLog reports: the lowest bad seq found by any check, else
+// the first bad key of a family.
+class Findings {
+ public:
+  void atSeq(std::uint64_t seq, std::string problem) {
+    if (seq_ != 0 && seq_ <= seq) return;
+    seq_ = seq;
+    family_.clear();
+    key_.clear();
+    problem_ = std::move(problem);
+  }
+  void atKey(const char* family, std::string_view key, std::string problem) {
+    if (any()) return;
+    family_ = family;
+    key_ = printable(key);
+    problem_ = std::move(problem);
+  }
+  bool any() const { return seq_ != 0 || !family_.empty(); }
+  void into(VerifyReport& report) const {
+    report.firstBadSeq = seq_;
+    report.badFamily = family_;
+    report.badKey = key_;
+    report.problem = problem_;
+  }
+
+  // Keys are bytes (dedupe keys hold NULs, time keys are binary).
+  static std::string printable(std::string_view bytes) {
+    std::string out;
+    for (const char c : bytes) {
+      const auto b = static_cast<unsigned char>(c);
+      if (b >= 0x20 && b < 0x7F && b != '\\') {
+        out.push_back(c);
+      } else {
+        static constexpr char kHex[] = "0123456789abcdef";
+        out += "\\x";
+        out.push_back(kHex[b >> 4]);
+        out.push_back(kHex[b & 0xF]);
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::uint64_t seq_ = 0;
+  std::string family_;
+  std::string key_;
+  std::string problem_;
+};
+
+// A record's dedupe key, by its XXH3-64 (the keys themselves would hold the
+// uid and resourceVersion of every record in memory), and its seq.
+struct KeyedSeq {
+  std::uint64_t keyHash = 0;
+  std::uint64_t seq = 0;
+  friend auto operator<=>(const KeyedSeq&, const KeyedSeq&) = default;
+};
+
+// What the live entry of an object should hold after its last record.
+struct LiveExpectation {
+  std::uint64_t seq = 0;
+  std::string uid;
+  std::string resourceVersion;
+  // format.h: the digest of the record's JSON for an object without uid or
+  // resourceVersion (PendingRecord::contentHash); none for the others.
+  std::optional<Digest> contentHash;
+};
+
+void noteLive(const Record& r, std::unordered_map<std::string, LiveExpectation>& live) {
+  std::string key = r.identity.objectKey();
+  if (r.type == EventType::kDeleted) {
+    live.erase(key);
+    return;
+  }
+  LiveExpectation& e = live[std::move(key)];
+  e.seq = r.seq;
+  e.uid = r.identity.uid;
+  e.resourceVersion = r.identity.resourceVersion;
+  e.contentHash.reset();
+  if (r.identity.uid.empty() || r.identity.resourceVersion.empty()) {
+    e.contentHash = Sha256::of(r.objectJson);
+  }
+}
+
+// time_index: exactly timeKey(time, seq) with an empty value for each record.
+// Times never go backwards along the log (checked before), so in key order
+// the entries of records 1..times.size() come in seq order, and one pass
+// compares them with the log. Entries of records past those read are
+// skipped unless the whole log was read (`complete`): then they are extra.
+Status checkTimeIndex(const Ledger& ledger, const std::vector<std::int64_t>& times,
+                      std::uint64_t head, bool complete, Findings& findings) {
+  const std::uint64_t checked = times.size();
+  std::uint64_t next = 1;
+  bool done = false;
+  Status st =
+      ledger.scanRaw(format::kTimeIndexFamily, [&](std::string_view key, std::string_view value) {
+        if (done) return;
+        if (key.size() != 16) {
+          findings.atKey(format::kTimeIndexFamily, key, "time index key is not a time and a seq");
+          done = true;
+          return;
+        }
+        const std::uint64_t seq = format::seqFromTimeKey(key);
+        if (seq > checked && !complete) return;
+        if (next <= checked && key == format::timeKey(times[next - 1], next)) {
+          if (!value.empty()) {
+            findings.atSeq(next, "time index entry holds a value");
+            done = true;
+          }
+          ++next;
+          return;
+        }
+        if (next <= checked && key > format::timeKey(times[next - 1], next)) {
+          findings.atSeq(next, "time index entry missing");
+        } else if (seq == 0 || seq > head) {
+          findings.atKey(format::kTimeIndexFamily, key,
+                         "time index entry for seq " + std::to_string(seq) + ", beyond the head " +
+                             std::to_string(head));
+        } else {
+          // A second entry for a record, at a time not its own: a query "as of"
+          // that time would stop at it (Ledger::seqAtOrBefore).
+          findings.atSeq(seq, "time index has an entry for it at " +
+                                  std::to_string(format::timeFromKey(key)) + " ns, not its time " +
+                                  std::to_string(times[seq - 1]) + " ns");
+        }
+        done = true;
+      });
+  if (!st.isOk()) return st;
+  if (!done && next <= checked) findings.atSeq(next, "time index entry missing");
+  return Status::ok();
+}
+
+// events: each key names a committed record, 8 bytes big-endian. With the
+// writer's key function, each names a record forming that key, and each key
+// the records form names the last of them (ingest asks only whether a key is
+// there; a key missing makes it record the event again).
+Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected, std::uint64_t head,
+                   const VerifyOptions& options, Findings& findings) {
+  std::sort(expected.begin(), expected.end());
+  std::vector<std::uint8_t> matched(expected.size());
+  bool done = false;
+  Status failure = Status::ok();
+  Status st =
+      ledger.scanRaw(format::kEventsFamily, [&](std::string_view key, std::string_view value) {
+        if (done) return;
+        done = true;
+        if (value.size() != 8) {
+          findings.atKey(format::kEventsFamily, key, "dedupe entry is not a seq");
+          return;
+        }
+        const std::uint64_t seq = format::decodeU64(value);
+        if (seq == 0 || seq > head) {
+          findings.atKey(format::kEventsFamily, key,
+                         "dedupe key names seq " + std::to_string(seq) + ", beyond the head " +
+                             std::to_string(head));
+          return;
+        }
+        if (options.dedupeKey) {
+          const KeyedSeq want{XXH3_64bits(key.data(), key.size()), seq};
+          const auto at = std::lower_bound(expected.begin(), expected.end(), want);
+          if (at == expected.end() || *at != want) {
+            Record record;
+            failure = ledger.read(seq, &record);
+            if (!failure.isOk()) return;
+            const std::string actual = options.dedupeKey(record);
+            findings.atKey(format::kEventsFamily, key,
+                           "dedupe key names seq " + std::to_string(seq) + ", whose record forms " +
+                               (actual.empty() ? std::string("no key")
+                                               : "the key " + Findings::printable(actual)));
+            return;
+          }
+          auto& seen = matched[static_cast<std::size_t>(at - expected.begin())];
+          if (seen != 0) {
+            findings.atKey(format::kEventsFamily, key,
+                           "a second dedupe key names seq " + std::to_string(seq));
+            return;
+          }
+          seen = 1;
+        }
+        done = false;
+      });
+  if (!st.isOk()) return st;
+  if (!failure.isOk()) return failure;
+  if (done || !options.dedupeKey) return Status::ok();
+  // Sorted by key, not seq: every one is looked at, and Findings keeps the lowest.
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const bool lastOfKey =
+        i + 1 == expected.size() || expected[i + 1].keyHash != expected[i].keyHash;
+    if (lastOfKey && matched[i] == 0) {
+      findings.atSeq(expected[i].seq,
+                     "its dedupe key is not in events, or names an earlier record (ingest would "
+                     "record the event again)");
+    }
+  }
+  return Status::ok();
+}
+
+// live: the objects whose last record is not a deletion, each with what
+// Ledger::append writes for that record (encodeLive); a value without the
+// digest is what builds before digests wrote, and is accepted.
+Status checkLive(const Ledger& ledger,
+                 const std::unordered_map<std::string, LiveExpectation>& expected,
+                 Findings& findings) {
+  std::vector<const std::pair<const std::string, LiveExpectation>*> wanted;
+  wanted.reserve(expected.size());
+  for (const auto& e : expected) wanted.push_back(&e);
+  std::sort(wanted.begin(), wanted.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  std::size_t next = 0;
+  auto missing = [&](const LiveExpectation& e) {
+    findings.atSeq(e.seq,
+                   "the object's live entry is missing (ingest would take its next "
+                   "version for a new object)");
+  };
+  LiveObject stored;
+  Status st = ledger.scanRaw(format::kLiveFamily, [&](std::string_view key,
+                                                      std::string_view value) {
+    for (; next < wanted.size() && wanted[next]->first < key; ++next) missing(wanted[next]->second);
+    if (next == wanted.size() || wanted[next]->first != key) {
+      findings.atKey(format::kLiveFamily, key, "live entry for an object no record leaves live");
+      return;
+    }
+    const LiveExpectation& e = wanted[next++]->second;
+    decodeLive(value, &stored);
+    PendingRecord encoded;
+    encoded.identity.uid = stored.uid;
+    encoded.identity.resourceVersion = stored.resourceVersion;
+    encoded.contentHash = stored.contentHash;
+    const bool digestOk =
+        !stored.contentHash || (e.contentHash && *e.contentHash == *stored.contentHash);
+    if (encodeLive(encoded) != value || stored.uid != e.uid ||
+        stored.resourceVersion != e.resourceVersion || !digestOk) {
+      findings.atSeq(e.seq,
+                     "the object's live entry is not this record's (uid, resourceVersion or "
+                     "digest differ)");
+    }
+  });
+  if (!st.isOk()) return st;
+  for (; next < wanted.size(); ++next) missing(wanted[next]->second);
+  return Status::ok();
+}
+
+}  // namespace
+
+Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions& options) {
   *report = VerifyReport{};
   const std::uint64_t head = ledger.lastSeq();
   Digest previous{};
   std::uint64_t expected = 1;
   std::int64_t lastTime = INT64_MIN;
+  Findings findings;
   auto fail = [&](std::uint64_t seq, std::string problem) {
-    report->firstBadSeq = seq;
-    report->problem = std::move(problem);
+    findings.atSeq(seq, std::move(problem));
     return false;
   };
+  // What the log says the derived families hold, gathered in the one scan.
+  std::vector<std::int64_t> times;  // times[seq - 1]
+  times.reserve(head);
+  std::vector<KeyedSeq> dedupe;  // (XXH3 of the record's dedupe key, seq)
+  std::unordered_map<std::string, LiveExpectation> live;
   Sha256 chain;
+  std::string projection;
   Status st = ledger.scanRecords(1, head, [&](const Record& r, const Digest& stored) {
     if (r.seq != expected) {
       // The key skipped ahead (a gap) or the stored seq disagrees with its key.
@@ -65,7 +322,6 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report) {
     const Digest computed = chainHash(previous, encodeRecord(r), chain);
     if (computed != stored) return fail(r.seq, "hash chain broken: stored hash does not match");
     if (r.timeNs < lastTime) return fail(r.seq, "event time goes backwards");
-    std::string projection;
     if (!ledger.getRaw(format::kProjectionFamily, format::seqKey(r.seq), &projection).isOk()) {
       return fail(r.seq, "projection missing");
     }
@@ -73,11 +329,22 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report) {
       return fail(r.seq,
                   problem.message() + " (`ledger-replay rebuild-projection` derives it again)");
     }
-    std::string unused;
-    if (!ledger.getRaw(format::kTimeIndexFamily, format::timeKey(r.timeNs, r.seq), &unused)
-             .isOk()) {
-      return fail(r.seq, "time index entry missing");
+    // Reports are computed from the projection alone, and the chain covers
+    // only the log: a projection that decodes and names its record can still
+    // say 9Gi where the record's JSON says 8Gi. Derived again and compared
+    // byte for byte, it is as trustworthy as the record.
+    if (options.project && projection != buildProjectedRecord(r, options.project(r))) {
+      return fail(r.seq,
+                  "projection is not what the record's JSON projects to (edited, or projected "
+                  "with another --kueue-config; `ledger-replay rebuild-projection` derives it "
+                  "again)");
     }
+    times.push_back(r.timeNs);
+    if (options.dedupeKey) {
+      const std::string key = options.dedupeKey(r);
+      if (!key.empty()) dedupe.push_back({XXH3_64bits(key.data(), key.size()), r.seq});
+    }
+    noteLive(r, live);
     previous = stored;
     lastTime = r.timeNs;
     report->recordsChecked++;
@@ -86,23 +353,27 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report) {
     return true;
   });
   if (!st.isOk()) {
-    if (st.isCorruption() && report->firstBadSeq == 0) {
-      // Storage-level corruption (a bad block): the first seq not yet verified.
-      report->firstBadSeq = expected;
-      report->problem = st.message();
-      return Status::ok();
+    if (!st.isCorruption()) return st;
+    // Storage-level corruption (a bad block): the first seq not yet verified.
+    if (!findings.any()) findings.atSeq(expected, st.message());
+  }
+  if (!findings.any()) {
+    if (report->lastSeq != head) {
+      findings.atSeq(report->lastSeq + 1, "records end at seq " + std::to_string(report->lastSeq) +
+                                              " but the head says " + std::to_string(head));
+    } else if (head != 0 && previous != ledger.lastHash()) {
+      findings.atSeq(head, "head hash does not match the last record");
     }
-    return st;
   }
-  if (report->firstBadSeq != 0) return Status::ok();
-  if (report->lastSeq != head) {
-    report->firstBadSeq = report->lastSeq + 1;
-    report->problem = "records end at seq " + std::to_string(report->lastSeq) +
-                      " but the head says " + std::to_string(head);
-  } else if (head != 0 && previous != ledger.lastHash()) {
-    report->firstBadSeq = head;
-    report->problem = "head hash does not match the last record";
+  // The time index is checked up to the last record read (an earlier missing
+  // entry is the first bad seq); the families whose expected content depends
+  // on every record, only when all of them are sound.
+  if (st = checkTimeIndex(ledger, times, head, !findings.any(), findings); !st.isOk()) return st;
+  if (!findings.any()) {
+    if (st = checkEvents(ledger, std::move(dedupe), head, options, findings); !st.isOk()) return st;
+    if (st = checkLive(ledger, live, findings); !st.isOk()) return st;
   }
+  findings.into(*report);
   report->lastHashHex = toHex(previous);
   return Status::ok();
 }

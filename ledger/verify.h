@@ -1,15 +1,32 @@
-// Integrity check of a ledger's log: dense sequence from 1, every record
+// Integrity check of a ledger: the log (dense sequence from 1, every record
 // decodes and carries its own seq, the SHA-256 chain links each record to the
-// one before, times never go backwards, every record has a projection that
-// decodes in full and names the record's type, time and identity, every
-// record has a time-index entry, and the head matches the last record.
+// one before, times never go backwards, the head matches the last record)
+// and every family derived from it, which the chain does not cover and which
+// therefore has to be derived again and compared:
+//   projection   every record has one that decodes in full and names the
+//                record's type, time and identity; with VerifyOptions::project,
+//                it is byte for byte what the record's JSON projects to.
+//   time_index   exactly one entry per record, timeKey(time, seq), no other.
+//   events       every dedupe key names a committed record that forms that
+//                key; with VerifyOptions::dedupeKey, every record's key is
+//                there and names the last record forming it.
+//   live         exactly the objects whose last record is not a deletion,
+//                each with that record's uid and resourceVersion (and, when
+//                the value carries one, the digest of its JSON).
+// Checkpoints are checked by replay::verifyCheckpoints (a fresh fold).
 //
-// Thread safety: reads only; safe beside a running appender (it checks the
-// prefix that existed when it started). Errors: problems found are reported
-// in VerifyReport (firstBadSeq); the Status is for failures to read at all.
+// Thread safety: reads only. The families are read as they are when each
+// scan starts: beside a running appender (a writable Ledger appended to from
+// another thread), entries the appender adds for records past the head the
+// check started from are ignored, but the live view may already describe
+// them: check a ledger opened read-only (as `ledger-replay verify` does),
+// which sees one fixed state. Errors: problems found are reported in
+// VerifyReport (firstBadSeq, or badFamily and badKey); the Status is for
+// failures to read at all.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -21,12 +38,29 @@ struct VerifyReport {
   std::uint64_t recordsChecked = 0;
   std::uint64_t lastSeq = 0;
   std::string lastHashHex;
-  std::uint64_t firstBadSeq = 0;  // 0: the log is sound
-  std::string problem;            // what is wrong at firstBadSeq
-  bool ok() const { return firstBadSeq == 0; }
+  std::uint64_t firstBadSeq = 0;  // the first record found wrong, 0 when none
+  // A derived family's entry that is wrong with no record to name (a key
+  // naming no committed record, an object no record describes): the family
+  // and the key, printable (bytes outside ASCII and NUL as \xNN).
+  std::string badFamily;
+  std::string badKey;
+  std::string problem;  // what is wrong there
+  bool ok() const { return firstBadSeq == 0 && badFamily.empty(); }
 };
 
-[[nodiscard]] Status verifyLog(const Ledger& ledger, VerifyReport* report);
+// How the writer derived what the ledger layer cannot derive by itself (the
+// projection and the dedupe keys are the ingest layer's). Unset: the check
+// of those families is limited to what the ledger layer can know.
+struct VerifyOptions {
+  // Projection bytes (schema::Projection) for a record, as ingest made them
+  // (ingest::projectJsonText with the ingest's ProjectionOptions).
+  std::function<std::string(const Record&)> project;
+  // The record's dedupe key (ingest::dedupeKeyOf), "" for none.
+  std::function<std::string(const Record&)> dedupeKey;
+};
+
+[[nodiscard]] Status verifyLog(const Ledger& ledger, VerifyReport* report,
+                               const VerifyOptions& options = {});
 
 // What verifyLog checks of each stored projection: `bytes` decode in full as
 // a ProjectedRecord that reads as no more than it holds, and, when `record`

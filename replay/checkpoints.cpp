@@ -5,9 +5,11 @@
 #include <kj/exception.h>
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "checkpoint.capnp.h"
+#include "format.h"
 
 namespace ledger::replay {
 
@@ -107,6 +109,70 @@ std::uint64_t writeCheckpoints(Ledger& ledger, std::uint64_t interval) {
   }
   return written;
 }
+namespace {
+
+// The copies in checkpoint_objects stand in for the projection records they
+// copy when a query reads a checkpoint: each must be that record byte for
+// byte. A fold's digest covers only the objects' projections, not the
+// records' headers (type, time, identity), and a chunk only its own XXH3.
+// Returns the lowest checkpoint seq whose chunks are not (0: all are), with
+// the problem.
+std::uint64_t checkCopies(const Ledger& ledger, std::string* problem) {
+  std::map<std::uint64_t, std::vector<CheckpointChunkId>> byCheckpoint;
+  std::uint64_t bad = 0;
+  if (Status st = ledger.scanRaw(format::kCheckpointObjectsFamily,
+                                 [&](std::string_view key, std::string_view) {
+                                   const std::uint64_t seq = format::decodeU64(key);
+                                   if (key.size() != 12) {
+                                     if (bad == 0 || seq < bad) {
+                                       bad = std::max<std::uint64_t>(seq, 1);
+                                       *problem = "a checkpoint chunk's key is malformed";
+                                     }
+                                     return;
+                                   }
+                                   const auto chunk =
+                                       static_cast<std::uint32_t>(format::decodeU64(key.substr(8)));
+                                   byCheckpoint[seq].push_back(CheckpointChunkId{seq, chunk});
+                                 });
+      !st.isOk()) {
+    throw ReplayError(st);
+  }
+  std::string record;
+  for (const auto& [seq, ids] : byCheckpoint) {
+    if (bad != 0 && bad <= seq) break;
+    std::string wrong;
+    Status st = ledger.readCheckpointChunks(ids, [&](std::size_t i,
+                                                     kj::ArrayPtr<const capnp::word> words) {
+      capnp::FlatArrayMessageReader reader(words);
+      const auto chunk = reader.getRoot<schema::CheckpointChunk>();
+      const auto seqs = chunk.getSeqs();
+      const auto records = chunk.getRecords();
+      if (seqs.size() != records.size()) {
+        wrong = "checkpoint chunk " + std::to_string(ids[i].chunk) + " is malformed";
+        return;
+      }
+      for (unsigned j = 0; j < seqs.size() && wrong.empty(); ++j) {
+        const auto copy = records[j];
+        const std::string_view bytes(reinterpret_cast<const char*>(copy.begin()), copy.size());
+        if (seqs[j] == 0 || seqs[j] > seq ||
+            !ledger.getRaw(format::kProjectionFamily, format::seqKey(seqs[j]), &record).isOk() ||
+            bytes != record) {
+          wrong = "the copy of seq " + std::to_string(seqs[j]) + " in checkpoint chunk " +
+                  std::to_string(ids[i].chunk) + " is not that seq's projection record";
+        }
+      }
+    });
+    if (!st.isOk() && wrong.empty()) wrong = "checkpoint chunk unreadable: " + st.message();
+    if (!wrong.empty()) {
+      bad = seq;
+      *problem = std::move(wrong);
+    }
+  }
+  return bad;
+}
+
+}  // namespace
+
 CheckpointVerification verifyCheckpoints(const Ledger& ledger) {
   CheckpointVerification out;
   std::vector<std::uint64_t> seqs;
@@ -117,9 +183,12 @@ CheckpointVerification verifyCheckpoints(const Ledger& ledger) {
       !st.isOk()) {
     throw ReplayError(st);
   }
+  std::string copyProblem;
+  const std::uint64_t badCopies = checkCopies(ledger, &copyProblem);
   Replayer replayer(ledger);
   ClusterState fresh;
   for (std::uint64_t seq : seqs) {
+    if (badCopies != 0 && badCopies <= seq) break;
     ++out.checked;
     if (seq > ledger.lastSeq()) {
       out.firstBadSeq = seq;
@@ -140,6 +209,20 @@ CheckpointVerification verifyCheckpoints(const Ledger& ledger) {
         out.problem = "checkpoint differs from a fresh replay to the same seq";
         return out;
       }
+      // The digest covers the objects and the charge history, not the rest
+      // of the checkpoint (its time, which copies it names): written again
+      // from the fresh fold with the copies it names, it is the same bytes.
+      CopiedVersions copies;
+      ClusterState::restoreReferences(bytes, nullptr, [&](std::vector<ObjectRef> refs) {
+        for (const ObjectRef& r : refs) {
+          if (r.copy.checkpointSeq != 0) copies.emplace(r.seq, r.copy);
+        }
+      });
+      if (fresh.serialize(copies) != bytes) {
+        out.firstBadSeq = seq;
+        out.problem = "checkpoint is not what a fresh replay to the same seq writes";
+        return out;
+      }
     } catch (const std::exception& e) {
       out.firstBadSeq = seq;
       out.problem = std::string("checkpoint is corrupt: ") + e.what();
@@ -152,6 +235,10 @@ CheckpointVerification verifyCheckpoints(const Ledger& ledger) {
                     e.getDescription().cStr();
       return out;
     }
+  }
+  if (badCopies != 0) {
+    out.firstBadSeq = badCopies;
+    out.problem = copyProblem;
   }
   return out;
 }

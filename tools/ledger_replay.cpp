@@ -1,9 +1,9 @@
 // ledger-replay: rebuild state from the log for audits.
 //   ledger-replay [--until TIME | --until-seq N] [-o json|table]   the state report
-//   ledger-replay verify                                          check chain, seqs, checkpoints
-//   ledger-replay export [--from-seq N]                           the log as watch-event JSON lines
-//   ledger-replay rebuild-projection                              re-derive the typed projection
-//   ledger-replay checkpoint [--every N]                          write checkpoints
+//   ledger-replay verify [--kueue-config NS/NAME]                 check the log and all derived
+//   data ledger-replay export [--from-seq N]                           the log as watch-event JSON
+//   lines ledger-replay rebuild-projection                              re-derive the typed
+//   projection ledger-replay checkpoint [--every N]                          write checkpoints
 //   ledger-replay stats                                           sizes per column family
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
@@ -15,6 +15,7 @@
 
 #include "checkpoints.h"
 #include "cli.h"
+#include "ingester.h"
 #include "progress.h"
 #include "projector.h"
 #include "replayer.h"
@@ -52,15 +53,43 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
   return cli::kExitOk;
 }
 
-int runVerify(const Ledger& ledger, cli::OutputFormat output) {
+// The ProjectionOptions of --kueue-config, checked (a usage error otherwise).
+ingest::ProjectionOptions projectionOptions(const po::variables_map& vm) {
+  ingest::ProjectionOptions projection;
+  projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
+  try {
+    ingest::checkKueueConfigMap(projection.kueueConfigMap);
+  } catch (const std::invalid_argument& e) {
+    throw cli::UsageError(e.what());
+  }
+  return projection;
+}
+
+int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
+              cli::OutputFormat output) {
+  // The projection and the dedupe keys are derived again the way ingest
+  // derived them: reports are computed from the projection, and ingest
+  // trusts the dedupe keys, and the chain covers neither.
+  VerifyOptions vo;
+  vo.project = [&](const Record& r) { return ingest::projectJsonText(r.objectJson, projection); };
+  vo.dedupeKey = ingest::dedupeKeyOf;
   VerifyReport log;
-  if (Status st = verifyLog(ledger, &log); !st.isOk()) {
+  if (Status st = verifyLog(ledger, &log, vo); !st.isOk()) {
     spdlog::error("{}", st.toString());
     return cli::exitCodeFor(st);
   }
   replay::CheckpointVerification cps;
   if (log.ok()) cps = replay::verifyCheckpoints(ledger);
   const bool ok = log.ok() && cps.firstBadSeq == 0;
+  // Where verification failed: a seq, or a derived family's key.
+  std::string where;
+  if (!log.ok()) {
+    where = log.firstBadSeq != 0 ? "seq " + std::to_string(log.firstBadSeq)
+                                 : log.badFamily + " key " + log.badKey;
+  } else if (cps.firstBadSeq != 0) {
+    where = "seq " + std::to_string(cps.firstBadSeq);
+  }
+  const std::string& problem = !log.ok() ? log.problem : cps.problem;
   if (output == cli::OutputFormat::kJson) {
     nlohmann::ordered_json j;
     j["ok"] = ok;
@@ -71,13 +100,21 @@ int runVerify(const Ledger& ledger, cli::OutputFormat output) {
                    "SHA-256 hash chain",
                    "records decode",
                    "times never go backwards",
-                   "projection decodes in full and is the record's",
-                   "time index present",
+                   "projection decodes in full and is what the record's JSON projects to",
+                   "time index holds exactly one entry per record",
+                   "every dedupe key names the record that forms it, and every record's key is "
+                   "there",
+                   "live view is what the log's last record of each object says",
                    "head matches last record",
-                   "checkpoints equal a fresh replay"};
+                   "checkpoints equal a fresh replay, their copies the projection records"};
     j["checkpointsChecked"] = cps.checked;
     if (!log.ok()) {
-      j["firstBadSeq"] = log.firstBadSeq;
+      if (log.firstBadSeq != 0) {
+        j["firstBadSeq"] = log.firstBadSeq;
+      } else {
+        j["family"] = log.badFamily;
+        j["key"] = log.badKey;
+      }
       j["problem"] = log.problem;
     } else if (cps.firstBadSeq != 0) {
       j["firstBadSeq"] = cps.firstBadSeq;
@@ -87,23 +124,18 @@ int runVerify(const Ledger& ledger, cli::OutputFormat output) {
   } else {
     std::cout << "checked " << log.recordsChecked
               << " records: dense sequence from 1, SHA-256 hash chain, decoding, monotonic times, "
-                 "projection (in full, the record's), time index, head\n";
+                 "projection (derived again), time index, dedupe keys, live view, head\n";
     if (log.ok()) {
       std::cout << "checked " << cps.checked << " checkpoints against a fresh replay\n";
     }
-    if (!log.ok()) {
-      std::cout << "FAILED at seq " << log.firstBadSeq << ": " << log.problem << "\n";
-    } else if (cps.firstBadSeq != 0) {
-      std::cout << "FAILED at seq " << cps.firstBadSeq << ": " << cps.problem << "\n";
+    if (!ok) {
+      std::cout << "FAILED at " << where << ": " << problem << "\n";
     } else {
       std::cout << "OK: ledger is sound up to seq " << log.lastSeq << " (head " << log.lastHashHex
                 << ")\n";
     }
   }
-  if (!log.ok()) spdlog::error("verification failed at seq {}: {}", log.firstBadSeq, log.problem);
-  if (log.ok() && cps.firstBadSeq != 0) {
-    spdlog::error("verification failed at seq {}: {}", cps.firstBadSeq, cps.problem);
-  }
+  if (!ok) spdlog::error("verification failed at {}: {}", where, problem);
   return ok ? cli::kExitOk : cli::kExitCorrupt;
 }
 
@@ -187,7 +219,7 @@ int main(int argc, char** argv) {
     ("every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "checkpoint: records between checkpoints")
     ("no-checkpoints", "fold from the start, ignoring checkpoints")
     ("rewrite", "checkpoint: drop existing checkpoints first")
-    ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "rebuild-projection: the ConfigMap, NAMESPACE/NAME, Kueue reads its configuration from (as given to ledger-ingest)")
+    ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "rebuild-projection, verify: the ConfigMap, NAMESPACE/NAME, Kueue reads its configuration from (as given to ledger-ingest)")
     ("family", po::value<std::string>()->default_value(""), "compact: only this column family (e.g. projection)")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("command", po::value<std::string>()->default_value(""), "command");
@@ -207,7 +239,10 @@ int main(int argc, char** argv) {
       auto ledger = cli::openForReading(dir);
       return runReport(*ledger, vm, output);
     }
-    if (command == "verify") return runVerify(*cli::openForReading(dir), output);
+    if (command == "verify") {
+      const ingest::ProjectionOptions projection = projectionOptions(vm);
+      return runVerify(*cli::openForReading(dir), projection, output);
+    }
     if (command == "stats") return runStats(*cli::openForReading(dir), output);
     if (command == "export")
       return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());
@@ -238,13 +273,7 @@ int main(int argc, char** argv) {
         return cli::kExitOk;
       }
       std::uint64_t rewritten = 0;
-      ingest::ProjectionOptions projection;
-      projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
-      try {
-        ingest::checkKueueConfigMap(projection.kueueConfigMap);
-      } catch (const std::invalid_argument& e) {
-        throw cli::UsageError(e.what());
-      }
+      const ingest::ProjectionOptions projection = projectionOptions(vm);
       Status st = ledger->rebuildProjection(
           [&](const Record& r) { return ingest::projectJsonText(r.objectJson, projection); },
           &rewritten);

@@ -14,6 +14,7 @@
 #include "checkpoints.h"
 #include "format.h"
 #include "report_format.h"
+#include "tamper_support.h"
 #include "test_support.h"
 
 using namespace ledger;
@@ -271,5 +272,25 @@ TEST_CASE("a corrupted chunk of copies is skipped with a warning, same answers, 
     bytes += payload;
     REQUIRE(ledger->putRawForTesting(format::kCheckpointObjectsFamily, key, bytes).isOk());
     checkSkipped("has no seq");
+  }
+}
+
+TEST_CASE("a checkpoint edited where its digest does not look, checksum made anew, fails verify",
+          "[checkpoints][verify]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  tamper::smallLedger(*ledger);
+  REQUIRE(replay::verifyCheckpoints(*ledger).firstBadSeq == 0);
+  SECTION("the checkpoint's time") {
+    tamper::checkpointTime(*ledger, 4);
+    const auto v = replay::verifyCheckpoints(*ledger);
+    CHECK(v.firstBadSeq == 4);
+    CHECK_THAT(v.problem, Catch::Contains("fresh replay"));
+  }
+  SECTION("a copy's record header in checkpoint_objects") {
+    const std::uint64_t at = tamper::copyTime(*ledger);
+    const auto v = replay::verifyCheckpoints(*ledger);
+    CHECK(v.firstBadSeq == at);
+    CHECK_THAT(v.problem, Catch::Contains("is not that seq's projection record"));
   }
 }
