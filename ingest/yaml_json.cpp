@@ -1,5 +1,6 @@
 #include "yaml_json.h"
 
+#include <simdjson.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -48,6 +49,17 @@ nlohmann::json plainScalar(const std::string& s) {
 // so an unchecked conversion would keep the last value of each key: what
 // several objects printed without `---` between them turn into, one object
 // silently standing for all of them.
+// JSON text is Unicode (RFC 8259, 8.1): a string that is not UTF-8 cannot
+// be stored (nlohmann's dump() throws on it). ValueReader checks the
+// document's bytes, but yaml-cpp makes other bytes than it read: escapes
+// ("\x83") and its guess of UTF-16/32 from NUL bytes in the stream.
+const std::string& utf8(const YAML::Node& scalar) {
+  const std::string& s = scalar.Scalar();
+  if (!simdjson::validate_utf8(s.data(), s.size()))
+    throw YAML::ParserException(scalar.Mark(), "scalar is not valid UTF-8");
+  return s;
+}
+
 YAML::ParserException duplicateKey(const YAML::Node& key) {
   return YAML::ParserException(key.Mark(), "duplicate mapping key \"" + key.Scalar() + "\"");
 }
@@ -185,8 +197,8 @@ nlohmann::json yamlToJson(const YAML::Node& node) {
       return nullptr;
     case YAML::NodeType::Scalar:
       // yaml-cpp tags non-plain (quoted, block) scalars "!"; those are strings.
-      if (node.Tag() == "!") return node.Scalar();
-      return plainScalar(node.Scalar());
+      if (node.Tag() == "!") return utf8(node);
+      return plainScalar(utf8(node));
     case YAML::NodeType::Sequence: {
       nlohmann::json arr = nlohmann::json::array();
       for (const auto& item : node) arr.push_back(yamlToJson(item));
@@ -196,7 +208,7 @@ nlohmann::json yamlToJson(const YAML::Node& node) {
       nlohmann::json obj = nlohmann::json::object();
       for (const auto& kv : node) {
         if (!kv.first.IsScalar()) throw std::invalid_argument("mapping key is not a scalar");
-        const auto [at, inserted] = obj.emplace(kv.first.Scalar(), nullptr);
+        const auto [at, inserted] = obj.emplace(utf8(kv.first), nullptr);
         if (!inserted) throw duplicateKey(kv.first);
         at.value() = yamlToJson(kv.second);
       }

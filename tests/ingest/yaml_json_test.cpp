@@ -137,3 +137,12 @@ TEST_CASE("an alias inside the node it names is refused, not converted forever",
   CHECK_THROWS_WITH(parseYamlDocument("a: &x {b: *x}\n"),
                     Catch::Contains("alias refers to a node that contains it"));
 }
+
+TEST_CASE("a YAML scalar that yaml-cpp decodes to bytes that are not UTF-8 is rejected",
+          "[ingest][yaml]") {
+  // Found by tests/fuzz/yaml_reader_fuzz: NUL bytes in the stream make
+  // yaml-cpp guess UTF-16 or UTF-32 and decode bytes that are not UTF-8,
+  // which nlohmann's dump() throws on when the object is recorded.
+  CHECK_THROWS_WITH(parseYamlDocument(std::string("k\0\0\0\0\0ind: A\n", 14)),
+                    Catch::Contains("not valid UTF-8"));
+}
