@@ -140,7 +140,10 @@ class ChunkQueue {
   std::exception_ptr error_;
 };
 
-void readChunks(ValueReader& reader, const StreamOptions& options, ChunkQueue& queue) {
+// Sets `interrupted` before finishing the queue (whose mutex orders it
+// before the writer's read of it).
+void readChunks(ValueReader& reader, const StreamOptions& options, ChunkQueue& queue,
+                bool& interrupted) {
   std::vector<DecodedItem> chunk;
   std::uint64_t chunkBytes = 0;
   std::exception_ptr error;
@@ -155,6 +158,9 @@ void readChunks(ValueReader& reader, const StreamOptions& options, ChunkQueue& q
         chunkBytes = 0;
       }
     }
+    // Also when the stream ended because of the stop (a stream that waits
+    // for input may give up then): the end seen may not be the input's.
+    interrupted = stopped(options);
   } catch (...) {
     error = std::current_exception();
   }
@@ -175,9 +181,11 @@ StreamTotals ingestStream(std::istream& in, const std::string& source, Ingester&
       DecodedItem item = decode(value, options.reader.projectionOptions);
       recorder.record(item);
     }
+    recorder.totals.interrupted = stopped(options);
   } else {
     ChunkQueue queue(options.bytesAhead);
-    std::jthread readerThread([&] { readChunks(reader, options, queue); });
+    bool interrupted = false;
+    std::jthread readerThread([&] { readChunks(reader, options, queue, interrupted); });
     try {
       std::vector<DecodedItem> chunk;
       while (queue.pop(&chunk)) {
@@ -189,6 +197,7 @@ StreamTotals ingestStream(std::istream& in, const std::string& source, Ingester&
     }
     readerThread.join();
     if (std::exception_ptr error = queue.error()) std::rethrow_exception(error);
+    recorder.totals.interrupted = interrupted;
   }
   recorder.totals.bytes = reader.bytesConsumed();
   ingester.advance(source, recorder.totals.bytes);

@@ -40,7 +40,9 @@ struct StreamOptions {
   // Called for each rejection, in input order.
   std::function<void(const StreamRejection&)> onRejected;
   // Polled between values: once set (a signal handler may set it), no more
-  // values are read; those already read are still recorded.
+  // values are read; those already read are still recorded. A stream that
+  // blocks waiting for input should watch it too and end (ledger-ingest's
+  // stdin does).
   const std::atomic<bool>* stop = nullptr;
   // false: decode on the calling thread too (one thread, same results).
   bool pipelined = true;
@@ -56,6 +58,10 @@ struct StreamTotals {
   std::uint64_t values = 0;    // decoded values, rejected ones included
   std::uint64_t rejected = 0;  // rejected values and list items
   std::uint64_t bytes = 0;     // bytes of the stream consumed
+  // The stop flag (StreamOptions::stop) was set when reading ended: input
+  // may remain after `bytes`, the source's cursor. (A stream that waits for
+  // input, such as a pipe, may end its read early once the flag is set.)
+  bool interrupted = false;
 };
 
 // Records the stream's events under `source` and moves its cursor to the

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 
+#include "input_limits.h"
 #include "projector.h"
 #include "simd_json.h"
 #include "yaml_json.h"
@@ -146,7 +147,14 @@ bool parseExact(std::string_view text, std::size_t readableAfter,
     if (at + 2 < text.size() && (text[at + 2] == 'd' || text[at + 2] == 'D')) return false;
   }
   // One parser and padded buffer per thread, reused: sized by the largest value.
-  thread_local simdjson::dom::parser parser;
+  // Its depth limit is the reader's (input_limits.h): a deeper value fails
+  // here and the framing rejects it with its position.
+  thread_local simdjson::dom::parser parser = [] {
+    simdjson::dom::parser p;
+    if (p.allocate(simdjson::dom::MINIMAL_DOCUMENT_CAPACITY, kMaxNestingDepth) != simdjson::SUCCESS)
+      throw std::bad_alloc();
+    return p;
+  }();
   thread_local std::string padded;
   const char* input = text.data();
   if (readableAfter < simdjson::SIMDJSON_PADDING) {
@@ -278,7 +286,8 @@ bool ValueReader::nextJson(DecodedValue* out) {
     return true;
   }
   if (options_.wholeLines && nextWholeLine(out)) return true;
-  int depth = 0;
+  std::size_t depth = 0;
+  std::uint64_t tooDeepLine = 0;  // where the value first nests past the limit
   bool inString = false;
   bool escaped = false;
   while (true) {
@@ -346,7 +355,7 @@ bool ValueReader::nextJson(DecodedValue* out) {
         out->endOffset = bufferBase_ + pos_;
         return true;
       }
-      ++depth;
+      if (++depth > kMaxNestingDepth && tooDeepLine == 0) tooDeepLine = line_;
     } else if (c == '}' || c == ']') {
       if (--depth == 0) {
         ++pos_;
@@ -358,6 +367,13 @@ bool ValueReader::nextJson(DecodedValue* out) {
     ++pos_;
   }
   out->endOffset = bufferBase_ + pos_;
+  if (tooDeepLine != 0) {
+    // Never parsed: every step after the parser (conversion, dump, the
+    // projection) would recurse once per level (input_limits.h).
+    out->error = "JSON nested deeper than " + std::to_string(kMaxNestingDepth) +
+                 " levels at line " + std::to_string(tooDeepLine);
+    return true;
+  }
   std::string_view text(buffer_.data() + start, pos_ - start);
   if (parseExact(text, buffer_.size() - pos_, options_, out)) return true;
   out->value = nlohmann::json();
@@ -421,16 +437,71 @@ bool ValueReader::nextWholeLine(DecodedValue* out) {
   return true;
 }
 
+namespace {
+
+// Whether `line` (without its newline) starts a document: `---`, alone or
+// followed by blank space and content.
+bool isYamlSeparator(std::string_view line) {
+  return line.substr(0, 3) == "---" && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+}
+
+}  // namespace
+
+void ValueReader::skipRestOfLine() {
+  while (true) {
+    if (const std::size_t nl = buffer_.find('\n', pos_); nl != std::string::npos) {
+      pos_ = nl + 1;
+      ++line_;
+      return;
+    }
+    pos_ = buffer_.size();
+    compact();  // what is skipped is never kept
+    if (!fill()) return;
+  }
+}
+
+void ValueReader::skipYamlDocument() {
+  while (true) {
+    compact();
+    // The first bytes of the line are enough to tell a marker.
+    while (buffer_.size() - pos_ < 4 && buffer_.find('\n', pos_) == std::string::npos && fill()) {
+    }
+    if (pos_ >= buffer_.size()) return;
+    std::string_view head(buffer_.data() + pos_, std::min<std::size_t>(4, buffer_.size() - pos_));
+    if (const std::size_t nl = head.find('\n'); nl != std::string_view::npos)
+      head = head.substr(0, nl);
+    if (!head.empty() && head.back() == '\r') head.remove_suffix(1);
+    if (isYamlSeparator(head) || head == "...") return;
+    skipRestOfLine();
+  }
+}
+
 bool ValueReader::nextYaml(DecodedValue* out) {
   compact();
   std::string document;
   std::uint64_t firstContentLine = 0;
   std::uint64_t docOffset = bufferBase_ + pos_;
   bool sawContent = false;
+  // The document (or the line being read) passed maxValueBytes: rejected
+  // whole, and its remaining lines skipped without being kept, so that
+  // neither a huge document nor a huge line grows memory past the limit,
+  // and no part of it is read as a document of its own.
+  const auto tooLarge = [&](bool midLine) {
+    out->error = "document larger than " + std::to_string(maxValueBytes_) + " bytes";
+    out->line = sawContent ? firstContentLine : line_;
+    out->offset = docOffset;
+    if (midLine) skipRestOfLine();
+    skipYamlDocument();
+    out->endOffset = bufferBase_ + pos_;
+    return true;
+  };
   while (true) {
     // One line [pos_, eol).
     std::size_t eol;
-    while ((eol = buffer_.find('\n', pos_)) == std::string::npos) {
+    std::size_t scanned = pos_;
+    while ((eol = buffer_.find('\n', scanned)) == std::string::npos) {
+      if (document.size() + (buffer_.size() - pos_) > maxValueBytes_) return tooLarge(true);
+      scanned = buffer_.size();
       if (!fill()) break;
     }
     if (pos_ >= buffer_.size() && eof_) break;
@@ -438,8 +509,7 @@ bool ValueReader::nextYaml(DecodedValue* out) {
     if (lastLine) eol = buffer_.size();
     std::string_view line(buffer_.data() + pos_, eol - pos_);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    const bool separator =
-        line.substr(0, 3) == "---" && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    const bool separator = isYamlSeparator(line);
     const bool end = line == "...";
     if ((separator || end) && sawContent) break;  // leave the separator for the next call
     const std::uint64_t thisLine = line_;
@@ -463,16 +533,7 @@ bool ValueReader::nextYaml(DecodedValue* out) {
     }
     if (sawContent || !document.empty()) document.append(line).push_back('\n');
     if (!sawContent) document.clear();
-    if (document.size() > maxValueBytes_) {
-      out->error = "document larger than " + std::to_string(maxValueBytes_) + " bytes";
-      out->line = firstContentLine;
-      out->offset = docOffset;
-      // Skip to the next separator.
-      document.clear();
-      sawContent = false;
-      out->endOffset = bufferBase_ + pos_;
-      return true;
-    }
+    if (document.size() > maxValueBytes_) return tooLarge(false);
     if (lastLine) break;
     if (!sawContent) docOffset = bufferBase_ + pos_;
   }
@@ -496,7 +557,9 @@ bool ValueReader::nextYaml(DecodedValue* out) {
     return true;
   }
   try {
-    out->value = parseYamlDocument(document);
+    // An alias may not expand the document past what it could hold written
+    // out (yaml_json.h).
+    out->value = parseYamlDocument(document, YamlLimits{maxValueBytes_});
   } catch (const YAML::Exception& e) {
     // The mark is 0-based within the document; the position is the file's.
     out->error =

@@ -6,7 +6,10 @@
 // '[' means JSON, anything else YAML. JSON values are framed by bracket depth
 // (outside strings) and then parsed by nlohmann/json; YAML documents are
 // parsed by yaml-cpp and converted to JSON. Memory is bounded by the largest
-// single value, never by the file.
+// single value, never by the file: Options::maxValueBytes bounds a JSON value,
+// a YAML document (and any line of it), and what a YAML document's aliases
+// expand to (yaml_json.h); values nested deeper than kMaxNestingDepth
+// (input_limits.h) are rejected before they are parsed.
 //
 // Recovery: a value that does not parse is returned with `error` set and its
 // position; reading continues with the next value. A JSON value cut short (a
@@ -87,6 +90,8 @@ class ValueReader {
   bool nextJson(DecodedValue* out);
   bool nextWholeLine(DecodedValue* out);  // the JSON Lines fast path of nextJson
   bool nextYaml(DecodedValue* out);
+  void skipRestOfLine();    // past the next newline, keeping nothing
+  void skipYamlDocument();  // to the next `---` or `...` line, keeping nothing
   void compact();
 
   std::istream& in_;

@@ -1,5 +1,6 @@
 #include "watch_event.h"
 
+#include "input_limits.h"
 #include "rfc3339.h"
 
 namespace ledger::ingest {
@@ -18,6 +19,29 @@ const std::string* stringField(const nlohmann::json& obj, const char* key) {
   return it->get_ptr<const std::string*>();
 }
 
+// The identity fields the ledger keys records by (identityOf, ingester.h):
+// a control character or invalid UTF-8 in one is rejected here, where the
+// value's position is still known, rather than recorded (input_limits.h).
+std::string identityProblem(const nlohmann::json& object) {
+  static constexpr const char* kTop[] = {"apiVersion", "kind"};
+  static constexpr const char* kMeta[] = {"name", "namespace", "uid", "resourceVersion"};
+  for (const char* key : kTop) {
+    if (const std::string* v = stringField(object, key)) {
+      if (std::string problem = identityValueProblem(*v); !problem.empty())
+        return std::string(key) + " " + problem;
+    }
+  }
+  auto meta = object.find("metadata");
+  if (meta == object.end()) return {};
+  for (const char* key : kMeta) {
+    if (const std::string* v = stringField(*meta, key)) {
+      if (std::string problem = identityValueProblem(*v); !problem.empty())
+        return "metadata." + std::string(key) + " " + problem;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 bool isKueueConfiguration(std::string_view apiVersion, std::string_view kind) {
@@ -31,6 +55,7 @@ std::string objectProblem(const nlohmann::json& object) {
   if (kind == nullptr || kind->empty()) return "object has no kind";
   const std::string* apiVersion = stringField(object, "apiVersion");
   if (apiVersion == nullptr || apiVersion->empty()) return "object has no apiVersion";
+  if (std::string problem = identityProblem(object); !problem.empty()) return "object's " + problem;
   auto meta = object.find("metadata");
   // Kueue's Configuration is a file, never an API object: Kueue's own
   // config/components/manager/controller_manager_config.yaml has no metadata,

@@ -37,7 +37,8 @@ struct NormalizeResult {
 
 NormalizeResult normalizeValue(nlohmann::json value);
 
-// Why an object cannot be recorded (no kind, no metadata.name, ...), or empty.
+// Why an object cannot be recorded (no kind, no metadata.name, a control
+// character or invalid UTF-8 in an identity field: input_limits.h), or empty.
 // A Kueue Configuration (isKueueConfiguration) needs no metadata and no name.
 std::string objectProblem(const nlohmann::json& object);
 

@@ -1,17 +1,24 @@
 // ledger-ingest: append Kubernetes watch events to a ledger from files or
 // stdin (CONTRACT.md "Input"). Every rejected value is reported on stderr with
 // its position and reason; everything accepted is committed; exit 2 if any
-// value was rejected. With --watch it is the sidecar daemon instead (watch_command.h).
+// value was rejected. SIGTERM or SIGINT stops reading: what was read is
+// committed, where it stopped is reported, and the exit code is 4. With --watch it is the sidecar
+// daemon instead (watch_command.h).
 #include <kj/exception.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <streambuf>
 
 #include "checkpoints.h"
 #include "cli.h"
@@ -25,12 +32,44 @@ using namespace ledger;
 
 namespace {
 
-std::atomic<bool> gStop = false;  // lock-free, so a signal handler may set it
-void onSignal(int) { gStop = true; }
+// Lock-free, so a signal handler may set them (C++17 [support.signal]).
+std::atomic<bool> gStop = false;
+std::atomic<int> gSignal = 0;
+void onSignal(int sig) {
+  gSignal = sig;
+  gStop = true;
+}
+
+// stdin for `--from -`, read with poll(2) in slices so that a signal ends
+// a read that waits for input: std::cin would block in read(2) (restarted
+// after the handler, SA_RESTART) until the writer of the pipe, say an idle
+// `kubectl get -w`, sends more, and the stop flag is only polled between
+// values. At the stop it reports end of input; what it had read is handed on.
+class StdinBuffer : public std::streambuf {
+ protected:
+  int_type underflow() override {
+    while (!gStop) {
+      pollfd p{STDIN_FILENO, POLLIN, 0};
+      const int ready = ::poll(&p, 1, 100);
+      if (ready < 0 && errno != EINTR) return traits_type::eof();
+      if (ready <= 0) continue;
+      const ssize_t n = ::read(STDIN_FILENO, buffer_, sizeof buffer_);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) return traits_type::eof();
+      setg(buffer_, buffer_, buffer_ + n);
+      return traits_type::to_int_type(*gptr());
+    }
+    return traits_type::eof();
+  }
+
+ private:
+  char buffer_[64 * 1024];
+};
 
 struct SourceTotals {
   std::uint64_t values = 0;
   std::uint64_t rejected = 0;
+  bool interrupted = false;
 };
 
 void ingestFrom(std::istream& in, const std::string& label, const std::string& source,
@@ -48,6 +87,18 @@ void ingestFrom(std::istream& in, const std::string& label, const std::string& s
   const ingest::StreamTotals t = ingest::ingestStream(in, source, ingester, options);
   totals->values += t.values;
   totals->rejected += t.rejected;
+  if (t.interrupted) {
+    // Where the run stopped, so an operator can tell what is left: the
+    // source's cursor (committed with the last batch by the caller's flush)
+    // is the byte after the last value read. Ingest is idempotent, so the
+    // same command again completes the input, each event recorded once.
+    totals->interrupted = true;
+    spdlog::error(
+        "{}: interrupted by {} after {} values ({} bytes); everything read is committed and the "
+        "source's cursor stands at byte {}; run the same command again to finish (what is "
+        "recorded already is skipped)",
+        label, gSignal == SIGINT ? "SIGINT" : "SIGTERM", t.values, t.bytes, t.bytes);
+  }
 }
 
 }  // namespace
@@ -129,9 +180,20 @@ int main(int argc, char** argv) {
   const std::uint64_t firstSeq = ledger->lastSeq() + 1;
   try {
     for (const std::string& path : vm["from"].as<std::vector<std::string>>()) {
-      if (gStop) break;
+      if (gStop) {
+        if (!totals.interrupted) {
+          spdlog::error("interrupted by {} before reading {}",
+                        gSignal == SIGINT ? "SIGINT" : "SIGTERM", path);
+        } else {
+          spdlog::error("{}: not read (interrupted)", path);
+        }
+        totals.interrupted = true;
+        continue;
+      }
       if (path == "-") {
-        ingestFrom(std::cin, "stdin", "stdin", ingester, io.projection, &totals);
+        StdinBuffer buffer;
+        std::istream in(&buffer);
+        ingestFrom(in, "stdin", "stdin", ingester, io.projection, &totals);
         continue;
       }
       // A directory opens as a stream that reads nothing: without this
@@ -154,9 +216,14 @@ int main(int argc, char** argv) {
       ingestFrom(in, path, "file:" + (ec ? path : abs.string()), ingester, io.projection, &totals);
     }
     ingester.flush();
-    // Checkpoints are derived data: failing to write them loses nothing.
+    // What was read is committed: a signal from here on ends the process
+    // at once. Checkpoints are derived data: failing to write them loses
+    // nothing, and an interrupted run leaves them to the run that finishes.
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
     try {
-      replay::writeCheckpoints(*ledger, vm["checkpoint-every"].as<std::uint64_t>());
+      if (!totals.interrupted)
+        replay::writeCheckpoints(*ledger, vm["checkpoint-every"].as<std::uint64_t>());
     } catch (const replay::ReplayError& e) {
       spdlog::warn("checkpoints not written: {}", e.what());
     } catch (const kj::Exception& e) {
@@ -177,16 +244,26 @@ int main(int argc, char** argv) {
   }
   const std::uint64_t lastSeq = ledger->lastSeq();
   if (output == cli::OutputFormat::kJson) {
-    nlohmann::json j = {{"values", totals.values},      {"recorded", s.recorded},
-                        {"duplicates", s.duplicates},   {"rejected", totals.rejected},
-                        {"bookmarks", s.bookmarks},     {"errorEvents", s.errorEvents},
-                        {"timesRaised", s.timesRaised}, {"farFuture", s.farFuture},
-                        {"lastSeq", lastSeq},           {"firstSeq", s.recorded ? firstSeq : 0}};
+    nlohmann::json j = {{"values", totals.values},
+                        {"recorded", s.recorded},
+                        {"duplicates", s.duplicates},
+                        {"rejected", totals.rejected},
+                        {"bookmarks", s.bookmarks},
+                        {"errorEvents", s.errorEvents},
+                        {"timesRaised", s.timesRaised},
+                        {"farFuture", s.farFuture},
+                        {"lastSeq", lastSeq},
+                        {"firstSeq", s.recorded ? firstSeq : 0},
+                        {"interrupted", totals.interrupted}};
     std::cout << j.dump() << "\n";
   } else {
     std::cout << "read " << totals.values << " values: recorded " << s.recorded << ", duplicates "
               << s.duplicates << ", rejected " << totals.rejected << " (bookmarks " << s.bookmarks
               << ", error events " << s.errorEvents << "); ledger at seq " << lastSeq << "\n";
   }
+  // An interrupted run did not read all of its input: not a success, and
+  // not bad input either; like a live source that failed, running it again
+  // is what completes it (docs/reference.md, "Exit codes").
+  if (totals.interrupted) return cli::kExitLive;
   return totals.rejected > 0 ? cli::kExitInput : cli::kExitOk;
 }

@@ -5,6 +5,8 @@
 #include <random>
 #include <unordered_set>
 
+#include "input_limits.h"
+#include "kube/watch_decoder.h"
 #include "watch_event.h"
 
 namespace ledger::kube {
@@ -200,10 +202,18 @@ void Informer::list() {
     if (!page.is_object()) throw TransportError("LIST " + path + ": the response is not JSON");
     for (auto& item : page["items"]) {
       if (!item.is_object()) continue;
+      // Parsing is iterative, but recording dumps the object recursively.
+      if (ingest::nestedDeeperThan(item)) {
+        spdlog::warn("{}: LIST item skipped: nested deeper than {} levels", id_,
+                     ingest::kMaxNestingDepth);
+        metrics_.watchRejected(id_);
+        continue;
+      }
       if (!item.contains("apiVersion")) item["apiVersion"] = r.apiVersion();
       if (!item.contains("kind")) item["kind"] = r.kind;
       if (std::string problem = ingest::objectProblem(item); !problem.empty()) {
         spdlog::warn("{}: LIST item skipped: {}", id_, problem);
+        metrics_.watchRejected(id_);
         continue;
       }
       listed->insert(ingest::identityOf(item).objectKey());
@@ -245,36 +255,22 @@ void Informer::watch() {
   std::string errorText;
   std::size_t events = 0;
   auto onLine = [&](std::string_view line) -> bool {
-    if (line.empty()) return true;
-    Json ev = Json::parse(line, nullptr, false);
-    if (!ev.is_object()) {
-      spdlog::warn("{}: watch sent a line that is not JSON; skipped", id_);
-      return true;
+    WatchLine decoded = decodeWatchLine(line, r.apiVersion(), r.kind);
+    for (const auto& why : decoded.rejected) {
+      spdlog::warn("{}: watch event skipped: {}", id_, why);
+      metrics_.watchRejected(id_);
     }
-    const std::string type = str(ev, "type");
-    if (type == "ERROR") {
-      const Json st = ev.value("object", Json::object());
-      long code = 0;
-      if (st.is_object() && st.contains("code") && st["code"].is_number_integer()) {
-        code = st["code"].get<long>();
-      }
-      expired = code == 410 || str(st, "reason") == "Expired" || str(st, "reason") == "Gone";
-      errorText = "ERROR event: " + (str(st, "message").empty() ? ev.dump() : str(st, "message"));
+    if (decoded.error) {
+      expired = decoded.expired;
+      errorText = std::move(decoded.errorText);
       return false;
     }
-    Json& obj = ev["object"];
-    if (obj.is_object() && type != "BOOKMARK") {
-      if (!obj.contains("apiVersion")) obj["apiVersion"] = r.apiVersion();
-      if (!obj.contains("kind")) obj["kind"] = r.kind;
-    }
-    auto normalized = ingest::normalizeValue(std::move(ev));
-    for (const auto& err : normalized.errors) spdlog::warn("{}: watch event skipped: {}", id_, err);
-    for (auto& e : normalized.events) {
+    for (auto& e : decoded.events) {
       const std::string rv = e.object.is_object() && e.object.contains("metadata")
                                  ? str(e.object["metadata"], "resourceVersion")
                                  : std::string();
       ++events;
-      metrics_.watchEvent(id_, type);
+      metrics_.watchEvent(id_, decoded.type);
       WatchMessage m;
       m.type = WatchMessage::Type::kEvent;
       m.event = std::move(e);

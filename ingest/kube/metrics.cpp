@@ -102,6 +102,11 @@ void Metrics::relist(const std::string& id) {
   ++relists_[id];
 }
 
+void Metrics::watchRejected(const std::string& id) {
+  std::lock_guard lock(mu_);
+  ++rejected_[id];
+}
+
 void Metrics::committed(std::uint64_t headSeq) {
   std::lock_guard lock(mu_);
   ++commits_;
@@ -139,6 +144,12 @@ std::uint64_t Metrics::relists(const std::string& id) const {
   return it == relists_.end() ? 0 : it->second;
 }
 
+std::uint64_t Metrics::rejected(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = rejected_.find(id);
+  return it == rejected_.end() ? 0 : it->second;
+}
+
 std::uint64_t Metrics::headSeq() const {
   std::lock_guard lock(mu_);
   return headSeq_;
@@ -168,6 +179,11 @@ std::string Metrics::render(std::int64_t nowNs) const {
          "Full LISTs made because a watch could not resume (410 Gone).");
   for (const auto& [id, n] : relists_) {
     out << "ledger_relists_total{resource=\"" << escapeLabel(id) << "\"} " << n << '\n';
+  }
+  header(out, "ledger_watch_rejected_total", "counter",
+         "Watch events and list items skipped because they cannot be recorded.");
+  for (const auto& [id, n] : rejected_) {
+    out << "ledger_watch_rejected_total{resource=\"" << escapeLabel(id) << "\"} " << n << '\n';
   }
   header(out, "ledger_commits_total", "counter", "Batches committed to the ledger.");
   out << "ledger_commits_total " << commits_ << '\n';

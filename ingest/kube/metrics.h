@@ -3,6 +3,8 @@
 //
 //   ledger_records_appended_total{kind}          counter  records committed
 //   ledger_watch_events_total{resource,type}     counter  events received from the API
+//   ledger_watch_rejected_total{resource}        counter  events and list items skipped as
+//                                                          unrecordable (logged each)
 //   ledger_watch_restarts_total{resource,reason} counter  watches re-established
 //   ledger_relists_total{resource}               counter  LISTs after a watch could not resume
 //   ledger_commits_total                         counter  batches committed
@@ -42,6 +44,7 @@ class Metrics {
 
   void recordsAppended(const std::string& kind, std::uint64_t n);
   void watchEvent(const std::string& id, const std::string& type);
+  void watchRejected(const std::string& id);
   void eventReceived(const std::string& kind, std::int64_t timeNs);
   void watchRestart(const std::string& id, const std::string& reason);
   void relist(const std::string& id);
@@ -53,6 +56,7 @@ class Metrics {
   std::uint64_t appended(const std::string& kind) const;
   std::uint64_t restarts(const std::string& id) const;  // all reasons
   std::uint64_t relists(const std::string& id) const;
+  std::uint64_t rejected(const std::string& id) const;
   std::uint64_t headSeq() const;
 
   std::string render(std::int64_t nowNs) const;
@@ -65,6 +69,7 @@ class Metrics {
   std::map<std::string, std::int64_t> lastEventNs_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> restarts_;
   std::map<std::string, std::uint64_t> relists_;
+  std::map<std::string, std::uint64_t> rejected_;
   std::uint64_t commits_ = 0;
   std::uint64_t headSeq_ = 0;
   std::uint64_t storedBytes_ = 0;

@@ -300,7 +300,9 @@ void FakeApiServer::watch(const httplib::Request& req, httplib::Response& res, c
           if (stalled_) return true;
           for (; w->next < history_.size(); ++w->next) {
             const Change& c = history_[w->next];
-            if (c.plural == w->plural && matches(c.object, w->ns, w->name)) {
+            if (c.plural == w->plural && !c.raw.empty()) {
+              out += c.raw + "\n";
+            } else if (c.plural == w->plural && matches(c.object, w->ns, w->name)) {
               out += Json{{"type", c.type}, {"object", c.object}}.dump() + "\n";
             }
           }
@@ -329,7 +331,7 @@ void FakeApiServer::watch(const httplib::Request& req, httplib::Response& res, c
 
 Json FakeApiServer::record(const std::string& plural, const std::string& type, Json object) {
   object["metadata"]["resourceVersion"] = std::to_string(++rv_);
-  history_.push_back({rv_, plural, type, object});
+  history_.push_back({rv_, plural, type, object, {}});
   changed_.notify_all();
   return object;
 }
@@ -371,6 +373,12 @@ void FakeApiServer::remove(const std::string& plural, const std::string& ns,
     throw std::invalid_argument("no " + plural + " " + ns + "/" + name);
   record(plural, "DELETED", it->second);
   store_[plural].erase(it);
+}
+
+void FakeApiServer::sendRaw(const std::string& plural, std::string line) {
+  std::lock_guard lock(mu_);
+  history_.push_back({++rv_, plural, "RAW", nullptr, std::move(line)});
+  changed_.notify_all();
 }
 
 std::uint64_t FakeApiServer::resourceVersion() const {

@@ -61,6 +61,10 @@ class FakeApiServer {
   Json update(const std::string& plural, const std::string& ns, const std::string& name,
               const std::function<void(Json&)>& mutate);
   void remove(const std::string& plural, const std::string& ns, const std::string& name);
+  // Sends `line` as it is (one line of the watch stream) to the open and
+  // later watches of `plural`, in order with the changes, taking the next
+  // resourceVersion: what a faulty or hostile server might send.
+  void sendRaw(const std::string& plural, std::string line);
   std::uint64_t resourceVersion() const;
   std::vector<Json> objects(const std::string& plural) const;
 
@@ -85,6 +89,7 @@ class FakeApiServer {
     std::string plural;
     std::string type;
     Json object;
+    std::string raw;  // sendRaw(): sent as it is instead of {type, object}
   };
   struct Watch;
   void route(httplib::Server& server);

@@ -160,3 +160,74 @@ TEST_CASE("formatRfc3339Fixed prints exactly the digits asked for, truncated", "
   CHECK(formatRfc3339Fixed(-1, 3) == "1969-12-31T23:59:59.999Z");
   CHECK(formatRfc3339(-1) == "1969-12-31T23:59:59.999999999Z");
 }
+
+namespace {
+
+std::vector<DecodedValue> readAllWith(const std::string& text, const ValueReader::Options& o) {
+  std::istringstream in(text);
+  ValueReader reader(in, o);
+  std::vector<DecodedValue> out;
+  DecodedValue v;
+  while (reader.next(&v)) out.push_back(v);
+  return out;
+}
+
+// `depth` arrays nested in one another, with a value at the bottom.
+std::string nestedArrays(std::size_t depth) {
+  return std::string(depth, '[') + "1" + std::string(depth, ']');
+}
+
+}  // namespace
+
+TEST_CASE("JSON nested past the depth limit is rejected with its line; its neighbours are read",
+          "[ingest][limits]") {
+  // 100k levels: every recursive step after parsing (conversion, dump,
+  // projection) would overflow the stack (input_limits.h).
+  for (const bool wholeLines : {true, false}) {
+    ValueReader::Options o;
+    o.wholeLines = wholeLines;
+    const std::string deep = "{\"type\":\"ADDED\",\"object\":{\"a\":" + nestedArrays(100000) + "}}";
+    const auto values = readAllWith("{\"a\":1}\n\n" + deep + "\n{\"b\":2}\n" + nestedArrays(1001) +
+                                        "\n" + nestedArrays(1000) + "\n",
+                                    o);
+    REQUIRE(values.size() == 5);
+    CHECK(values[0].error.empty());
+    CHECK(values[1].line == 3);
+    CHECK(values[1].error == "JSON nested deeper than 1000 levels at line 3");
+    CHECK(values[2].error.empty());
+    CHECK(values[2].value["b"] == 2);
+    CHECK(values[3].error == "JSON nested deeper than 1000 levels at line 5");
+    CHECK(values[4].error.empty());  // the limit itself is accepted
+  }
+}
+
+TEST_CASE("a YAML document over maxValueBytes is skipped whole, however long its lines",
+          "[ingest][limits]") {
+  ValueReader::Options o;
+  o.maxValueBytes = 1000;
+  // A line far longer than the limit, and more lines of the same document
+  // after it that would parse as a document of their own.
+  const std::string text = "kind: A\n---\nkind: B\ndata: " + std::string(200000, 'x') +
+                           "\nmetadata:\n  name: tail\n---\nkind: C\n";
+  const auto values = readAllWith(text, o);
+  REQUIRE(values.size() == 3);
+  CHECK(values[0].value["kind"] == "A");
+  CHECK(values[1].error == "document larger than 1000 bytes");
+  CHECK(values[1].line == 3);
+  CHECK(values[2].error.empty());
+  CHECK(values[2].value["kind"] == "C");
+  CHECK(values[2].line == 8);
+}
+
+TEST_CASE("YAML aliases may not expand a document past maxValueBytes", "[ingest][limits]") {
+  ValueReader::Options o;
+  o.maxValueBytes = 1000;
+  // 320 bytes of text that expand to more than 1200.
+  const std::string text = "a: &x " + std::string(300, 'y') + "\nb: *x\nc: *x\nd: *x\n---\ne: *x\n";
+  const auto values = readAllWith("kind: A\n---\n" + text, o);
+  REQUIRE(values.size() == 3);
+  CHECK(values[0].error.empty());
+  CHECK(values[1].error.find("invalid YAML at line 6, column 4: aliases expand the document "
+                             "past 1000 bytes") == 0);
+  CHECK(!values[2].error.empty());  // `*x` is unknown in a document of its own
+}

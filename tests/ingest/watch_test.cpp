@@ -2,8 +2,8 @@
 // 127.0.0.1: initial sync with paging, live events and bookmarks, absent
 // APIs, resume from the ledger's cursor, 410 Gone with objects deleted and
 // replaced during the gap, server restart, 500s, stalls, /metrics; and, with
-// the real binary ($LEDGER_INGEST), SIGKILL mid-stream and SIGTERM during a
-// burst.
+// the real binary ($LEDGER_INGEST), SIGKILL mid-stream, SIGTERM during a
+// burst, and hostile objects (100k levels deep, NUL in a name) in the stream.
 #include <fcntl.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -21,6 +21,7 @@
 
 #include "fake_apiserver.h"
 #include "kube/watch_daemon.h"
+#include "kube/watch_decoder.h"
 #include "test_support.h"
 #include "verify.h"
 
@@ -584,4 +585,72 @@ TEST_CASE("SIGTERM during a burst: everything received is committed; exit 0 in s
     REQUIRE(j.contains("msg"));
   }
   CHECK(lines > 3);
+}
+
+namespace {
+
+// A watch event line whose object holds `depth` nested arrays.
+std::string deepEventLine(std::size_t depth) {
+  return "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+         "\"kind\":\"Workload\",\"metadata\":{\"name\":\"deep\",\"namespace\":\"team-a\","
+         "\"uid\":\"uid-deep\",\"resourceVersion\":\"1\"},\"spec\":" +
+         std::string(depth, '[') + std::string(depth, ']') + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("the watch decoder rejects deep nesting and control characters in identities",
+          "[watch][limits]") {
+  const std::string gv = "kueue.x-k8s.io/v1beta2";
+  auto deep = kube::decodeWatchLine(deepEventLine(100000), gv, "Workload");
+  CHECK(deep.events.empty());
+  REQUIRE(deep.rejected.size() == 1);
+  CHECK(deep.rejected[0].find("JSON nested deeper than 1000 levels at byte ") == 0);
+  CHECK(kube::decodeWatchLine(deepEventLine(900), gv, "Workload").events.size() == 1);
+  const std::string nul =
+      R"({"type":"ADDED","object":{"metadata":{"name":"w\u0000","namespace":"team-a",)"
+      R"("uid":"u","resourceVersion":"7"}}})";
+  auto named = kube::decodeWatchLine(nul, gv, "Workload");
+  CHECK(named.events.empty());
+  REQUIRE(named.rejected.size() == 1);
+  CHECK(named.rejected[0] == "object's metadata.name holds the control character U+0000 at byte 1");
+  auto garbage = kube::decodeWatchLine("not json", gv, "Workload");
+  CHECK(garbage.rejected.size() == 1);
+  CHECK(kube::decodeWatchLine("", gv, "Workload").rejected.empty());
+}
+
+TEST_CASE("an object 100k levels deep or with a NUL name is skipped; the daemon records on",
+          "[watch][process][limits]") {
+  TempDir dir;
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  server.create("workloads", object("team-a", "w0"));
+  server.start();
+  const std::string ledgerDir = dir.path("ledger");
+  const std::string log = dir.path("daemon.log");
+  const int port = freePort();
+  pid_t pid = spawnDaemon(daemonArgs(ledgerDir, server, port, "20", "10"), log);
+  REQUIRE(FakeApiServer::waitFor([&] { return scrape(port, "ledger_head_seq") == 1; }, 15000));
+  // What a broken or hostile API server could send: each used to end the
+  // process (stack overflow) and, resumed from the same cursor, again.
+  server.sendRaw("workloads", deepEventLine(100000));
+  server.sendRaw("workloads",
+                 R"({"type":"ADDED","object":{"apiVersion":"kueue.x-k8s.io/v1beta2",)"
+                 R"("kind":"Workload","metadata":{"name":"bad\u0000name","namespace":"team-a",)"
+                 R"("uid":"uid-nul","resourceVersion":")" +
+                     std::to_string(server.resourceVersion()) + R"("}}})");
+  server.create("workloads", object("team-a", "w1"));
+  REQUIRE(FakeApiServer::waitFor([&] { return scrape(port, "ledger_head_seq") == 2; }, 15000));
+  CHECK(scrape(port, "ledger_watch_rejected_total{resource=\"kueue.x-k8s.io/workloads\"}") == 2);
+  CHECK(waitpid(pid, nullptr, WNOHANG) == 0);  // still running
+  kill(pid, SIGTERM);
+  CHECK(waitExit(pid, 10000) == 0);
+  auto ledger = openLedger(ledgerDir);
+  requireSound(*ledger);
+  const auto recs = records(*ledger);
+  REQUIRE(recs.size() == 2);
+  CHECK(recs[1].identity.name == "w1");
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  CHECK(text.find("watch event skipped: JSON nested deeper than 1000 levels") != std::string::npos);
 }

@@ -94,3 +94,55 @@ TEST_CASE("yaml: ingesting objects printed without separators records none of th
   CHECK(out.stats.recorded == 1);
   CHECK(out.stats.recordedByKind.count("ClusterQueue") == 0);
 }
+
+namespace {
+
+// "Billion laughs": nine levels of ten aliases each, 10^9 nodes once
+// expanded; `levels` of them here.
+std::string aliasBomb(int levels) {
+  std::string text = "a0: &a0 [lol]\n";
+  for (int i = 1; i <= levels; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) text += (j ? ", " : "") + prev;
+    text += "]\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("excessive aliasing is refused where go-yaml refuses it, at the alias",
+          "[ingest][yaml][limits]") {
+  // Five levels (10^5 nodes) pass go-yaml's ratio already; the nine of the
+  // real bomb (10^9) are run by the crash suite, under a memory limit.
+  try {
+    parseYamlDocument(aliasBomb(5));
+    FAIL("the alias bomb was accepted");
+  } catch (const YAML::Exception& e) {
+    CHECK(e.msg.find("document contains excessive aliasing") == 0);
+    CHECK(e.mark.line == 4);  // 0-based: the first level past go-yaml's ratio
+  }
+  // Aliases as manifests use them are fine.
+  const auto ok = parseYamlDocument("base: &b {cpu: 1, memory: 1Gi}\nx: *b\ny: *b\nz: [*b, *b]\n" +
+                                    aliasBomb(2));
+  CHECK(ok["z"][1]["memory"] == "1Gi");
+  CHECK(ok["a2"][9].size() == 10);
+}
+
+TEST_CASE("an alias inside the node it names is refused, not converted forever",
+          "[ingest][yaml][limits]") {
+  CHECK_THROWS_WITH(parseYamlDocument("a: &x [1, *x]\n"),
+                    Catch::Contains("alias refers to a node that contains it"));
+  CHECK_THROWS_WITH(parseYamlDocument("a: &x {b: *x}\n"),
+                    Catch::Contains("alias refers to a node that contains it"));
+}
+
+TEST_CASE("a YAML scalar that yaml-cpp decodes to bytes that are not UTF-8 is rejected",
+          "[ingest][yaml]") {
+  // Found by tests/fuzz/yaml_reader_fuzz: NUL bytes in the stream make
+  // yaml-cpp guess UTF-16 or UTF-32 and decode bytes that are not UTF-8,
+  // which nlohmann's dump() throws on when the object is recorded.
+  CHECK_THROWS_WITH(parseYamlDocument(std::string("k\0\0\0\0\0ind: A\n", 14)),
+                    Catch::Contains("not valid UTF-8"));
+}
