@@ -39,16 +39,17 @@ HealthServer::HealthServer(Metrics& metrics, std::function<bool()> healthy)
 HealthServer::~HealthServer() { stop(); }
 
 namespace {
-constexpr std::size_t kWorkers = 16;
+constexpr std::size_t kWorkers = 64;
 }  // namespace
 
 void HealthServer::start(const std::string& address) {
   auto [host, port] = parseListenAddress(address);
   server_ = std::make_unique<httplib::Server>();
   // A worker per connection (cpp-httplib): a client that connects and sends
-  // nothing holds one until the read timeout. The kubelet's probes time out
-  // after a second (timeoutSeconds' default), so idle or slow connections
-  // must neither hold a worker for long nor take all of them.
+  // nothing holds one for the keep-alive timeout. The kubelet's probes time
+  // out after a second (timeoutSeconds' default), so idle or slow
+  // connections must neither hold a worker for long nor take all of them:
+  // short timeouts, and workers to spare.
   server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
   server_->set_read_timeout(std::chrono::milliseconds(500));
   server_->set_write_timeout(std::chrono::seconds(1));
@@ -94,6 +95,11 @@ void HealthServer::start(const std::string& address) {
   host_ = host;
   port_ = port;
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // cpp-httplib's stop() does nothing until the listening loop runs: a stop
+  // right after start would otherwise leave it serving, and its join hang.
+  // (Bounded: a loop that ended at once never reports running.)
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   spdlog::info("serving /healthz, /readyz and /metrics on {}:{}", host_, port_);
 }
 

@@ -181,6 +181,14 @@ ClusterConfig kubeconfigConfig(const std::string& paths, const std::string& cont
     c.keyFile = resolvePath(scalar(user, "client-key"), userDir);
     if (auto d = scalar(user, "client-key-data"); !d.empty()) c.keyData = decodeBase64(d);
   }
+  // A file named here that cannot be read would fail every request, and the
+  // daemon would retry for ever while reporting itself healthy: refuse it
+  // now, naming it.
+  for (const auto& [path, what] :
+       {std::pair{c.caFile, "certificate-authority"}, std::pair{c.certFile, "client-certificate"},
+        std::pair{c.keyFile, "client-key"}, std::pair{c.tokenFile, "tokenFile"}}) {
+    if (!path.empty()) readFile(path, std::string("kubeconfig ") + what);
+  }
   c.source = "kubeconfig " + paths + " context " + ctxName;
   return c;
 }

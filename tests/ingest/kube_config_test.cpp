@@ -66,6 +66,8 @@ TEST_CASE("kubeconfig: a named context, client certificate, insecure only when s
           "[watch][config]") {
   TempDir dir;
   write(dir.path("config"), kKubeconfig);
+  std::filesystem::create_directories(dir.path("certs"));
+  write(dir.path("certs/admin.crt"), "-----BEGIN CERTIFICATE-----\n");
   const ClusterConfig c = kubeconfigConfig(dir.path("config"), "lab");
   CHECK(c.server == "https://10.0.0.1:6443");
   CHECK(c.insecureSkipTlsVerify);
@@ -74,10 +76,29 @@ TEST_CASE("kubeconfig: a named context, client certificate, insecure only when s
   CHECK_THROWS_AS(kubeconfigConfig(dir.path("config"), "nope"), ConfigError);
 }
 
+TEST_CASE("kubeconfig: a CA or client certificate file that cannot be read is refused, named",
+          "[watch][config]") {
+  TempDir dir;
+  write(dir.path("config"), kKubeconfig);
+  // certs/admin.crt does not exist: every request would fail.
+  CHECK_THROWS_WITH(kubeconfigConfig(dir.path("config"), "lab"),
+                    Catch::Contains("client-certificate") && Catch::Contains("admin.crt"));
+  write(dir.path("ca-config"),
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: k, cluster: {server: 'https://h:6443', "
+        "certificate-authority: missing-ca.crt}}]\n"
+        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+        "users: [{name: u, user: {token: t}}]\n");
+  CHECK_THROWS_WITH(kubeconfigConfig(dir.path("ca-config")),
+                    Catch::Contains("certificate-authority") && Catch::Contains("missing-ca.crt"));
+}
+
 TEST_CASE("kubeconfig: a list merges, the first file to set a value wins", "[watch][config]") {
   TempDir dir;
   write(dir.path("a"), "current-context: lab\n");
   write(dir.path("b"), kKubeconfig);
+  std::filesystem::create_directories(dir.path("certs"));
+  write(dir.path("certs/admin.crt"), "-----BEGIN CERTIFICATE-----\n");
   const ClusterConfig c =
       kubeconfigConfig(dir.path("a") + ":" + dir.path("missing") + ":" + dir.path("b"));
   CHECK(c.server == "https://10.0.0.1:6443");
