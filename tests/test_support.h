@@ -5,7 +5,11 @@
 // Test-only; not thread-safe. Helpers throw (via Catch2 REQUIRE) on failure.
 #pragma once
 
+#include <sys/wait.h>
 #include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdio>
 
 #include <cstdlib>
 #include <cstring>
@@ -119,6 +123,26 @@ inline Json meta(const std::string& ns, const std::string& name, const std::stri
             {"creationTimestamp", "2026-11-01T00:00:00Z"}};
   if (!ns.empty()) m["namespace"] = ns;
   return m;
+}
+
+// A shell command's exit code (-1: ended by a signal) and what it printed
+// on stdout and stderr together.
+struct CommandRun {
+  int exitCode = -1;
+  std::string output;
+};
+
+inline CommandRun runCommand(const std::string& command) {
+  CommandRun r;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) {
+    r.output.append(buffer.data(), n);
+  }
+  const int status = ::pclose(pipe);
+  if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
+  return r;
 }
 
 // The path of a program under test, from the environment variable `name`

@@ -32,24 +32,6 @@ using namespace ledger::testing::k8s;
 
 namespace {
 
-struct Run {
-  int exitCode = -1;   // -1: ended by a signal
-  std::string output;  // stdout and stderr
-};
-
-Run run(const std::string& command) {
-  Run r;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) {
-    r.output.append(buffer.data(), n);
-  }
-  const int status = ::pclose(pipe);
-  if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
-  return r;
-}
-
 // `count` ConfigMaps as ADDED events in a file under `dir`; returns its path.
 std::string configMapEvents(const TempDir& dir, const std::string& name, int count) {
   const std::string path = dir.path(name);
@@ -94,12 +76,12 @@ TEST_CASE("ledger-replay on a damaged projection exits 3 with a message; verify 
   }
   const std::string ledgerFlag = " --ledger " + dir.path("l");
 
-  const Run report = run(binary + ledgerFlag + " --no-checkpoints -o json");
+  const CommandRun report = runCommand(binary + ledgerFlag + " --no-checkpoints -o json");
   INFO(report.output);
   CHECK(report.exitCode == 3);
   CHECK(report.output.find("does not decode") != std::string::npos);
 
-  const Run verify = run(binary + ledgerFlag + " verify");
+  const CommandRun verify = runCommand(binary + ledgerFlag + " verify");
   INFO(verify.output);
   CHECK(verify.exitCode == 3);
   CHECK(verify.output.find("projection does not decode") != std::string::npos);
@@ -115,7 +97,7 @@ TEST_CASE("a ledger whose CURRENT or manifest is lost: ingest and verify exit 3 
   for (const std::string lost : {"CURRENT", "MANIFEST"}) {
     const std::string ledgerDir = dir.path("ledger-" + lost);
     const std::string flags = " --ledger " + ledgerDir + " --from " + events;
-    REQUIRE(run(ingest + flags).exitCode == 0);
+    REQUIRE(runCommand(ingest + flags).exitCode == 0);
     const auto tables = filesIn(ledgerDir, ".sst");
     REQUIRE_FALSE(tables.empty());
     for (const auto& name : filesIn(ledgerDir, lost)) {
@@ -124,14 +106,14 @@ TEST_CASE("a ledger whose CURRENT or manifest is lost: ingest and verify exit 3 
     // Twice: the first attempt must not leave anything the second would take
     // for a new, empty ledger.
     for (int attempt = 0; attempt < 2; ++attempt) {
-      const Run again = run(ingest + flags);
+      const CommandRun again = runCommand(ingest + flags);
       INFO(lost << " lost, attempt " << attempt << ": " << again.output);
       CHECK(again.exitCode == 3);
       CHECK(again.output.find("ldb repair") != std::string::npos);
       CHECK(filesIn(ledgerDir, ".sst") == tables);
     }
     CHECK(filesIn(ledgerDir, lost).empty());
-    const Run verify = run(replay + " --ledger " + ledgerDir + " verify");
+    const CommandRun verify = runCommand(replay + " --ledger " + ledgerDir + " verify");
     INFO(verify.output);
     CHECK(verify.exitCode == 3);
   }
@@ -178,12 +160,12 @@ TEST_CASE("a damaged or cut-short write-ahead log: ingest and verify exit 3, not
     }
     const auto damagedSize = std::filesystem::file_size(wal);
     for (int attempt = 0; attempt < 2; ++attempt) {
-      const Run again = run(ingest + " --ledger " + ledgerDir + " --from " + more);
+      const CommandRun again = runCommand(ingest + " --ledger " + ledgerDir + " --from " + more);
       INFO(damage << ", attempt " << attempt << ": " << again.output);
       CHECK(again.exitCode == 3);
       if (damage == "cut") CHECK(again.output.find("..600 are lost") != std::string::npos);
     }
-    const Run verify = run(replay + " --ledger " + ledgerDir + " verify");
+    const CommandRun verify = runCommand(replay + " --ledger " + ledgerDir + " verify");
     INFO(damage << ": " << verify.output);
     CHECK(verify.exitCode == 3);
     CHECK(filesIn(ledgerDir, ".log") == logs);
@@ -198,17 +180,17 @@ TEST_CASE("a busy ledger is exit 1 from every program that writes; verify reads 
   TempDir dir;
   const std::string events = configMapEvents(dir, "cm", 20);
   const std::string flag = " --ledger " + dir.path("l");
-  REQUIRE(run(ingest + flag + " --from " + events).exitCode == 0);
+  REQUIRE(runCommand(ingest + flag + " --from " + events).exitCode == 0);
   auto held = openLedger(dir.path("l"));  // RocksDB's LOCK, held by this process
   for (const std::string& command :
        {ingest + flag + " --from " + events, replay + flag + " checkpoint",
         replay + flag + " compact", replay + flag + " rebuild-projection"}) {
-    const Run r = run(command);
+    const CommandRun r = runCommand(command);
     INFO(command << ": " << r.output);
     CHECK(r.exitCode == 1);
     CHECK(r.output.find("busy") != std::string::npos);
   }
-  const Run verify = run(replay + flag + " verify");
+  const CommandRun verify = runCommand(replay + flag + " verify");
   INFO(verify.output);
   CHECK(verify.exitCode == 0);
 }
@@ -221,7 +203,7 @@ TEST_CASE("a ledger this user may not read or write is exit 1 from every program
   // as nobody through setpriv(1), when it is there.
   std::string as;
   if (::geteuid() == 0) {
-    if (run("setpriv --version").exitCode != 0) {
+    if (runCommand("setpriv --version").exitCode != 0) {
       WARN("skipped: running as root without setpriv(1), file modes cannot deny access");
       return;
     }
@@ -233,19 +215,19 @@ TEST_CASE("a ledger this user may not read or write is exit 1 from every program
   ::chmod(dir.path().c_str(), 0755);
   const std::string ledgerDir = dir.path("l");
   const std::string flag = " --ledger " + ledgerDir;
-  REQUIRE(run(ingest + flag + " --from " + events).exitCode == 0);
+  REQUIRE(runCommand(ingest + flag + " --from " + events).exitCode == 0);
   // 0555: readable, not writable (RocksDB cannot create its LOCK); 0: neither.
   for (const mode_t mode : {mode_t{0555}, mode_t{0}}) {
     REQUIRE(::chmod(ledgerDir.c_str(), mode) == 0);
     for (const std::string& command :
          {as + ingest + flag + " --from " + events, as + replay + flag + " checkpoint"}) {
-      const Run r = run(command);
+      const CommandRun r = runCommand(command);
       INFO("mode " << mode << ", " << command << ": " << r.output);
       CHECK(r.exitCode == 1);
       CHECK(r.output.find("ermission denied") != std::string::npos);
     }
     if (mode == 0) {
-      const Run r = run(as + replay + flag + " verify");
+      const CommandRun r = runCommand(as + replay + flag + " verify");
       INFO("mode 0, verify: " << r.output);
       CHECK(r.exitCode == 1);
     }
@@ -266,7 +248,7 @@ TEST_CASE("ledger-replay verify catches an edit of each derived family and exits
   }
   const std::string verifyCommand = binary + " --ledger " + dir.path("l") + " verify -o json";
   {
-    const Run sound = run(verifyCommand);
+    const CommandRun sound = runCommand(verifyCommand);
     INFO(sound.output);
     REQUIRE(sound.exitCode == 0);
   }
@@ -280,7 +262,7 @@ TEST_CASE("ledger-replay verify catches an edit of each derived family and exits
       auto ledger = openLedger(copy);
       edit(*ledger);
     }
-    const Run verify = run(binary + " --ledger " + copy + " verify -o json");
+    const CommandRun verify = runCommand(binary + " --ledger " + copy + " verify -o json");
     INFO(verify.output);
     CHECK(verify.exitCode == 3);
     CHECK(verify.output.find(expected) != std::string::npos);

@@ -3,10 +3,6 @@
 // given as --from, negative numbers for unsigned flags.
 //
 // Runs the real binaries (paths in $LEDGER_INGEST, $LEDGER_REPLAY).
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 
 #include "test_support.h"
@@ -14,36 +10,14 @@
 using namespace ledger;
 using namespace ledger::testing;
 
-namespace {
-
-struct Run {
-  int exitCode = -1;   // -1: ended by a signal
-  std::string output;  // stdout and stderr
-};
-
-Run run(const std::string& command) {
-  Run r;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) {
-    r.output.append(buffer.data(), n);
-  }
-  const int status = ::pclose(pipe);
-  if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
-  return r;
-}
-
-}  // namespace
-
 // A directory opens as a stream that reads nothing: it used to "succeed"
 // with 0 values and exit 0.
 TEST_CASE("ledger-ingest --from DIR is rejected input naming the path (exit 2)", "[cli]") {
   const std::string ingest = programFromEnv("LEDGER_INGEST");
   TempDir dir;
   std::filesystem::create_directories(dir.path("inputs"));
-  const Run r =
-      run(ingest + " --ledger " + dir.path("l") + " -o json --from " + dir.path("inputs"));
+  const CommandRun r =
+      runCommand(ingest + " --ledger " + dir.path("l") + " -o json --from " + dir.path("inputs"));
   INFO(r.output);
   CHECK(r.exitCode == 2);
   CHECK(r.output.find(dir.path("inputs") + ": cannot read: is a directory") != std::string::npos);
@@ -55,11 +29,13 @@ TEST_CASE("negative numbers for unsigned flags are bad usage (exit 1)", "[cli]")
   const std::string ingest = programFromEnv("LEDGER_INGEST");
   const std::string replay = programFromEnv("LEDGER_REPLAY");
   TempDir dir;
-  const Run batch = run(ingest + " --ledger " + dir.path("l") + " --batch=-1 --from -");
+  const CommandRun batch =
+      runCommand(ingest + " --ledger " + dir.path("l") + " --batch=-1 --from -");
   INFO(batch.output);
   CHECK(batch.exitCode == 1);
   CHECK(batch.output.find("--batch must be a non-negative integer, not '-1'") != std::string::npos);
-  const Run fromSeq = run(replay + " export --ledger " + dir.path("l") + " --from-seq -1");
+  const CommandRun fromSeq =
+      runCommand(replay + " export --ledger " + dir.path("l") + " --from-seq -1");
   INFO(fromSeq.output);
   CHECK(fromSeq.exitCode == 1);
   CHECK(fromSeq.output.find("--from-seq must be a non-negative integer") != std::string::npos);
