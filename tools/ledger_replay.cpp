@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 
 #include "checkpoints.h"
 #include "cli.h"
@@ -297,5 +298,13 @@ int main(int argc, char** argv) {
   } catch (const kj::Exception& e) {
     spdlog::error("{}", replay::damagedObject(e).what());
     return cli::kExitCorrupt;
+  } catch (const std::overflow_error& e) {
+    // Quantities are exact to about 1.7e29 units (replay/quantity.h); a sum
+    // past that is not computed rather than wrapped.
+    spdlog::error(
+        "{}: a quantity the ledger holds is too large to compute with ({}); no answer "
+        "was produced",
+        "ledger-replay", e.what());
+    return cli::kExitInput;
   }
 }

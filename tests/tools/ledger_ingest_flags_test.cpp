@@ -4,6 +4,7 @@
 //
 // Runs the real binaries (paths in $LEDGER_INGEST, $LEDGER_REPLAY).
 #include <filesystem>
+#include <fstream>
 
 #include "test_support.h"
 
@@ -39,4 +40,63 @@ TEST_CASE("negative numbers for unsigned flags are bad usage (exit 1)", "[cli]")
   INFO(fromSeq.output);
   CHECK(fromSeq.exitCode == 1);
   CHECK(fromSeq.output.find("--from-seq must be a non-negative integer") != std::string::npos);
+}
+
+// Quantities are exact to about 1.7e29 units: two workloads of 1e29 CPUs
+// each reserve more than that. The report is refused with a message and
+// exit 2, never a wrapped number or an abort.
+TEST_CASE("a sum of quantities past the ledger's range is an error, not a wrapped number",
+          "[cli]") {
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  TempDir dir;
+  std::string events = event("ADDED", {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                                       {"kind", "ResourceFlavor"},
+                                       {"metadata", meta("", "f", "uid-f", "1")},
+                                       {"spec", Json::object()}});
+  events += event(
+      "ADDED",
+      {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+       {"kind", "ClusterQueue"},
+       {"metadata", meta("", "cq", "uid-cq", "1")},
+       {"spec",
+        {{"resourceGroups",
+          Json::array({{{"coveredResources", {"cpu"}},
+                        {"flavors", Json::array({{{"name", "f"},
+                                                  {"resources", Json::array({{{"name", "cpu"},
+                                                                              {"nominalQuota",
+                                                                               "1"}}})}}})}}})}}}});
+  for (const char* name : {"a", "b"}) {
+    events +=
+        event("ADDED",
+              {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+               {"kind", "Workload"},
+               {"metadata", meta("ns", name, std::string("uid-") + name, "1")},
+               {"spec",
+                {{"queueName", "q"},
+                 {"podSets",
+                  Json::array({{{"name", "main"}, {"count", 1}, {"template", Json::object()}}})}}},
+               {"status",
+                {{"conditions", Json::array({{{"type", "QuotaReserved"}, {"status", "True"}}})},
+                 {"admission",
+                  {{"clusterQueue", "cq"},
+                   {"podSetAssignments",
+                    Json::array(
+                        {{{"name", "main"},
+                          {"count", 1},
+                          {"flavors", {{"cpu", "f"}}},
+                          {"resourceUsage", {{"cpu", "100000000000000000000000000000"}}}}})}}}}}});
+  }
+  {
+    std::ofstream out(dir.path("events.jsonl"));
+    out << events;
+  }
+  const CommandRun in =
+      runCommand(ingest + " --ledger " + dir.path("l") + " --from " + dir.path("events.jsonl"));
+  INFO(in.output);
+  REQUIRE(in.exitCode == 0);
+  const CommandRun r = runCommand(replay + " --ledger " + dir.path("l") + " -o json");
+  INFO(r.output);
+  CHECK(r.exitCode == 2);
+  CHECK(r.output.find("too large to compute with") != std::string::npos);
 }
