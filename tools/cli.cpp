@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "tools/cli.h"
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "format.h"
-#include "rfc3339.h"
+#include "ledger/format.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::cli {
 
@@ -152,31 +152,13 @@ std::optional<int> parseCommandLine(
   return std::nullopt;
 }
 
-int exitCodeFor(const Status& status) {
-  switch (status.code()) {
-    case Status::Code::kOk:
-      return kExitOk;
-    case Status::Code::kCorruption:
-    case Status::Code::kIncompatible:
-      return kExitCorrupt;
-    case Status::Code::kNotFound:
-    case Status::Code::kInvalidArgument:
-    case Status::Code::kBusy:
-    case Status::Code::kPermissionDenied:
-      return kExitUsage;
-    case Status::Code::kIoError:
-      return kExitLive;
-  }
-  return kExitLive;
-}
-
 std::unique_ptr<Ledger> openForReading(const std::string& dir) {
   std::unique_ptr<Ledger> ledger;
   Ledger::Options options;
   options.createIfMissing = false;
   options.readOnly = true;
   Status st = Ledger::open(dir, options, &ledger);
-  if (!st.isOk()) throw LedgerOpenError(st);
+  if (!st.isOk()) throw ProgramError(st);
   return ledger;
 }
 
@@ -185,7 +167,7 @@ std::unique_ptr<Ledger> openForWriting(const std::string& dir) {
   Ledger::Options options;
   options.createIfMissing = false;
   Status st = Ledger::open(dir, options, &ledger);
-  if (!st.isOk()) throw LedgerOpenError(st);
+  if (!st.isOk()) throw ProgramError(st);
   return ledger;
 }
 

@@ -1,7 +1,10 @@
-// What the three programs share (CONTRACT.md): --ledger resolution, output
-// format, exit codes, time arguments, version text, logging set-up.
+// What the programs share (docs/reference.md): --ledger resolution, output
+// format, time arguments, version text, logging set-up. Exit codes and the
+// error path are program.h's.
 //
-// Throws UsageError (exit 1) on bad arguments; the programs catch it in main.
+// Throws UsageError (exit 1) on bad arguments and ProgramError when a ledger
+// cannot be opened; runProgram (program.h) reports them. Not thread-safe
+// (setUpLogging replaces spdlog's default logger).
 #pragma once
 
 #include <cstdint>
@@ -12,42 +15,10 @@
 
 #include <boost/program_options.hpp>
 
-#include "ledger.h"
+#include "ledger/ledger.h"
+#include "tools/program.h"
 
 namespace ledger::cli {
-
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitUsage = 1,    // bad usage: unknown flag, bad time, missing, busy or unreadable ledger
-  kExitInput = 2,    // some input rejected; everything accepted was committed
-  kExitCorrupt = 3,  // the ledger failed verification or is corrupt
-  kExitLive = 4,     // a live source failed for good: the ledger's storage refused (disk full)
-};
-
-// The exit code for a ledger Status, the one mapping every program uses
-// (docs/reference.md, "Exit codes"): corruption and an unknown format 3; a
-// missing ledger, one another process holds (busy), one this user may not
-// read or write, and an impossible request 1 (none says anything about the
-// ledger's content, and each is fixed by how the program is run); the
-// storage failing (disk full, I/O error) 4; OK 0.
-int exitCodeFor(const Status& status);
-
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// The ledger cannot be used: exit with `code` (exitCodeFor the status).
-class LedgerOpenError : public std::runtime_error {
- public:
-  LedgerOpenError(const std::string& what, int code) : std::runtime_error(what), code_(code) {}
-  explicit LedgerOpenError(const Status& status)
-      : LedgerOpenError(status.toString(), exitCodeFor(status)) {}
-  int code() const { return code_; }
-
- private:
-  int code_;
-};
 
 enum class OutputFormat { kJson, kTable, kCsv };
 
@@ -56,7 +27,7 @@ std::string resolveLedgerDir(const std::string& flag);
 // "json", "table", "csv" (when allowed); empty: table on a terminal, else json.
 OutputFormat resolveOutput(const std::string& flag, bool allowCsv = false);
 // What a time flag does with a valid RFC 3339 time outside the ledger's range
-// (rfc3339.h: int64 ns, 1677-09-21 to 2262-04-11).
+// (schema/k8s/rfc3339.h: int64 ns, 1677-09-21 to 2262-04-11).
 enum class TimeBeyondRange {
   kReject,  // a period's bound (--from, --to): its length would be wrong
   kClamp,   // a moment (--at, --until): after (before) every record it can hold
@@ -82,10 +53,10 @@ std::optional<int> parseCommandLine(
     const boost::program_options::positional_options_description& positional,
     boost::program_options::variables_map* vm);
 
-// Opens an existing ledger read-only. Throws LedgerOpenError.
+// Opens an existing ledger read-only. Throws ProgramError(status).
 std::unique_ptr<Ledger> openForReading(const std::string& dir);
 // Opens an existing ledger for writing (maintenance commands). Throws
-// LedgerOpenError.
+// ProgramError(status).
 std::unique_ptr<Ledger> openForWriting(const std::string& dir);
 
 }  // namespace ledger::cli

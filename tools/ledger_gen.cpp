@@ -6,8 +6,8 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
-#include "cli.h"
-#include "cluster_sim.h"
+#include "tools/cli.h"
+#include "tools/generator/cluster_sim.h"
 
 namespace po = boost::program_options;
 
@@ -24,35 +24,24 @@ int main(int argc, char** argv) {
     ("cohort-size", po::value<int>()->default_value(4), "ClusterQueues per cohort");
   // clang-format on
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "ledger-gen: " << e.what() << "\n" << opts;
-    return ledger::cli::kExitUsage;
+  if (auto exit = ledger::cli::parseCommandLine("ledger-gen", argc, argv, opts, {}, &vm)) {
+    return *exit;
   }
-  if (vm.count("help")) {
-    std::cout << opts;
-    return ledger::cli::kExitOk;
-  }
-  if (vm.count("version")) {
-    std::cout << ledger::cli::versionText("ledger-gen") << "\n";
-    return ledger::cli::kExitOk;
-  }
-  ledger::gen::SimOptions so;
-  so.events = vm["events"].as<std::uint64_t>();
-  so.seed = vm["seed"].as<std::uint64_t>();
-  so.nodes = vm["nodes"].as<int>();
-  so.queues = vm["queues"].as<int>();
-  so.cohortSize = vm["cohort-size"].as<int>();
-  try {
+  return ledger::cli::runProgram("ledger-gen", [&]() -> int {
+    ledger::gen::SimOptions so;
+    so.events = vm["events"].as<std::uint64_t>();
+    so.seed = vm["seed"].as<std::uint64_t>();
+    so.nodes = vm["nodes"].as<int>();
+    so.queues = vm["queues"].as<int>();
+    so.cohortSize = vm["cohort-size"].as<int>();
     std::ios::sync_with_stdio(false);
-    ledger::gen::ClusterSim sim(so);
-    sim.writeAll(std::cout);
+    try {
+      ledger::gen::ClusterSim sim(so);
+      sim.writeAll(std::cout);
+    } catch (const std::invalid_argument& e) {
+      throw ledger::cli::UsageError(e.what());
+    }
     std::cout.flush();
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "ledger-gen: " << e.what() << "\n";
-    return ledger::cli::kExitUsage;
-  }
-  return std::cout ? ledger::cli::kExitOk : ledger::cli::kExitUsage;
+    return std::cout ? ledger::cli::kExitOk : ledger::cli::kExitUsage;
+  });
 }

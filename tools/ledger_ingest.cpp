@@ -1,5 +1,5 @@
 // ledger-ingest: append Kubernetes watch events to a ledger from files or
-// stdin (CONTRACT.md "Input"). Every rejected value is reported on stderr with
+// stdin (docs/reference.md "Input"). Every rejected value is reported on stderr with
 // its position and reason; everything accepted is committed; exit 2 if any
 // value was rejected. SIGTERM or SIGINT stops reading: what was read is
 // committed, where it stopped is reported, and the exit code is 4. With --watch it is the sidecar
@@ -20,12 +20,12 @@
 #include <nlohmann/json.hpp>
 #include <streambuf>
 
-#include "checkpoints.h"
-#include "cli.h"
-#include "ingester.h"
-#include "ledger.h"
-#include "stream_ingest.h"
-#include "watch_command.h"
+#include "ingest/ingester.h"
+#include "ingest/stream_ingest.h"
+#include "ledger/ledger.h"
+#include "replay/fold/checkpoints.h"
+#include "tools/cli.h"
+#include "tools/watch_command.h"
 
 namespace po = boost::program_options;
 using namespace ledger;
@@ -141,10 +141,9 @@ int main(int argc, char** argv) {
     std::cout << cli::versionText("ledger-ingest") << "\n";
     return cli::kExitOk;
   }
-  cli::OutputFormat output;
-  try {
+  return cli::runProgram("ledger-ingest", [&]() -> int {
     cli::setUpLogging(vm["log-format"].as<std::string>(), vm["log-level"].as<std::string>());
-    output = cli::resolveOutput(vm["output"].as<std::string>());
+    const cli::OutputFormat output = cli::resolveOutput(vm["output"].as<std::string>());
     if (vm.count("watch") && vm.count("from")) {
       throw cli::UsageError("--watch and --from exclude each other");
     }
@@ -156,114 +155,109 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
       throw cli::UsageError(e.what());
     }
-  } catch (const cli::UsageError& e) {
-    std::cerr << "ledger-ingest: " << e.what() << "\n";
-    return cli::kExitUsage;
-  }
-  if (vm.count("watch")) return cli::runWatch(vm);
-  const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
-  std::unique_ptr<Ledger> ledger;
-  Ledger::Options lo;
-  lo.sync = !vm.count("no-sync");
-  if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
-    spdlog::error("{}", st.toString());
-    return cli::exitCodeFor(st);
-  }
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
+    if (vm.count("watch")) return cli::runWatch(vm);
+    const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
+    std::unique_ptr<Ledger> ledger;
+    Ledger::Options lo;
+    lo.sync = !vm.count("no-sync");
+    if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
+      spdlog::error("{}", st.toString());
+      return cli::exitCodeFor(st);
+    }
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
 
-  ingest::IngestOptions io;
-  io.batchRecords = vm["batch"].as<std::size_t>();
-  io.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
-  ingest::Ingester ingester(*ledger, io);
-  SourceTotals totals;
-  const std::uint64_t firstSeq = ledger->lastSeq() + 1;
-  try {
-    for (const std::string& path : vm["from"].as<std::vector<std::string>>()) {
-      if (gStop) {
-        if (!totals.interrupted) {
-          spdlog::error("interrupted by {} before reading {}",
-                        gSignal == SIGINT ? "SIGINT" : "SIGTERM", path);
-        } else {
-          spdlog::error("{}: not read (interrupted)", path);
+    ingest::IngestOptions io;
+    io.batchRecords = vm["batch"].as<std::size_t>();
+    io.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
+    ingest::Ingester ingester(*ledger, io);
+    SourceTotals totals;
+    const std::uint64_t firstSeq = ledger->lastSeq() + 1;
+    {
+      for (const std::string& path : vm["from"].as<std::vector<std::string>>()) {
+        if (gStop) {
+          if (!totals.interrupted) {
+            spdlog::error("interrupted by {} before reading {}",
+                          gSignal == SIGINT ? "SIGINT" : "SIGTERM", path);
+          } else {
+            spdlog::error("{}: not read (interrupted)", path);
+          }
+          totals.interrupted = true;
+          continue;
         }
-        totals.interrupted = true;
-        continue;
+        if (path == "-") {
+          StdinBuffer buffer;
+          std::istream in(&buffer);
+          ingestFrom(in, "stdin", "stdin", ingester, io.projection, &totals);
+          continue;
+        }
+        // A directory opens as a stream that reads nothing: without this
+        // check it "succeeded" with 0 values. It is input that cannot be read,
+        // like a missing file: named, counted as rejected, exit 2.
+        std::error_code dirError;
+        if (std::filesystem::is_directory(path, dirError)) {
+          spdlog::error("{}: cannot read: is a directory", path);
+          ++totals.rejected;
+          continue;
+        }
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+          spdlog::error("{}: cannot open: {}", path, std::strerror(errno));
+          ++totals.rejected;
+          continue;
+        }
+        std::error_code ec;
+        auto abs = std::filesystem::absolute(path, ec);
+        ingestFrom(in, path, "file:" + (ec ? path : abs.string()), ingester, io.projection,
+                   &totals);
       }
-      if (path == "-") {
-        StdinBuffer buffer;
-        std::istream in(&buffer);
-        ingestFrom(in, "stdin", "stdin", ingester, io.projection, &totals);
-        continue;
+      ingester.flush();
+      // What was read is committed: a signal from here on ends the process
+      // at once. Checkpoints are derived data: failing to write them loses
+      // nothing, and an interrupted run leaves them to the run that finishes.
+      std::signal(SIGINT, SIG_DFL);
+      std::signal(SIGTERM, SIG_DFL);
+      try {
+        if (!totals.interrupted)
+          replay::writeCheckpoints(*ledger, vm["checkpoint-every"].as<std::uint64_t>());
+      } catch (const replay::ReplayError& e) {
+        spdlog::warn("checkpoints not written: {}", e.what());
+      } catch (const kj::Exception& e) {
+        spdlog::warn("checkpoints not written: {}", replay::damagedObject(e).what());
       }
-      // A directory opens as a stream that reads nothing: without this
-      // check it "succeeded" with 0 values. It is input that cannot be read,
-      // like a missing file: named, counted as rejected, exit 2.
-      std::error_code dirError;
-      if (std::filesystem::is_directory(path, dirError)) {
-        spdlog::error("{}: cannot read: is a directory", path);
-        ++totals.rejected;
-        continue;
-      }
-      std::ifstream in(path, std::ios::binary);
-      if (!in) {
-        spdlog::error("{}: cannot open: {}", path, std::strerror(errno));
-        ++totals.rejected;
-        continue;
-      }
-      std::error_code ec;
-      auto abs = std::filesystem::absolute(path, ec);
-      ingestFrom(in, path, "file:" + (ec ? path : abs.string()), ingester, io.projection, &totals);
     }
-    ingester.flush();
-    // What was read is committed: a signal from here on ends the process
-    // at once. Checkpoints are derived data: failing to write them loses
-    // nothing, and an interrupted run leaves them to the run that finishes.
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-    try {
-      if (!totals.interrupted)
-        replay::writeCheckpoints(*ledger, vm["checkpoint-every"].as<std::uint64_t>());
-    } catch (const replay::ReplayError& e) {
-      spdlog::warn("checkpoints not written: {}", e.what());
-    } catch (const kj::Exception& e) {
-      spdlog::warn("checkpoints not written: {}", replay::damagedObject(e).what());
+    const auto& s = ingester.stats();
+    if (s.farFuture > 0) {
+      spdlog::warn("{} event time(s) more than a day ahead of the clock (each named above)",
+                   s.farFuture);
     }
-  } catch (const ingest::LedgerError& e) {
-    spdlog::error("ledger write failed: {}", e.what());
-    return cli::exitCodeFor(e.status());
-  }
-  const auto& s = ingester.stats();
-  if (s.farFuture > 0) {
-    spdlog::warn("{} event time(s) more than a day ahead of the clock (each named above)",
-                 s.farFuture);
-  }
-  if (s.timesRaised > 0) {
-    spdlog::warn("{} event time(s) earlier than the previous record were raised to it",
-                 s.timesRaised);
-  }
-  const std::uint64_t lastSeq = ledger->lastSeq();
-  if (output == cli::OutputFormat::kJson) {
-    nlohmann::json j = {{"values", totals.values},
-                        {"recorded", s.recorded},
-                        {"duplicates", s.duplicates},
-                        {"rejected", totals.rejected},
-                        {"bookmarks", s.bookmarks},
-                        {"errorEvents", s.errorEvents},
-                        {"timesRaised", s.timesRaised},
-                        {"farFuture", s.farFuture},
-                        {"lastSeq", lastSeq},
-                        {"firstSeq", s.recorded ? firstSeq : 0},
-                        {"interrupted", totals.interrupted}};
-    std::cout << j.dump() << "\n";
-  } else {
-    std::cout << "read " << totals.values << " values: recorded " << s.recorded << ", duplicates "
-              << s.duplicates << ", rejected " << totals.rejected << " (bookmarks " << s.bookmarks
-              << ", error events " << s.errorEvents << "); ledger at seq " << lastSeq << "\n";
-  }
-  // An interrupted run did not read all of its input: not a success, and
-  // not bad input either; like a live source that failed, running it again
-  // is what completes it (docs/reference.md, "Exit codes").
-  if (totals.interrupted) return cli::kExitLive;
-  return totals.rejected > 0 ? cli::kExitInput : cli::kExitOk;
+    if (s.timesRaised > 0) {
+      spdlog::warn("{} event time(s) earlier than the previous record were raised to it",
+                   s.timesRaised);
+    }
+    const std::uint64_t lastSeq = ledger->lastSeq();
+    if (output == cli::OutputFormat::kJson) {
+      nlohmann::json j = {{"values", totals.values},
+                          {"recorded", s.recorded},
+                          {"duplicates", s.duplicates},
+                          {"rejected", totals.rejected},
+                          {"bookmarks", s.bookmarks},
+                          {"errorEvents", s.errorEvents},
+                          {"timesRaised", s.timesRaised},
+                          {"farFuture", s.farFuture},
+                          {"lastSeq", lastSeq},
+                          {"firstSeq", s.recorded ? firstSeq : 0},
+                          {"interrupted", totals.interrupted}};
+      std::cout << j.dump() << "\n";
+    } else {
+      std::cout << "read " << totals.values << " values: recorded " << s.recorded << ", duplicates "
+                << s.duplicates << ", rejected " << totals.rejected << " (bookmarks " << s.bookmarks
+                << ", error events " << s.errorEvents << "); ledger at seq " << lastSeq << "\n";
+    }
+    // An interrupted run did not read all of its input: not a success, and
+    // not bad input either; like a live source that failed, running it again
+    // is what completes it (docs/reference.md, "Exit codes").
+    if (totals.interrupted) return cli::kExitLive;
+    return totals.rejected > 0 ? cli::kExitInput : cli::kExitOk;
+  });
 }

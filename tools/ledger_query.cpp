@@ -1,4 +1,4 @@
-// ledger-query: point-in-time questions (CONTRACT.md "ledger-query").
+// ledger-query: point-in-time questions (docs/reference.md "ledger-query").
 //   state --at TIME | --seq N        the state report as of that moment
 //   usage --at TIME [--cluster-queue NAME]
 #include <kj/exception.h>
@@ -8,10 +8,10 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "cli.h"
-#include "progress.h"
-#include "query_commands.h"
-#include "replayer.h"
+#include "replay/fold/replayer.h"
+#include "tools/cli.h"
+#include "tools/progress.h"
+#include "tools/query_commands.h"
 
 namespace po = boost::program_options;
 using namespace ledger;
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   pos.add("command", 1).add("target", 1);
   po::variables_map vm;
   if (auto exit = cli::parseCommandLine("ledger-query", argc, argv, opts, pos, &vm)) return *exit;
-  try {
+  return cli::runProgram("ledger-query", [&]() -> int {
     cli::setUpLogging(vm["log-format"].as<std::string>(), "info");
     const std::string command = vm["command"].as<std::string>();
     const bool csv = command == "report";
@@ -65,25 +65,5 @@ int main(int argc, char** argv) {
       throw cli::UsageError("give a command: state, usage, workload, report or admit");
     auto ledger = cli::openForReading(cli::resolveLedgerDir(vm["ledger"].as<std::string>()));
     return cli::runQuery(*ledger, command, args, std::cout);
-  } catch (const cli::UsageError& e) {
-    std::cerr << "ledger-query: " << e.what() << "\n";
-    return cli::kExitUsage;
-  } catch (const cli::LedgerOpenError& e) {
-    spdlog::error("{}", e.what());
-    return e.code();
-  } catch (const replay::ReplayError& e) {
-    spdlog::error("{}", e.what());
-    return cli::exitCodeFor(e.status());
-  } catch (const kj::Exception& e) {
-    spdlog::error("{}", replay::damagedObject(e).what());
-    return cli::kExitCorrupt;
-  } catch (const std::overflow_error& e) {
-    // Quantities are exact to about 1.7e29 units (replay/quantity.h); a sum
-    // past that is not computed rather than wrapped.
-    spdlog::error(
-        "{}: a quantity the ledger holds is too large to compute with ({}); no answer "
-        "was produced",
-        "ledger-query", e.what());
-    return cli::kExitInput;
-  }
+  });
 }

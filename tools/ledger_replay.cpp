@@ -14,15 +14,15 @@
 #include <map>
 #include <stdexcept>
 
-#include "checkpoints.h"
-#include "cli.h"
-#include "ingester.h"
-#include "progress.h"
-#include "projector.h"
-#include "replayer.h"
-#include "report_format.h"
-#include "rfc3339.h"
-#include "verify.h"
+#include "ingest/ingester.h"
+#include "ingest/projector.h"
+#include "ledger/verify.h"
+#include "replay/fold/checkpoints.h"
+#include "replay/fold/replayer.h"
+#include "schema/k8s/rfc3339.h"
+#include "tools/cli.h"
+#include "tools/progress.h"
+#include "tools/render/report_format.h"
 
 namespace po = boost::program_options;
 using namespace ledger;
@@ -47,9 +47,9 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
   progress.done();
   const replay::StateReport report = replay::buildReport(state);
   if (output == cli::OutputFormat::kJson) {
-    std::cout << replay::reportToJson(report).dump(2) << "\n";
+    std::cout << render::reportToJson(report).dump(2) << "\n";
   } else {
-    std::cout << replay::reportToTable(report);
+    std::cout << render::reportToTable(report);
   }
   return cli::kExitOk;
 }
@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
   pos.add("command", 1);
   po::variables_map vm;
   if (auto exit = cli::parseCommandLine("ledger-replay", argc, argv, opts, pos, &vm)) return *exit;
-  try {
+  return cli::runProgram("ledger-replay", [&]() -> int {
     cli::setUpLogging(vm["log-format"].as<std::string>(), "info");
     const cli::OutputFormat output = cli::resolveOutput(vm["output"].as<std::string>());
     const std::string command = vm["command"].as<std::string>();
@@ -286,25 +286,5 @@ int main(int argc, char** argv) {
       return cli::kExitOk;
     }
     throw cli::UsageError("unknown command '" + command + "'");
-  } catch (const cli::UsageError& e) {
-    std::cerr << "ledger-replay: " << e.what() << "\n";
-    return cli::kExitUsage;
-  } catch (const cli::LedgerOpenError& e) {
-    spdlog::error("{}", e.what());
-    return e.code();
-  } catch (const replay::ReplayError& e) {
-    spdlog::error("{}", e.what());
-    return cli::exitCodeFor(e.status());
-  } catch (const kj::Exception& e) {
-    spdlog::error("{}", replay::damagedObject(e).what());
-    return cli::kExitCorrupt;
-  } catch (const std::overflow_error& e) {
-    // Quantities are exact to about 1.7e29 units (replay/quantity.h); a sum
-    // past that is not computed rather than wrapped.
-    spdlog::error(
-        "{}: a quantity the ledger holds is too large to compute with ({}); no answer "
-        "was produced",
-        "ledger-replay", e.what());
-    return cli::kExitInput;
-  }
+  });
 }
