@@ -1,15 +1,18 @@
-#include "kube_config.h"
+#include "ingest/kube/kube_config.h"
 
+#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <new>
 #include <sstream>
 #include <vector>
 
-#include "yaml_json.h"
+#include "ingest/yaml_json.h"
 
 namespace ledger::kube {
 
@@ -75,34 +78,24 @@ std::vector<std::string> splitPaths(const std::string& paths) {
 
 }  // namespace
 
+// The *-data fields of a kubeconfig are []byte, which Go's encoding/json
+// reads as standard base64 (RFC 4648 with padding), the way kubectl does.
+// OpenSSL's decoder also skips the line breaks a folded YAML scalar keeps.
 std::string decodeBase64(const std::string& text) {
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v;
-    if (c >= 'A' && c <= 'Z') {
-      v = c - 'A';
-    } else if (c >= 'a' && c <= 'z') {
-      v = c - 'a' + 26;
-    } else if (c >= '0' && c <= '9') {
-      v = c - '0' + 52;
-    } else if (c == '+' || c == '-') {
-      v = 62;
-    } else if (c == '/' || c == '_') {
-      v = 63;
-    } else if (c == '=' || std::isspace(static_cast<unsigned char>(c))) {
-      continue;
-    } else {
-      throw ConfigError("invalid base64 data");
-    }
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
-    }
+  std::unique_ptr<EVP_ENCODE_CTX, decltype(&EVP_ENCODE_CTX_free)> ctx(EVP_ENCODE_CTX_new(),
+                                                                      EVP_ENCODE_CTX_free);
+  if (!ctx) throw std::bad_alloc();
+  std::string out(text.size() / 4 * 3 + 3, '\0');
+  auto* to = reinterpret_cast<unsigned char*>(out.data());
+  int n = 0, total = 0;
+  EVP_DecodeInit(ctx.get());
+  if (EVP_DecodeUpdate(ctx.get(), to, &n, reinterpret_cast<const unsigned char*>(text.data()),
+                       static_cast<int>(text.size())) < 0) {
+    throw ConfigError("invalid base64 data");
   }
+  total = n;
+  if (EVP_DecodeFinal(ctx.get(), to + total, &n) < 0) throw ConfigError("invalid base64 data");
+  out.resize(static_cast<std::size_t>(total + n));
   return out;
 }
 

@@ -4,12 +4,12 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "kube/backoff.h"
-#include "kube/kube_config.h"
-#include "kube/ledger_writer.h"
-#include "kube/metrics.h"
-#include "kube/resource_list.h"
-#include "test_support.h"
+#include "ingest/kube/backoff.h"
+#include "ingest/kube/kube_config.h"
+#include "ingest/kube/ledger_writer.h"
+#include "ingest/kube/metrics.h"
+#include "ingest/kube/resource_list.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::kube;
@@ -154,6 +154,10 @@ TEST_CASE("--server: plain HTTP on loopback only", "[watch][config]") {
   CHECK(serverUrlConfig("https://api.example:6443").server == "https://api.example:6443");
   CHECK(decodeBase64("aGVsbG8gd29ybGQ=") == "hello world");
   CHECK_THROWS_AS(decodeBase64("a*b"), ConfigError);
+  // A folded YAML scalar keeps its line breaks; binary bytes come back as is.
+  CHECK(decodeBase64("aGVsbG8g\nd29ybGQ=\n") == "hello world");
+  CHECK(decodeBase64("AP8Afw==") == std::string("\x00\xff\x00\x7f", 4));
+  CHECK(decodeBase64("").empty());
 }
 
 TEST_CASE("resource list: the contract's default, kubectl-style names, ConfigMaps",
