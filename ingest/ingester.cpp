@@ -1,12 +1,12 @@
-#include "ingester.h"
+#include "ingest/ingester.h"
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
-#include "projector.h"
-#include "rfc3339.h"
-#include "sha256.h"
+#include "ingest/projector.h"
+#include "ledger/sha256.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::ingest {
 

@@ -1,7 +1,7 @@
 // Records watch events in the ledger: identity, idempotency, time stamping,
 // managedFields removal, projection, and group commit with the source cursor.
 //
-// Idempotency (CONTRACT.md): an event with the same object group, kind, uid,
+// Idempotency (docs/reference.md): an event with the same object group, kind, uid,
 // resourceVersion and type as a recorded one is skipped; an upsert (bare
 // object or list item) is skipped when that group, kind, uid and
 // resourceVersion were recorded as ADDED or MODIFIED. An object without uid
@@ -19,8 +19,8 @@
 // and on the events before it (idempotency, ADDED vs MODIFIED, group commit).
 // stream_ingest.h runs the two on separate threads. (Projecting on the
 // writer's side instead, to balance the threads, was slower: the reader's
-// nlohmann values were then freed on the writer thread, and malloc rose from
-// 20% to 48% of the reader's time on a 20k-event stream.)
+// nlohmann values were then freed on the writer thread, and malloc's share
+// of the reader's time more than doubled.)
 //
 // Ownership: borrows the Ledger, which must outlive the Ingester.
 // Thread safety: none; one Ingester per writer thread. prepareEvent is pure.
@@ -38,9 +38,9 @@
 #include <string>
 #include <vector>
 
-#include "ledger.h"
-#include "projector.h"
-#include "watch_event.h"
+#include "ingest/projector.h"
+#include "ingest/watch_event.h"
+#include "ledger/ledger.h"
 
 namespace ledger::ingest {
 

@@ -1,4 +1,4 @@
-#include "input_limits.h"
+#include "ingest/input_limits.h"
 
 #include <simdjson.h>
 

@@ -1,6 +1,6 @@
-#include "json_fields.h"
+#include "ingest/json_fields.h"
 
-#include "rfc3339.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::ingest {
 

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "json_view.h"
-#include "projection.capnp.h"
+#include "ingest/json_view.h"
+#include "schema/projection.capnp.h"
 
 namespace ledger::ingest {
 

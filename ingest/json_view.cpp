@@ -1,9 +1,9 @@
-#include "json_view.h"
+#include "ingest/json_view.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "simd_json.h"
+#include "ingest/simd_json.h"
 
 namespace ledger::ingest {
 

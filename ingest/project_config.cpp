@@ -1,7 +1,7 @@
 // The DRA quota configuration: deviceClassMappings with optional counter and
 // capacity sources (Kueue's configapi.DeviceClassMapping). Sources may be
 // written {type: Counter, counter: {...}} or just {counter: {...}}.
-#include "project_kinds.h"
+#include "ingest/project_kinds.h"
 
 namespace ledger::ingest {
 

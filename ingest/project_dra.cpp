@@ -1,7 +1,7 @@
 // Projections of resource.k8s.io DRA objects. v1 and v1beta2 nest a request's
 // fields under `exactly`; v1beta1 puts them on the request itself and wraps a
 // device's fields in `basic`. Both shapes are accepted.
-#include "project_kinds.h"
+#include "ingest/project_kinds.h"
 
 namespace ledger::ingest {
 

@@ -3,7 +3,7 @@
 // input (problems go to the FieldReader).
 #pragma once
 
-#include "json_fields.h"
+#include "ingest/json_fields.h"
 
 namespace ledger::ingest {
 

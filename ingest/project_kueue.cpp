@@ -1,6 +1,6 @@
 // Projections of the Kueue APIs (kueue.x-k8s.io v1beta1 and v1beta2).
-#include "project_kinds.h"
-#include "rfc3339.h"
+#include "ingest/project_kinds.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::ingest {
 

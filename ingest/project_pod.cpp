@@ -1,5 +1,5 @@
 // PodSpec projection, shared by Pods and the pod templates of Workload pod sets.
-#include "json_fields.h"
+#include "ingest/json_fields.h"
 
 namespace ledger::ingest {
 

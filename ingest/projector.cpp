@@ -1,13 +1,13 @@
-#include "projector.h"
+#include "ingest/projector.h"
 
 #include <capnp/message.h>
 
 #include <stdexcept>
 
-#include "project_kinds.h"
-#include "rfc3339.h"
-#include "scratch_message.h"
-#include "yaml_json.h"
+#include "ingest/project_kinds.h"
+#include "ingest/yaml_json.h"
+#include "ledger/scratch_message.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::ingest {
 
@@ -19,8 +19,8 @@ constexpr const char* kKueueConfigFile = "controller_manager_config.yaml";
 
 // One message per thread for the projections, its first segment reused: a
 // projection is built for every recorded object, and a fresh builder's
-// calloc of 8 KB was the reading thread's only memset (1% of ingest's CPU
-// on 1M generated events). The projection's bytes are not stored as they
+// calloc of its first segment was the reading thread's only memset. The
+// projection's bytes are not stored as they
 // are (the ledger copies the Projection into its ProjectedRecord), and they
 // are the same anyway. projectObject does not call itself.
 ScratchMessage& projectionMessage() {

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "json_view.h"
+#include "ingest/json_view.h"
 
 namespace ledger::ingest {
 

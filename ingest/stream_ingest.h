@@ -23,8 +23,8 @@
 #include <istream>
 #include <string>
 
-#include "ingester.h"
-#include "value_reader.h"
+#include "ingest/ingester.h"
+#include "ingest/value_reader.h"
 
 namespace ledger::ingest {
 

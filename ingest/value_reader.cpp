@@ -1,4 +1,4 @@
-#include "value_reader.h"
+#include "ingest/value_reader.h"
 
 #include <simdjson.h>
 #include <yaml-cpp/yaml.h>
@@ -8,10 +8,10 @@
 #include <cstring>
 #include <optional>
 
-#include "input_limits.h"
-#include "projector.h"
-#include "simd_json.h"
-#include "yaml_json.h"
+#include "ingest/input_limits.h"
+#include "ingest/projector.h"
+#include "ingest/simd_json.h"
+#include "ingest/yaml_json.h"
 
 namespace ledger::ingest {
 
@@ -29,8 +29,8 @@ std::string cleanJsonError(const std::string& what) {
 
 // The hot path of ingest: simdjson's DOM parser (SIMD, chosen at run time)
 // reads the value and the nlohmann value is built straight from its tape.
-// nlohmann's own parser spent most of ingest's time lexing (README,
-// "Performance"). The result must be exactly what nlohmann::json::parse
+// nlohmann's own parser spent most of ingest's time lexing
+// (docs/performance.md). The result must be exactly what nlohmann::json::parse
 // gives, so anything simdjson would not settle identically returns false
 // and nlohmann parses the value itself, errors and messages included:
 // - integers keep nlohmann's types: non-negative -> unsigned, negative ->

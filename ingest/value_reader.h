@@ -1,10 +1,11 @@
 // Splits an input stream into JSON values or YAML documents, streaming.
 //
-// Accepts what `ledger-ingest --from` promises (CONTRACT.md): JSON values one
+// Accepts what `ledger-ingest --from` promises (docs/reference.md): JSON values one
 // per line or pretty-printed and concatenated (kubectl get -w -o json), or
 // YAML documents separated by `---`. The first non-blank byte decides: '{' or
 // '[' means JSON, anything else YAML. JSON values are framed by bracket depth
-// (outside strings) and then parsed by nlohmann/json; YAML documents are
+// (outside strings) and then parsed by simdjson into nlohmann values (with
+// nlohmann's own parser where the two could differ); YAML documents are
 // parsed by yaml-cpp and converted to JSON. Memory is bounded by the largest
 // single value, never by the file: Options::maxValueBytes bounds a JSON value,
 // a YAML document (and any line of it), and what a YAML document's aliases
@@ -26,7 +27,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "projector.h"
+#include "ingest/projector.h"
 
 namespace ledger::ingest {
 

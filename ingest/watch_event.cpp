@@ -1,7 +1,7 @@
-#include "watch_event.h"
+#include "ingest/watch_event.h"
 
-#include "input_limits.h"
-#include "rfc3339.h"
+#include "ingest/input_limits.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::ingest {
 

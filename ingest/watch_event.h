@@ -1,4 +1,4 @@
-// Turns one decoded input value into watch events (CONTRACT.md, "Input"):
+// Turns one decoded input value into watch events (docs/reference.md, "Input"):
 // a watch event {type, object[, time]}, a bare object (an upsert), or a List
 // whose items are upserts (items without apiVersion/kind take them from the
 // list: WorkloadList -> Workload).
@@ -44,7 +44,7 @@ std::string objectProblem(const nlohmann::json& object);
 
 // A Kueue manager configuration document (config.kueue.x-k8s.io v1beta1 or
 // v1beta2, kind Configuration): a file Kueue reads at start, written without
-// metadata (CONTRACT.md "Input" names it as a source of the DRA mapping).
+// metadata (docs/reference.md "Input" names it as a source of the DRA mapping).
 bool isKueueConfiguration(std::string_view apiVersion, std::string_view kind);
 
 }  // namespace ledger::ingest

@@ -1,4 +1,4 @@
-#include "yaml_json.h"
+#include "ingest/yaml_json.h"
 
 #include <simdjson.h>
 #include <yaml-cpp/eventhandler.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "input_limits.h"
+#include "ingest/input_limits.h"
 
 namespace ledger::ingest {
 

@@ -39,7 +39,7 @@
 //
 // Commit point: the head in `meta`. Records in `log` past the head's seq are
 // not part of the ledger: a large commit ingests its log records as a table
-// file before the batch that moves the head (ledger/log_table.h), and a crash
+// file before the batch that moves the head (ledger/internal/log_table.h), and a crash
 // between the two leaves them. Readers stop at the head; a writable open
 // deletes them (and the `staging` directory beside the database files, where
 // such tables are built). Every build that wrote format 2 kept the log

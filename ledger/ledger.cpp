@@ -1,4 +1,4 @@
-#include "ledger.h"
+#include "ledger/ledger.h"
 
 #include <fcntl.h>
 #include <rocksdb/db.h>
@@ -22,9 +22,9 @@
 #include <optional>
 #include <system_error>
 
-#include "format.h"
-#include "ledger_internal.h"
-#include "log_table.h"
+#include "ledger/format.h"
+#include "ledger/internal/ledger_internal.h"
+#include "ledger/internal/log_table.h"
 
 namespace ledger {
 
@@ -41,15 +41,15 @@ rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
     // Replays scan it and point-in-time queries look up a couple of thousand
     // records scattered over the whole history, one block each: zstd's
     // decompression was half of a query's CPU. LZ4 at every level stores
-    // about a third more here (1% of the raw JSON at 1M events) and halves
-    // query time.
+    // about a third more here, a small share of the ledger, and halves query
+    // time (docs/performance.md).
     cf.compression = rocksdb::kLZ4Compression;
     cf.bottommost_compression = rocksdb::kLZ4Compression;
   } else if (name == format::kCheckpointsFamily) {
     // Every point-in-time query reads one checkpoint (about 70 bytes per
     // live object) before it can start reading the objects: zstd at the
-    // bottom made that read 0.49 ms against 0.21 ms with LZ4, which stores
-    // 40% more (on 10M records, 245 against 146 MB, 1.7% of the ledger).
+    // bottom made that read about twice as slow as LZ4, which stores more
+    // but a small share of the ledger.
     cf.compression = rocksdb::kLZ4Compression;
     cf.bottommost_compression = rocksdb::kLZ4Compression;
   } else if (name == format::kCheckpointObjectsFamily) {
@@ -67,8 +67,8 @@ rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
   }
   if (name == format::kEventsFamily) {
     // The same for the memtable, where each absent key was searched for in
-    // the skip list: 8% of the writing thread on 1M generated events. 1.3 MB
-    // of filter per 64 MB memtable.
+    // the skip list, a visible share of the writing thread. The filter is
+    // 2% of the memtable.
     cf.memtable_prefix_bloom_size_ratio = 0.02;
     cf.memtable_whole_key_filtering = true;
   }
@@ -79,9 +79,9 @@ rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
 namespace {
 
 // RocksDB's default (-1) opens every table file of every family when the
-// ledger opens, with its index and filter blocks: on a 10M-record ledger (464
-// files) that was most of a `ledger-query state` run (0.16-0.24 s for a 7 ms
-// query and a 25 ms report), and a ledger with more files than the process
+// ledger opens, with its index and filter blocks: on a large ledger that was
+// most of a `ledger-query state` run, many times the query itself, and a
+// ledger with more files than the process
 // may open (often 1024) would not open at all. A bound opens files as reads
 // first touch them and keeps them open up to the bound; the margin leaves
 // descriptors for the write-ahead log, the manifest and the caller.
@@ -545,8 +545,8 @@ Ledger::~Ledger() {
   // log, and RocksDB does not flush it on close while the log is on. Every
   // later open then replays that log into memory first - a read-only one
   // (ledger-query, ledger-replay) on every run, since it cannot write the
-  // result: on 200k generated events just ingested, 139 MB of log made a
-  // `ledger-query state` take 0.42 s instead of 0.07 s. Flushed here, once
+  // result, so a query just after a bulk ingest paid for the whole log
+  // many times over its own cost. Flushed here, once
   // (RocksDB skips families whose memtables are empty). A failure loses
   // nothing: the log still holds the data and the next writable open replays
   // it.

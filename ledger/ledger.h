@@ -30,10 +30,10 @@
 #include <string_view>
 #include <vector>
 
-#include "projection.capnp.h"
-#include "record.h"
-#include "sha256.h"
-#include "status.h"
+#include "ledger/record.h"
+#include "ledger/sha256.h"
+#include "ledger/status.h"
+#include "schema/projection.capnp.h"
 
 namespace rocksdb {
 class DB;
@@ -47,25 +47,25 @@ namespace ledger {
 // which RocksDB deletes only once every family with data in it has flushed.
 // The small families (time index, dedupe keys, live view) fill their
 // memtables slowly, and RocksDB's default bound (four times all families'
-// write buffers, about 4.6 GB here) let a bulk ingest keep gigabytes of log
-// that the kernel then wrote back to disk: on 1M generated events 5.1 GB
-// written for 0.6 GB of tables, and 10.7 s of system time against 3.9 s with
-// this bound. A crash would also have replayed all of it. Past the bound,
+// write buffers, gigabytes here) let a bulk ingest keep gigabytes of log
+// that the kernel then wrote back to disk, several times the bytes of the
+// tables, in system time (docs/performance.md). A crash would also have
+// replayed all of it. Past the bound,
 // RocksDB flushes the families holding the oldest log file. Not part of the
 // on-disk format.
 inline constexpr std::uint64_t kMaxTotalWalBytes = 256ULL << 20;
 
 // The bound for a long-running writer (`ledger-ingest --watch`). Readers that
 // open the ledger beside it (ledger-query, ledger-replay) replay the whole log
-// into memory on every run, about 2.6 ms per MB on the benchmark machine (139
-// MB cost a query 0.36 s), and a live writer fills the bulk bound above
-// slowly (at 100 events/s of 4.5 KB, in ten minutes, again and again). Past
-// 32 MB RocksDB flushes, so a reader pays under 0.1 s.
+// into memory on every run, at a cost proportional to its size, and a live
+// writer fills the bulk bound above slowly, so readers would pay for a large
+// log again and again. Past this smaller bound RocksDB flushes, so a reader's
+// replay of the log stays short.
 inline constexpr std::uint64_t kLiveMaxTotalWalBytes = 32ULL << 20;
 
 // From this many bytes of records' JSON, an append writes its log records as
 // one table file ingested into the `log` family, not through the write-ahead
-// log (ledger/log_table.h says why). Below it, as a live watcher's small
+// log (ledger/internal/log_table.h says why). Below it, as a live watcher's small
 // commits are, a table file per commit would leave thousands of tiny files.
 // The records and what a reader sees are the same either way. Not part of
 // the on-disk format.
@@ -200,7 +200,7 @@ class Ledger {
       const std::function<void(std::string_view objectKey, const LiveObject&)>& fn) const;
   [[nodiscard]] Status cursor(std::string_view source, Cursor* out) const;  // kNotFound
 
-  // Derived data: checkpoints of the folded state (replay/checkpoint.h),
+  // Derived data: checkpoints of the folded state (replay/fold/checkpoints.h),
   // stored with the chunks of object copies they introduce (chunk i under
   // CheckpointChunkId{seq, i}) in one atomic write.
   [[nodiscard]] Status putCheckpoint(std::uint64_t seq, std::string_view bytes,

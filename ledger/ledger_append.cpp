@@ -9,12 +9,12 @@
 #include <span>
 #include <unordered_set>
 
-#include "format.h"
-#include "ledger.h"
-#include "ledger_internal.h"
-#include "log_table.h"
-#include "record_capnp.h"
-#include "scratch_message.h"
+#include "ledger/format.h"
+#include "ledger/internal/ledger_internal.h"
+#include "ledger/internal/log_table.h"
+#include "ledger/ledger.h"
+#include "ledger/record_capnp.h"
+#include "ledger/scratch_message.h"
 
 namespace ledger {
 
@@ -162,8 +162,8 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
                                    e.getDescription().cStr());
   }
   // Dedupe keys are hashes and object keys come in no order, so each insert
-  // into their memtables searched the skip list from the top (9% of the
-  // writing thread on 1M events). In key order, each search starts from the
+  // into their memtables searched the skip list from the top, a visible share
+  // of the writing thread. In key order, each search starts from the
   // previous insert (RocksDB keeps that splice), a short way off.
   // The batch commits as a whole, so the order inside it changes nothing a
   // reader sees; equal keys keep their batch order (the last one wins).

@@ -6,9 +6,9 @@
 
 #include <cstdint>
 
-#include "format.h"
-#include "ledger.h"
-#include "ledger_internal.h"
+#include "ledger/format.h"
+#include "ledger/internal/ledger_internal.h"
+#include "ledger/ledger.h"
 
 namespace ledger {
 

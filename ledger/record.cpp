@@ -1,4 +1,4 @@
-#include "record.h"
+#include "ledger/record.h"
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
@@ -7,9 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "log.capnp.h"
-#include "record_capnp.h"
-#include "scratch_message.h"
+#include "ledger/record_capnp.h"
+#include "ledger/scratch_message.h"
+#include "schema/log.capnp.h"
 
 namespace ledger {
 

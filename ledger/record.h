@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "sha256.h"
-#include "status.h"
+#include "ledger/sha256.h"
+#include "ledger/status.h"
 
 namespace ledger {
 

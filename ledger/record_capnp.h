@@ -11,8 +11,8 @@
 
 #include <string_view>
 
-#include "log.capnp.h"
-#include "record.h"
+#include "ledger/record.h"
+#include "schema/log.capnp.h"
 
 namespace ledger {
 

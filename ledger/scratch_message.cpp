@@ -1,4 +1,4 @@
-#include "scratch_message.h"
+#include "ledger/scratch_message.h"
 
 #include <cstring>
 #include <optional>

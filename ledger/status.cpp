@@ -1,4 +1,4 @@
-#include "status.h"
+#include "ledger/status.h"
 
 namespace ledger {
 

@@ -1,4 +1,4 @@
-#include "verify.h"
+#include "ledger/verify.h"
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
@@ -10,10 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "format.h"
-#include "ledger_internal.h"
-#include "projection.capnp.h"
-#include "record_capnp.h"
+#include "ledger/format.h"
+#include "ledger/internal/ledger_internal.h"
+#include "ledger/record_capnp.h"
+#include "schema/projection.capnp.h"
 
 namespace ledger {
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <string_view>
 
-#include "ledger.h"
+#include "ledger/ledger.h"
 
 namespace ledger {
 

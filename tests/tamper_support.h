@@ -1,7 +1,7 @@
 // Edits to one value of a ledger's derived families that keep RocksDB's own
 // checksums valid (Ledger::putRawForTesting), as someone with write access
 // to the database could make them: what `verify` has to catch by deriving
-// the data again from the log (ledger/verify.h, replay/checkpoints.h).
+// the data again from the log (ledger/verify.h, replay/fold/checkpoints.h).
 //
 // Test-only; not thread-safe. Helpers throw (via Catch2 REQUIRE) on failure.
 #pragma once
@@ -13,15 +13,15 @@
 #include <cstring>
 #include <string>
 
-#include "checkpoint.capnp.h"
-#include "checkpoints.h"
-#include "format.h"
-#include "ingester.h"
-#include "kueue_objects.h"
-#include "projector.h"
-#include "sha256.h"
-#include "test_support.h"
-#include "verify.h"
+#include "ingest/ingester.h"
+#include "ingest/projector.h"
+#include "ledger/format.h"
+#include "ledger/sha256.h"
+#include "ledger/verify.h"
+#include "replay/fold/checkpoints.h"
+#include "schema/checkpoint.capnp.h"
+#include "tests/kueue_objects.h"
+#include "tests/test_support.h"
 
 namespace ledger::testing::tamper {
 

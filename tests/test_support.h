@@ -23,14 +23,14 @@
 #include <string>
 #include <vector>
 
-#include "cluster_state.h"
-#include "format.h"
-#include "ingester.h"
-#include "ledger.h"
-#include "replayer.h"
-#include "report.h"
-#include "stream_ingest.h"
-#include "value_reader.h"
+#include "ingest/ingester.h"
+#include "ingest/stream_ingest.h"
+#include "ingest/value_reader.h"
+#include "ledger/format.h"
+#include "ledger/ledger.h"
+#include "replay/fold/cluster_state.h"
+#include "replay/fold/replayer.h"
+#include "replay/kueue/report.h"
 
 namespace ledger::testing {
 

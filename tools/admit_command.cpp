@@ -1,11 +1,13 @@
-#include "admit_command.h"
+#include "tools/admit_command.h"
 
+#include <memory>
 #include <stdexcept>
 
-#include "admission.h"
-#include "progress.h"
-#include "replayer.h"
-#include "workload_manifest.h"
+#include "ingest/workload_manifest.h"
+#include "replay/admission/admission.h"
+#include "replay/fold/replayer.h"
+#include "tools/progress.h"
+#include "tools/render/admission_format.h"
 
 namespace ledger::cli {
 
@@ -22,21 +24,41 @@ std::uint64_t admitSeq(const Ledger& ledger, const QueryArgs& args) {
 
 }  // namespace
 
+std::vector<std::string> addManifestObjects(replay::ClusterState& state,
+                                            const std::vector<nlohmann::json>& objects) {
+  std::vector<std::string> notes;
+  for (const nlohmann::json& object : objects) {
+    const std::string kind = object.value("kind", "");
+    const auto& meta = object.at("metadata");
+    const std::string ns = meta.value("namespace", "");
+    const std::string name = meta.value("name", "");
+    const bool replaces =
+        kind == "DeviceClass"
+            ? state.find(replay::ObjectKind::kDeviceClass, name) != nullptr
+            : state.find(replay::ObjectKind::kResourceClaimTemplate, ns, name) != nullptr;
+    state.apply(state.seq(),
+                ingest::clusterObjectRecord(object, state.seq(), state.timeNs()).asPtr());
+    notes.push_back(ingest::describeManifestObject(object) + " from the manifest file " +
+                    (replaces ? "replaces the ledger's" : "is taken as existing"));
+  }
+  return notes;
+}
+
 int runAdmit(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   const bool fromFile = args.workloadFile.has_value();
   if (fromFile == !args.target.empty()) {
     throw UsageError("admit: give a workload as NAMESPACE/NAME or --workload FILE (one of them)");
   }
-  adm::WorkloadManifest manifest;
+  ingest::WorkloadManifest manifest;
   std::string ns, name;
   if (fromFile) {
     try {
-      manifest = adm::loadWorkloadManifest(*args.workloadFile);
+      manifest = ingest::loadWorkloadManifest(*args.workloadFile);
     } catch (const std::exception& e) {
       throw UsageError(std::string("admit: ") + e.what());
     }
-    ns = manifest.workload->ns();
-    name = manifest.workload->name();
+    ns = manifest.ns;
+    name = manifest.name;
   } else {
     const auto slash = args.target.find('/');
     if (slash == std::string::npos || slash == 0 || slash + 1 == args.target.size()) {
@@ -56,10 +78,14 @@ int runAdmit(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   progress.done();
   // The templates and DeviceClasses the file brings, as `kubectl apply -f`
   // would create them with the workload (workload_manifest.h).
-  const std::vector<std::string> added = adm::addManifestObjects(state, manifest.clusterObjects);
+  const std::vector<std::string> added = addManifestObjects(state, manifest.clusterObjects);
 
-  const replay::StoredObject* subject = manifest.workload.get();
-  if (!fromFile) {
+  std::unique_ptr<replay::StoredObject> fileWorkload;
+  const replay::StoredObject* subject = nullptr;
+  if (fromFile) {
+    fileWorkload = std::make_unique<replay::StoredObject>(0, manifest.workloadRecord.asPtr());
+    subject = fileWorkload.get();
+  } else {
     subject = state.find(replay::ObjectKind::kWorkload, ns, name);
     if (subject == nullptr) {
       throw UsageError("admit: no Workload " + args.target + " at that moment (seq " +
@@ -80,9 +106,9 @@ int runAdmit(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     report.warnings.push_back(o + " in the manifest file is ignored");
   }
   if (args.output == OutputFormat::kJson) {
-    out << adm::admissionToJson(report).dump(2) << "\n";
+    out << render::admissionToJson(report).dump(2) << "\n";
   } else {
-    out << adm::admissionToTable(report);
+    out << render::admissionToTable(report);
   }
   return kExitOk;
 }

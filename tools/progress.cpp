@@ -1,4 +1,4 @@
-#include "progress.h"
+#include "tools/progress.h"
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>

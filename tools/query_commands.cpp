@@ -1,13 +1,13 @@
-#include "query_commands.h"
+#include "tools/query_commands.h"
 
-#include "admit_command.h"
-#include "progress.h"
-#include "replayer.h"
-#include "report_format.h"
-#include "rfc3339.h"
-#include "usage_chart.h"
-#include "usage_report.h"
-#include "workload_history.h"
+#include "replay/fold/replayer.h"
+#include "replay/kueue/usage_report.h"
+#include "replay/kueue/workload_history.h"
+#include "schema/k8s/rfc3339.h"
+#include "tools/admit_command.h"
+#include "tools/progress.h"
+#include "tools/render/report_format.h"
+#include "tools/render/usage_chart.h"
 
 #include <fstream>
 
@@ -37,9 +37,9 @@ int runState(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   const auto state = stateAt(ledger, resolveSeq(ledger, args, true), args);
   const auto report = replay::buildReport(state);
   if (args.output == OutputFormat::kJson) {
-    out << replay::reportToJson(report).dump(2) << "\n";
+    out << render::reportToJson(report).dump(2) << "\n";
   } else {
-    out << replay::reportToTable(report);
+    out << render::reportToTable(report);
   }
   return kExitOk;
 }
@@ -57,13 +57,13 @@ int runUsage(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   }
   if (args.output == OutputFormat::kJson) {
     nlohmann::ordered_json j;
-    j["at"] = replay::atToJson(report.seq, report.timeNs);
+    j["at"] = render::atToJson(report.seq, report.timeNs);
     j["clusterQueues"] = nlohmann::ordered_json::array();
     for (const auto& q : report.clusterQueues)
-      j["clusterQueues"].push_back(replay::clusterQueueToJson(q));
+      j["clusterQueues"].push_back(render::clusterQueueToJson(q));
     out << j.dump(2) << "\n";
   } else {
-    out << replay::clusterQueuesToTable(report.clusterQueues);
+    out << render::clusterQueuesToTable(report.clusterQueues);
   }
   return kExitOk;
 }
@@ -118,7 +118,7 @@ int runWorkload(const Ledger& ledger, const QueryArgs& args, std::ostream& out) 
                     e.clusterQueue.empty() ? "-" : e.clusterQueue, join(e.recorded), join(e.usage),
                     e.detail.empty() ? "-" : e.detail});
   }
-  out << replay::renderTable(
+  out << render::renderTable(
       {"TIME", "SEQ", "EVENT", "STATE", "CLUSTERQUEUE", "RECORDED", "USAGE", "DETAIL"}, rows);
   return kExitOk;
 }
@@ -148,7 +148,7 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   if (args.svg) {
     std::ofstream svg(*args.svg);
     if (!svg) throw UsageError("cannot write " + *args.svg);
-    svg << replay::renderUsageChart(period);
+    svg << render::renderUsageChart(period);
   }
   auto utilisation = [](const replay::UsageRow& r) -> std::string {
     return r.quota ? replay::utilisation(r.reserved, *r.quota) : std::string();
@@ -191,7 +191,7 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     }
     out << "Usage from " << formatRfc3339(period.fromNs) << " to " << formatRfc3339(period.toNs)
         << " by " << args.by << "\n";
-    out << replay::renderTable({"GROUP", "RESOURCE", "RESERVED", "QUOTA", "UTILISATION"}, rows);
+    out << render::renderTable({"GROUP", "RESOURCE", "RESERVED", "QUOTA", "UTILISATION"}, rows);
   }
   return kExitOk;
 }

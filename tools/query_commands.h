@@ -9,8 +9,8 @@
 #include <ostream>
 #include <string>
 
-#include "cli.h"
-#include "ledger.h"
+#include "ledger/ledger.h"
+#include "tools/cli.h"
 
 namespace ledger::cli {
 

@@ -1,4 +1,4 @@
-#include "watch_command.h"
+#include "tools/watch_command.h"
 
 #include <signal.h>
 #include <spdlog/pattern_formatter.h>
@@ -9,9 +9,9 @@
 #include <ctime>
 #include <memory>
 
-#include "cli.h"
-#include "kube/watch_daemon.h"
-#include "ledger.h"
+#include "ingest/kube/watch_daemon.h"
+#include "ledger/ledger.h"
+#include "tools/cli.h"
 
 namespace po = boost::program_options;
 

@@ -1,4 +1,4 @@
-// `ledger-ingest --watch`: the sidecar daemon's command line (issue 8).
+// `ledger-ingest --watch`: the sidecar daemon's command line.
 //
 // watchOptions() describes its flags; runWatch() opens the ledger, resolves
 // the API server configuration, runs the daemon until SIGTERM or SIGINT, and

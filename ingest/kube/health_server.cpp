@@ -1,4 +1,4 @@
-#include "health_server.h"
+#include "ingest/kube/health_server.h"
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>

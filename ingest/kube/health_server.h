@@ -19,7 +19,7 @@
 #include <string>
 #include <thread>
 
-#include "kube/metrics.h"
+#include "ingest/kube/metrics.h"
 
 namespace httplib {
 class Server;

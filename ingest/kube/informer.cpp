@@ -1,13 +1,13 @@
-#include "informer.h"
+#include "ingest/kube/informer.h"
 
 #include <spdlog/spdlog.h>
 
 #include <random>
 #include <unordered_set>
 
-#include "input_limits.h"
-#include "kube/watch_decoder.h"
-#include "watch_event.h"
+#include "ingest/input_limits.h"
+#include "ingest/kube/watch_decoder.h"
+#include "ingest/watch_event.h"
 
 namespace ledger::kube {
 

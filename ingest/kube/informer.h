@@ -32,11 +32,11 @@
 #include <string>
 #include <thread>
 
-#include "kube/backoff.h"
-#include "kube/kube_client.h"
-#include "kube/ledger_writer.h"
-#include "kube/metrics.h"
-#include "kube/resource_list.h"
+#include "ingest/kube/backoff.h"
+#include "ingest/kube/kube_client.h"
+#include "ingest/kube/ledger_writer.h"
+#include "ingest/kube/metrics.h"
+#include "ingest/kube/resource_list.h"
 
 namespace ledger::kube {
 

@@ -1,4 +1,4 @@
-#include "kube_client.h"
+#include "ingest/kube/kube_client.h"
 
 #include <curl/curl.h>
 

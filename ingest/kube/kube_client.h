@@ -30,7 +30,7 @@
 #include <string>
 #include <string_view>
 
-#include "kube/kube_config.h"
+#include "ingest/kube/kube_config.h"
 
 namespace ledger::kube {
 

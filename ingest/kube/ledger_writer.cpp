@@ -1,4 +1,4 @@
-#include "ledger_writer.h"
+#include "ingest/kube/ledger_writer.h"
 
 #include <spdlog/spdlog.h>
 

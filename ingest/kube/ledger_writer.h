@@ -39,10 +39,10 @@
 #include <thread>
 #include <unordered_set>
 
-#include "ingester.h"
-#include "kube/metrics.h"
-#include "ledger.h"
-#include "watch_event.h"
+#include "ingest/ingester.h"
+#include "ingest/kube/metrics.h"
+#include "ingest/watch_event.h"
+#include "ledger/ledger.h"
 
 namespace ledger::kube {
 

@@ -1,4 +1,4 @@
-#include "metrics.h"
+#include "ingest/kube/metrics.h"
 
 #include <cstdio>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "resource_list.h"
+#include "ingest/kube/resource_list.h"
 
 #include <sstream>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Which API resources the daemon lists and watches (CONTRACT.md "Objects that
+// Which API resources the daemon lists and watches (docs/reference.md "Objects that
 // matter"), and how their URLs are built.
 //
 // The default list: kueue.x-k8s.io (v1beta2, else v1beta1) clusterqueues,

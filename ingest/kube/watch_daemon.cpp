@@ -1,4 +1,4 @@
-#include "watch_daemon.h"
+#include "ingest/kube/watch_daemon.h"
 
 #include <spdlog/spdlog.h>
 

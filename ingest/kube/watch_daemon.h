@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "kube/health_server.h"
-#include "kube/informer.h"
-#include "kube/kube_config.h"
-#include "kube/ledger_writer.h"
-#include "kube/metrics.h"
-#include "kube/resource_list.h"
-#include "ledger.h"
+#include "ingest/kube/health_server.h"
+#include "ingest/kube/informer.h"
+#include "ingest/kube/kube_config.h"
+#include "ingest/kube/ledger_writer.h"
+#include "ingest/kube/metrics.h"
+#include "ingest/kube/resource_list.h"
+#include "ledger/ledger.h"
 
 namespace ledger::kube {
 

@@ -1,8 +1,8 @@
-#include "kube/watch_decoder.h"
+#include "ingest/kube/watch_decoder.h"
 
 #include <nlohmann/json.hpp>
 
-#include "input_limits.h"
+#include "ingest/input_limits.h"
 
 namespace ledger::kube {
 

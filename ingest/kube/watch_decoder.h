@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "watch_event.h"
+#include "ingest/watch_event.h"
 
 namespace ledger::kube {
 

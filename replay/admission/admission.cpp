@@ -1,12 +1,12 @@
-#include "admission.h"
+#include "replay/admission/admission.h"
 
 #include <algorithm>
 
-#include "audit.h"
-#include "preemption_candidates.h"
-#include "shortfall_reason.h"
-#include "workload_requests.h"
-#include "workload_usage.h"
+#include "replay/admission/preemption_candidates.h"
+#include "replay/admission/shortfall_reason.h"
+#include "replay/kueue/audit.h"
+#include "replay/kueue/workload_requests.h"
+#include "replay/kueue/workload_usage.h"
 
 namespace ledger::replay::admission {
 

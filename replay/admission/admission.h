@@ -23,8 +23,8 @@
 #include <cstdint>
 #include <string>
 
-#include "admission_report.h"
-#include "cluster_state.h"
+#include "replay/admission/admission_report.h"
+#include "replay/fold/cluster_state.h"
 
 namespace ledger::replay::admission {
 

@@ -1,5 +1,5 @@
 // The answer of `ledger-query admit`: would a workload fit its ClusterQueue at
-// a moment, and if not, why - and its JSON and table renderings.
+// a moment, and if not, why. tools/render/admission_format.h prints it.
 //
 // JSON shape (stable; keys in this order, arrays in the order stated):
 // {
@@ -26,13 +26,11 @@
 //   "warnings": ["..."]
 // }
 //
-// Value types; rendering is a pure function (deterministic bytes).
-// Thread-safe; never throws except std::bad_alloc.
+// Value types; thread-compatible.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,8 +98,5 @@ struct AdmissionReport {
   std::vector<CandidateReport> preemptionCandidates;
   std::vector<std::string> warnings;
 };
-
-nlohmann::ordered_json admissionToJson(const AdmissionReport& report);
-std::string admissionToTable(const AdmissionReport& report);
 
 }  // namespace ledger::replay::admission

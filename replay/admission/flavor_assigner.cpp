@@ -1,6 +1,6 @@
-#include "flavor_assigner.h"
+#include "replay/admission/flavor_assigner.h"
 
-#include "flavor_eligibility.h"
+#include "replay/admission/flavor_eligibility.h"
 
 namespace ledger::replay::admission {
 

@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "cluster_state.h"
-#include "quota_view.h"
+#include "replay/admission/quota_view.h"
+#include "replay/fold/cluster_state.h"
 
 namespace ledger::replay::admission {
 

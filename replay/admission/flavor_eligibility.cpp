@@ -1,4 +1,4 @@
-#include "flavor_eligibility.h"
+#include "replay/admission/flavor_eligibility.h"
 
 #include <charconv>
 #include <map>

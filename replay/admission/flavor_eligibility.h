@@ -21,7 +21,7 @@
 
 #include <string>
 
-#include "projection.capnp.h"
+#include "schema/projection.capnp.h"
 
 namespace ledger::replay::admission {
 

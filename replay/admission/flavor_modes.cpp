@@ -3,7 +3,7 @@
 // Assignment.RepresentativeMode and Assignment.Message.
 #include <algorithm>
 
-#include "flavor_assigner.h"
+#include "replay/admission/flavor_assigner.h"
 
 namespace ledger::replay::admission {
 

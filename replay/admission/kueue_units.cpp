@@ -1,8 +1,8 @@
-#include "kueue_units.h"
+#include "replay/admission/kueue_units.h"
 
 #include <algorithm>
 
-#include "resources.h"
+#include "replay/kueue/resources.h"
 
 namespace ledger::replay::admission {
 

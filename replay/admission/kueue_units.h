@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster_state.h"
-#include "quantity.h"
+#include "replay/fold/cluster_state.h"
+#include "schema/k8s/quantity.h"
 
 namespace ledger::replay::admission {
 

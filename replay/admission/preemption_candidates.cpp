@@ -1,6 +1,6 @@
-#include "preemption_candidates.h"
+#include "replay/admission/preemption_candidates.h"
 
-#include "workload_usage.h"
+#include "replay/kueue/workload_usage.h"
 
 namespace ledger::replay::admission {
 

@@ -26,13 +26,13 @@
 #include <string>
 #include <vector>
 
-#include "flavor_assigner.h"
+#include "replay/admission/flavor_assigner.h"
 
 namespace ledger::replay::admission {
 
 // A workload holding quota as the scheduler's cache counts it
 // (HasActiveQuotaReservation: QuotaReserved=True, not Finished, spec.active
-// not false): podSetAssignments' resourceUsage per flavor (workload_usage.h).
+// not false): podSetAssignments' resourceUsage per flavor (replay/kueue/workload_usage.h).
 struct ReservedWorkload {
   std::string key;  // namespace/name
   std::string clusterQueue;

@@ -1,4 +1,4 @@
-#include "quota_view.h"
+#include "replay/admission/quota_view.h"
 
 #include <algorithm>
 

@@ -10,8 +10,8 @@
 
 #include <string>
 
-#include "kueue_units.h"
-#include "quota_tree.h"
+#include "replay/admission/kueue_units.h"
+#include "replay/kueue/quota_tree.h"
 
 namespace ledger::replay::admission {
 

@@ -1,4 +1,4 @@
-#include "shortfall_reason.h"
+#include "replay/admission/shortfall_reason.h"
 
 #include <algorithm>
 #include <vector>

@@ -12,7 +12,7 @@
 #include <set>
 #include <string>
 
-#include "flavor_assigner.h"
+#include "replay/admission/flavor_assigner.h"
 
 namespace ledger::replay::admission {
 

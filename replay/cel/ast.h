@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "device_selector.h"
-#include "types.h"
-#include "value.h"
+#include "replay/cel/device_selector.h"
+#include "replay/cel/types.h"
+#include "replay/cel/value.h"
 
 namespace ledger::cel {
 

@@ -3,14 +3,14 @@
 // kubernetes.DRADevice whose attributes are map(string, map(string, dyn)) and
 // capacity map(string, map(string, kubernetes.Quantity)). Anything typed dyn
 // is checked again at runtime.
-#include "checker.h"
+#include "replay/cel/checker.h"
 
 #include <algorithm>
 
-#include "cel_limits.h"
-#include "evaluator.h"
-#include "functions.h"
-#include "regex.h"
+#include "replay/cel/cel_limits.h"
+#include "replay/cel/evaluator.h"
+#include "replay/cel/functions.h"
+#include "replay/cel/regex.h"
 
 namespace ledger::cel {
 namespace {

@@ -3,7 +3,7 @@
 // calls, so evaluation does no name lookups or repeated parsing.
 #pragma once
 
-#include "ast.h"
+#include "replay/cel/ast.h"
 
 namespace ledger::cel {
 

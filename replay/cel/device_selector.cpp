@@ -1,11 +1,11 @@
 // Public entry points: compile (limits, parse, check), evaluate, cache.
-#include "device_selector.h"
+#include "replay/cel/device_selector.h"
 
-#include "ast.h"
-#include "cel_limits.h"
-#include "checker.h"
-#include "evaluator.h"
-#include "parser.h"
+#include "replay/cel/ast.h"
+#include "replay/cel/cel_limits.h"
+#include "replay/cel/checker.h"
+#include "replay/cel/evaluator.h"
+#include "replay/cel/parser.h"
 
 namespace ledger::cel {
 namespace {

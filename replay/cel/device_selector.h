@@ -52,7 +52,7 @@
 #include <unordered_map>
 #include <variant>
 
-#include "quantity.h"
+#include "schema/k8s/quantity.h"
 
 namespace ledger::cel {
 

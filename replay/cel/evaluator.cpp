@@ -1,12 +1,12 @@
 // Tree-walking evaluation with CEL's error semantics (cel-spec "Logical
 // Operators", "Macros") and Kubernetes DRA's view of a device
 // (dynamic-resource-allocation/cel/compile.go DeviceMatches).
-#include "evaluator.h"
+#include "replay/cel/evaluator.h"
 
 #include <array>
 #include <string>
 
-#include "functions.h"
+#include "replay/cel/functions.h"
 
 namespace ledger::cel {
 namespace {

@@ -1,8 +1,8 @@
 // Walks a checked expression tree against one device.
 #pragma once
 
-#include "ast.h"
-#include "value.h"
+#include "replay/cel/ast.h"
+#include "replay/cel/value.h"
 
 namespace ledger::cel {
 

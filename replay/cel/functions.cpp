@@ -1,6 +1,6 @@
 // Overload table and implementations. Error texts follow cel-go and the
 // Kubernetes libraries so messages read like the API server's.
-#include "functions.h"
+#include "replay/cel/functions.h"
 
 #include <charconv>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "regex.h"
-#include "semver.h"
+#include "replay/cel/regex.h"
+#include "replay/cel/semver.h"
 
 namespace ledger::cel {
 namespace {

@@ -9,9 +9,9 @@
 #include <span>
 #include <string_view>
 
-#include "ast.h"
-#include "types.h"
-#include "value.h"
+#include "replay/cel/ast.h"
+#include "replay/cel/types.h"
+#include "replay/cel/value.h"
 
 namespace ledger::cel {
 

@@ -1,6 +1,6 @@
 // CEL lexis per cel-spec langdef.md: identifiers, int/uint/double literals,
 // quoted/triple-quoted/raw strings with CEL's escapes, operators, comments.
-#include "lexer.h"
+#include "replay/cel/lexer.h"
 
 #include <array>
 

@@ -5,15 +5,15 @@
 //   Unary = {"!"|"-"} Member            Member = Primary {"." IDENT [args] | "[" Expr "]"}
 // Binary chains are loops, so the only recursion is through nested
 // sub-expressions, which is bounded by kMaxNestingDepth.
-#include "parser.h"
+#include "replay/cel/parser.h"
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <limits>
 
-#include "cel_limits.h"
-#include "lexer.h"
+#include "replay/cel/cel_limits.h"
+#include "replay/cel/lexer.h"
 
 namespace ledger::cel {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "ast.h"
+#include "replay/cel/ast.h"
 
 namespace ledger::cel {
 

@@ -1,4 +1,4 @@
-#include "regex.h"
+#include "replay/cel/regex.h"
 
 #include <re2/re2.h>
 

@@ -1,6 +1,6 @@
 // blang/semver/v4 Parse and Compare, which is what Kubernetes uses both for
 // version attributes and for CEL's semver() (semverlib.go).
-#include "semver.h"
+#include "replay/cel/semver.h"
 
 #include <algorithm>
 #include <charconv>

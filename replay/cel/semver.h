@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "device_selector.h"
+#include "replay/cel/device_selector.h"
 
 namespace ledger::cel {
 

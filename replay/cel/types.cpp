@@ -1,4 +1,4 @@
-#include "types.h"
+#include "replay/cel/types.h"
 
 namespace ledger::cel {
 namespace {

@@ -1,4 +1,4 @@
-#include "value.h"
+#include "replay/cel/value.h"
 
 #include <cmath>
 #include <limits>

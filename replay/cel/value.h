@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cel_limits.h"
-#include "device_selector.h"
-#include "quantity.h"
+#include "replay/cel/cel_limits.h"
+#include "replay/cel/device_selector.h"
+#include "schema/k8s/quantity.h"
 
 namespace ledger::cel {
 

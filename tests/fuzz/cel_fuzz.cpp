@@ -4,13 +4,13 @@
 // evaluation errors are expected outcomes.
 //
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined \
-//     -Ireplay -Ireplay/cel replay/quantity.cpp replay/cel/*.cpp tests/fuzz/cel_fuzz.cpp
+//     -Ireplay -Ireplay/cel schema/k8s/quantity.cpp replay/cel/*.cpp tests/fuzz/cel_fuzz.cpp
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "device_selector.h"
+#include "replay/cel/device_selector.h"
 
 namespace {
 

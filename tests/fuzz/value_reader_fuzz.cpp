@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "ingester.h"
-#include "projector.h"
-#include "value_reader.h"
-#include "watch_event.h"
+#include "ingest/ingester.h"
+#include "ingest/projector.h"
+#include "ingest/value_reader.h"
+#include "ingest/watch_event.h"
 
 namespace {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "ingester.h"
-#include "input_limits.h"
-#include "kube/watch_decoder.h"
+#include "ingest/ingester.h"
+#include "ingest/input_limits.h"
+#include "ingest/kube/watch_decoder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

@@ -11,10 +11,10 @@
 #include <sstream>
 #include <string>
 
-#include "ingester.h"
-#include "input_limits.h"
-#include "value_reader.h"
-#include "watch_event.h"
+#include "ingest/ingester.h"
+#include "ingest/input_limits.h"
+#include "ingest/value_reader.h"
+#include "ingest/watch_event.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   constexpr std::uint64_t kMaxValueBytes = 1 << 16;

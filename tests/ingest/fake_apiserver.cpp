@@ -1,4 +1,4 @@
-#include "fake_apiserver.h"
+#include "tests/ingest/fake_apiserver.h"
 
 #include <httplib.h>
 

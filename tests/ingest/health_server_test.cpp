@@ -2,7 +2,7 @@
 // kubelet's probes time out after a second, and the sidecar's readiness is
 // part of Kueue's Pod's, so a few idle connections from any Pod must not
 // take Kueue out of Ready. A second daemon cannot bind the same port.
-#include "kube/health_server.h"
+#include "ingest/kube/health_server.h"
 
 #include <arpa/inet.h>
 #include <httplib.h>

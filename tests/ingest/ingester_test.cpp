@@ -1,10 +1,10 @@
 // Recording events: idempotency, bookmarks, error events, managedFields,
 // upserts, and what the projection keeps.
-#include "format.h"
-#include "projector.h"
-#include "rfc3339.h"
-#include "test_support.h"
-#include "verify.h"
+#include "ingest/projector.h"
+#include "ledger/format.h"
+#include "ledger/verify.h"
+#include "schema/k8s/rfc3339.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::testing;

@@ -11,12 +11,12 @@
 #include <functional>
 #include <random>
 
-#include "cluster_sim.h"
-#include "json_view.h"
-#include "projection.capnp.h"
-#include "projector.h"
-#include "test_support.h"
-#include "watch_event.h"
+#include "ingest/json_view.h"
+#include "ingest/projector.h"
+#include "ingest/watch_event.h"
+#include "schema/projection.capnp.h"
+#include "tests/test_support.h"
+#include "tools/generator/cluster_sim.h"
 
 using namespace ledger;
 using namespace ledger::testing;

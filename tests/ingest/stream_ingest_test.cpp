@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <streambuf>
 
-#include "stream_ingest.h"
-#include "test_support.h"
+#include "ingest/stream_ingest.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::testing;

@@ -7,7 +7,7 @@
 #include <functional>
 #include <random>
 
-#include "test_support.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::testing;

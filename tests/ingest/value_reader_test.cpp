@@ -1,8 +1,8 @@
 // Every input form ledger-ingest accepts, and recovery from bad values.
-#include "value_reader.h"
-#include "rfc3339.h"
-#include "test_support.h"
-#include "watch_event.h"
+#include "ingest/value_reader.h"
+#include "ingest/watch_event.h"
+#include "schema/k8s/rfc3339.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::ingest;

@@ -2,10 +2,10 @@
 // or invalid UTF-8 in apiVersion, kind, name, namespace, uid or
 // resourceVersion is rejected with the value's position, in JSON and YAML,
 // and never reaches the ledger, whose verify it used to break for good.
-#include "watch_event.h"
+#include "ingest/watch_event.h"
 
-#include "test_support.h"
-#include "verify.h"
+#include "ledger/verify.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::ingest;

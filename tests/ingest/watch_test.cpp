@@ -19,11 +19,11 @@
 #include <set>
 #include <thread>
 
-#include "fake_apiserver.h"
-#include "kube/watch_daemon.h"
-#include "kube/watch_decoder.h"
-#include "test_support.h"
-#include "verify.h"
+#include "ingest/kube/watch_daemon.h"
+#include "ingest/kube/watch_decoder.h"
+#include "ledger/verify.h"
+#include "tests/ingest/fake_apiserver.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::testing;

@@ -4,8 +4,8 @@
 // not merged into one.
 #include <yaml-cpp/yaml.h>
 
-#include "test_support.h"
-#include "yaml_json.h"
+#include "ingest/yaml_json.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::ingest;

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <thread>
 
-#include "format.h"
-#include "ledger.h"
-#include "test_support.h"
-#include "verify.h"
+#include "ledger/format.h"
+#include "ledger/ledger.h"
+#include "ledger/verify.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::testing;

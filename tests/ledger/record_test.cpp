@@ -1,7 +1,7 @@
 // The hash chain and the SHA-256 under it: known digests, and a hasher
 // reused along the chain (as append and verify do) against fresh ones; the
 // record encoder against Cap'n Proto's own flat array, byte for byte.
-#include "record.h"
+#include "ledger/record.h"
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
@@ -10,10 +10,10 @@
 #include <random>
 #include <string>
 
-#include "log.capnp.h"
-#include "record_capnp.h"
+#include "ledger/record_capnp.h"
+#include "schema/log.capnp.h"
 
-#include "sha256.h"
+#include "ledger/sha256.h"
 
 using namespace ledger;
 

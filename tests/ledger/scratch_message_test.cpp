@@ -1,14 +1,14 @@
 // ScratchMessage against Cap'n Proto's own MallocMessageBuilder and
 // messageToFlatArray: the same bytes for messages of one and of several
 // segments, whatever the previous message left in the kept first segment.
-#include "scratch_message.h"
+#include "ledger/scratch_message.h"
 
 #include <capnp/serialize.h>
 
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "log.capnp.h"
+#include "schema/log.capnp.h"
 
 using namespace ledger;
 

@@ -1,8 +1,8 @@
 // verifyLog on derived families edited with RocksDB's checksums intact
 // (tests/tamper_support.h): each edit is found and named, by the record's
 // seq or by the family and key; a sound ledger passes.
-#include "verify.h"
-#include "tamper_support.h"
+#include "ledger/verify.h"
+#include "tests/tamper_support.h"
 
 using namespace ledger;
 using namespace ledger::testing;

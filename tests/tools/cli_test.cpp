@@ -2,10 +2,10 @@
 // range, and unsigned flags given a negative number.
 #include <limits>
 
-#include "cli.h"
-#include "kueue_objects.h"
-#include "query_commands.h"
-#include "test_support.h"
+#include "tests/kueue_objects.h"
+#include "tests/test_support.h"
+#include "tools/cli.h"
+#include "tools/query_commands.h"
 
 using namespace ledger;
 using namespace ledger::testing;

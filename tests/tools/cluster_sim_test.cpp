@@ -3,9 +3,9 @@
 // with Kueue's rules that the ledger ingests all of it and audits it clean.
 #include <set>
 
-#include "cluster_sim.h"
-#include "sim_stream.h"
-#include "test_support.h"
+#include "tests/test_support.h"
+#include "tests/tools/sim_stream.h"
+#include "tools/generator/cluster_sim.h"
 
 using namespace ledger;
 using namespace ledger::testing;

@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "test_support.h"
-#include "verify.h"
+#include "ledger/verify.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::testing;
@@ -123,7 +123,7 @@ TEST_CASE("SIGKILL at random points leaves a sound ledger; re-ingest completes i
 TEST_CASE("SIGKILL during commits written as table files leaves a sound ledger too", "[crash]") {
   // 1000 records of ~5 KB: each commit is past Ledger's kTableCommitBytes,
   // so its log records go in as a table file before the batch that moves
-  // the head (ledger/log_table.h); a kill between the two leaves records
+  // the head (ledger/internal/log_table.h); a kill between the two leaves records
   // past the head, which the next open must drop.
   killAndRecover("1000", 5000);
 }

@@ -1,4 +1,4 @@
-// The programs on a damaged ledger (tests/replay/damaged_ledger_test.cpp for
+// The programs on a damaged ledger (tests/replay/fold/damaged_ledger_test.cpp for
 // the library): a stored projection that folds but does not decode deeper
 // down ends `ledger-replay` with exit 3 and a message, not an abort, and
 // `ledger-replay verify` names the record. A lost CURRENT or manifest, a
@@ -22,9 +22,9 @@
 #include <filesystem>
 #include <functional>
 
-#include "kueue_objects.h"
-#include "tamper_support.h"
-#include "test_support.h"
+#include "tests/kueue_objects.h"
+#include "tests/tamper_support.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::testing;

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "test_support.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::testing;

@@ -15,8 +15,8 @@
 #include <set>
 #include <thread>
 
-#include "test_support.h"
-#include "verify.h"
+#include "ledger/verify.h"
+#include "tests/test_support.h"
 
 using namespace ledger;
 using namespace ledger::testing;

@@ -1,7 +1,7 @@
-// The progress bar's rules (issue 6): drawn on stderr only when it is a
+// The progress bar's rules: drawn on stderr only when it is a
 // terminal and the work has run for more than a second, redrawn at most
 // every 100 ms until the end, erased when done.
-#include "progress.h"
+#include "tools/progress.h"
 
 #include <catch2/catch.hpp>
 #include <cstdio>

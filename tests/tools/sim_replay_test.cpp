@@ -2,12 +2,12 @@
 // takes at scale: a long fold that defers and reads the survivors afterwards,
 // a short fold after a checkpoint that keeps records as they pass, and more
 // pending objects than one lookup batch, read in two halves at once.
-#include "checkpoints.h"
-#include "replayer.h"
-#include "scan_ahead.h"
-#include "sim_stream.h"
-#include "test_support.h"
-#include "usage_report.h"
+#include "replay/fold/checkpoints.h"
+#include "replay/fold/replayer.h"
+#include "replay/fold/scan_ahead.h"
+#include "replay/kueue/usage_report.h"
+#include "tests/test_support.h"
+#include "tests/tools/sim_stream.h"
 
 using namespace ledger;
 using namespace ledger::testing;

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "cluster_sim.h"
+#include "tools/generator/cluster_sim.h"
 
 namespace ledger::testing {
 

@@ -1,4 +1,4 @@
-// ledger-bench: the README's performance figures, from one command.
+// ledger-bench: the figures of docs/performance.md, from one command.
 //
 //   ledger-bench --max N [--sizes 100000,1000000,10000000] [--workdir DIR]
 //
@@ -27,11 +27,11 @@
 #include <sstream>
 #include <thread>
 
-#include "bench_report.h"
-#include "cli.h"
-#include "cluster_sim.h"
-#include "phases.h"
-#include "raw_baseline.h"
+#include "tools/bench/bench_report.h"
+#include "tools/bench/phases.h"
+#include "tools/bench/raw_baseline.h"
+#include "tools/cli.h"
+#include "tools/generator/cluster_sim.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

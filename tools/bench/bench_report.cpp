@@ -1,4 +1,4 @@
-#include "bench_report.h"
+#include "tools/bench/bench_report.h"
 
 #include <cstdio>
 

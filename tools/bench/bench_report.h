@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "child.h"
+#include "tools/bench/child.h"
 
 namespace ledger::bench {
 

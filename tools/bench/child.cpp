@@ -1,4 +1,4 @@
-#include "child.h"
+#include "tools/bench/child.h"
 
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -1,4 +1,4 @@
-#include "phases.h"
+#include "tools/bench/phases.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,15 +10,15 @@
 #include <stdexcept>
 #include <vector>
 
-#include "checkpoints.h"
-#include "format.h"
-#include "ingester.h"
-#include "ledger.h"
-#include "replayer.h"
-#include "report.h"
-#include "sim_rng.h"
-#include "stream_ingest.h"
-#include "watch_event.h"
+#include "ingest/ingester.h"
+#include "ingest/stream_ingest.h"
+#include "ingest/watch_event.h"
+#include "ledger/format.h"
+#include "ledger/ledger.h"
+#include "replay/fold/checkpoints.h"
+#include "replay/fold/replayer.h"
+#include "replay/kueue/report.h"
+#include "tools/generator/sim_rng.h"
 
 namespace ledger::bench {
 

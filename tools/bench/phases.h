@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "child.h"
+#include "tools/bench/child.h"
 
 namespace ledger::bench {
 

@@ -1,7 +1,8 @@
-#include "raw_baseline.h"
+#include "tools/bench/raw_baseline.h"
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -12,9 +13,8 @@
 #include <span>
 #include <stdexcept>
 
-#include "format.h"
-#include "ledger.h"
-#include "log_table.h"
+#include "ledger/format.h"
+#include "ledger/ledger.h"
 
 namespace ledger::bench {
 
@@ -22,10 +22,6 @@ namespace {
 
 void check(const rocksdb::Status& s, const char* what) {
   if (!s.ok()) throw std::runtime_error(std::string(what) + ": " + s.ToString());
-}
-
-void check(const Status& s) {
-  if (!s.isOk()) throw std::runtime_error(s.toString());
 }
 
 // Mirrors ledger.cpp's open(): the same DBOptions, and the `log` family's
@@ -122,13 +118,23 @@ Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::si
 Metrics rawTableWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch) {
   std::unique_ptr<rocksdb::DB> db = openFresh(dbDir);
   const rocksdb::Options options = ledgerLikeOptions();
-  // The ledger's own table writer (ledger/log_table.h), on the one family.
-  std::unique_ptr<LogTable> table;
+  // RocksDB's own table writer, as the ledger writes a large commit's log
+  // records: one sorted table per batch, moved in by IngestExternalFile with
+  // no global seqno rewrite and the page cache left alone (the ledger's
+  // reasons are in its log table writer).
+  const std::string staging = (std::filesystem::path(dbDir) / "staging").string();
+  std::filesystem::create_directories(staging);
+  std::unique_ptr<rocksdb::SstFileWriter> writer;
+  std::string path;
   std::size_t inTable = 0;
   std::uint64_t seq = 0, bytes = 0;
   auto ingest = [&] {
-    check(table->ingest());
-    table.reset();
+    check(writer->Finish(), "raw table finish");
+    rocksdb::IngestExternalFileOptions io;
+    io.move_files = true;
+    io.write_global_seqno = false;
+    check(db->IngestExternalFile(db->DefaultColumnFamily(), {path}, io), "raw table ingest");
+    writer.reset();
     inTable = 0;
   };
   const double start = nowSeconds();
@@ -136,16 +142,17 @@ Metrics rawTableWrite(const std::string& jsonlPath, const std::string& dbDir, st
   forEachLine(jsonlPath, [&](const char* data, std::size_t size) {
     ++seq;
     bytes += size;
-    if (!table) {
-      table = std::make_unique<LogTable>(*db, db->DefaultColumnFamily(), options,
-                                         LogTable::stagingDirectory(dbDir));
-      check(table->start(seq));
+    if (!writer) {
+      path = (std::filesystem::path(staging) / ("log-" + std::to_string(seq) + ".sst")).string();
+      writer = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(), options,
+                                                        db->DefaultColumnFamily(),
+                                                        /*invalidate_page_cache=*/false);
+      check(writer->Open(path), "raw table open");
     }
-    const rocksdb::Slice value(data, size);
-    check(table->add(format::seqKey(seq), std::span<const rocksdb::Slice>(&value, 1)));
+    check(writer->Put(format::seqKey(seq), rocksdb::Slice(data, size)), "raw table put");
     if (++inTable >= batch) ingest();
   });
-  if (table) ingest();
+  if (writer) ingest();
   const double seconds = nowSeconds() - start;
   const double cpu = cpuSeconds() - cpuStart;
   return finish(std::move(db), dbDir, seq, bytes, seconds, cpu);

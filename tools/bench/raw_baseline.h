@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "child.h"
+#include "tools/bench/child.h"
 
 namespace ledger::bench {
 
@@ -27,7 +27,7 @@ namespace ledger::bench {
 Metrics rawWrite(const std::string& jsonlPath, const std::string& dbDir, std::size_t batch);
 
 // The same bytes written the way the ledger writes a large commit's log
-// records, by the same code (ledger/log_table.h): each batch as a table file
+// records, by the same code (ledger/internal/log_table.h): each batch as a table file
 // built with the same options and ingested, no write-ahead log or memtable. Not the
 // baseline the targets name; printed beside it so a reader sees how much of
 // the ledger's ingest speed is that mechanism. Metrics as rawWrite.

@@ -1,11 +1,11 @@
-#include "cluster_sim.h"
+#include "tools/generator/cluster_sim.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
-#include "objects.h"
-#include "sim_engine.h"
+#include "tools/generator/objects.h"
+#include "tools/generator/sim_engine.h"
 
 namespace ledger::gen {
 

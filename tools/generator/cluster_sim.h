@@ -1,5 +1,5 @@
 // A deterministic simulation of a Kueue cluster with DRA GPUs, producing the
-// watch-event stream a ledger ingests (CONTRACT.md "Input": one
+// watch-event stream a ledger ingests (docs/reference.md "Input": one
 // {"type", "object", "time"} JSON value per line).
 //
 // The cluster: `nodes` nodes with 8 A100 GPUs each, published through

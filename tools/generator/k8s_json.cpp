@@ -1,6 +1,6 @@
-#include "k8s_json.h"
+#include "tools/generator/k8s_json.h"
 
-#include "rfc3339.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::gen {
 

@@ -14,8 +14,8 @@
 
 #include <string>
 
-#include "k8s_json.h"
-#include "sim_model.h"
+#include "tools/generator/k8s_json.h"
+#include "tools/generator/sim_model.h"
 
 namespace ledger::gen {
 

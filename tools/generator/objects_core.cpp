@@ -1,5 +1,5 @@
 // core/v1 objects: Namespaces and the Pods of admitted workloads.
-#include "objects.h"
+#include "tools/generator/objects.h"
 
 namespace ledger::gen {
 

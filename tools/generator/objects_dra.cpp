@@ -1,7 +1,7 @@
 // resource.k8s.io/v1 objects: DeviceClasses, ResourceClaimTemplates, the
 // ResourceSlices a GPU driver publishes (partitionable devices with shared
 // counters) and the ResourceClaims generated for pods.
-#include "objects.h"
+#include "tools/generator/objects.h"
 
 namespace ledger::gen {
 

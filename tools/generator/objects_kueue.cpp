@@ -1,6 +1,6 @@
 // Kueue objects (kueue.x-k8s.io/v1beta2) and the DRA quota configuration
 // (the OpenShift Kueue CR named "cluster").
-#include "objects.h"
+#include "tools/generator/objects.h"
 
 namespace ledger::gen {
 

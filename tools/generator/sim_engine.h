@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "cluster_sim.h"
-#include "k8s_json.h"
-#include "sim_model.h"
-#include "sim_rng.h"
+#include "tools/generator/cluster_sim.h"
+#include "tools/generator/k8s_json.h"
+#include "tools/generator/sim_model.h"
+#include "tools/generator/sim_rng.h"
 
 namespace ledger::gen {
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "objects.h"
-#include "sim_engine.h"
+#include "tools/generator/objects.h"
+#include "tools/generator/sim_engine.h"
 
 namespace ledger::gen {
 

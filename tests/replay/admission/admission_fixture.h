@@ -18,18 +18,24 @@
 #include <string>
 #include <vector>
 
-#include "flavor_assigner.h"
-#include "ingester.h"
-#include "ledger.h"
-#include "projector.h"
-#include "resources.h"
-#include "workload_manifest.h"
+#include "ingest/ingester.h"
+#include "ingest/projector.h"
+#include "ingest/workload_manifest.h"
+#include "ledger/ledger.h"
+#include "replay/admission/flavor_assigner.h"
+#include "replay/kueue/resources.h"
 
 namespace ledger::testing::admission {
 
 using Json = nlohmann::json;
 using namespace ledger::replay;
 using namespace ledger::replay::admission;
+using ingest::workloadForJob;
+
+// A Workload or Job object as the fold holds it, projected as ingest does.
+inline std::unique_ptr<StoredObject> workloadObject(Json object) {
+  return std::make_unique<StoredObject>(0, ingest::workloadRecord(std::move(object)).asPtr());
+}
 
 inline Json quota(const std::string& resource, const std::string& nominal,
                   const std::string& borrowingLimit = "", const std::string& lendingLimit = "") {

@@ -2,9 +2,10 @@
 // DRA charge as the answer, the workload's own reservation left out, the
 // plain-words shortfall, preemption candidates, Job manifests, Kueue's number
 // formatting and resource order, and flavor eligibility details.
-#include "admission.h"
-#include "admission_fixture.h"
-#include "flavor_eligibility.h"
+#include "replay/admission/admission.h"
+#include "replay/admission/flavor_eligibility.h"
+#include "tests/replay/admission/admission_fixture.h"
+#include "tools/render/admission_format.h"
 
 using namespace ledger::testing::admission;
 
@@ -94,7 +95,7 @@ TEST_CASE("admission: short 1 GPU, the cohort cannot lend because of team-b's le
         "cluster-queue team-a needs 1 more nvidia.com/gpu in flavor default-flavor (requests 2; "
         "nominal quota 4, 3 in use); its cohort gpu-pool can lend 0 because team-b's lendingLimit "
         "is 0; Kueue would consider preemption");
-  const auto json = admissionToJson(r);
+  const auto json = ledger::render::admissionToJson(r);
   CHECK(json["podSets"][0]["flavors"][0]["mode"] == "Preempt");
   CHECK(json["inadmissible"].is_null());
 }
@@ -333,7 +334,7 @@ TEST_CASE("admission: shortfalls and rejected flavors are the ones Kueue reports
         "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor "
         "default-flavor, previously considered podsets requests (0) + current podset request (2) > "
         "maximum capacity (1), untolerated taint {spot true NoSchedule <nil>} in flavor spot");
-  const std::string table = admissionToTable(r);
+  const std::string table = ledger::render::admissionToTable(r);
   CHECK_THAT(table, Catch::Contains("FITS          no"));
   CHECK_THAT(table, Catch::Contains("rejected"));
 }

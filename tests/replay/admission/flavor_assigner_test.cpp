@@ -3,7 +3,7 @@
 // each TEST_CASE named "<upstream test>/<upstream case>". Inputs are the
 // upstream ones; expectations are upstream's flavors per resource, modes,
 // borrowing and status reasons (Kueue's exact messages).
-#include "admission_fixture.h"
+#include "tests/replay/admission/admission_fixture.h"
 
 using namespace ledger::testing::admission;
 using M = std::map<std::string, std::string>;

@@ -2,7 +2,7 @@
 // (each SECTION is named after the upstream test case), from the quantity
 // and semver libraries' tests in k8s.io/apiserver/pkg/cel/library, plus error
 // handling and hostile-input cases of our own.
-#include "device_selector.h"
+#include "replay/cel/device_selector.h"
 
 #include <catch2/catch.hpp>
 

@@ -2,14 +2,14 @@
 // String.Match): RE2 syntax, an unanchored search, on code points. The cases
 // are ones where an ECMAScript engine answers differently, and the errors are
 // Go's regexp/syntax messages, which cel-go passes through unchanged.
-#include "regex.h"
+#include "replay/cel/regex.h"
 
 #include <catch2/catch.hpp>
 
 #include <string>
 #include <string_view>
 
-#include "device_selector.h"
+#include "replay/cel/device_selector.h"
 
 namespace {
 

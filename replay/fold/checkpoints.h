@@ -1,0 +1,52 @@
+// Checkpoints: the folded ClusterState serialised every N records, so a
+// point-in-time query folds at most N records after loading one.
+// Derived data: writing, dropping or corrupting checkpoints changes no
+// answer (a bad one is skipped by the Replayer); verifyCheckpoints proves
+// each equals a fresh replay to its seq.
+//
+// Thread-compatible. Throws ReplayError when the ledger cannot be read or
+// written.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ledger/ledger.h"
+#include "replay/fold/replayer.h"
+
+namespace ledger::replay {
+
+// Chosen from measurements (docs/performance.md, "Checkpoints"):
+// checkpoints name objects by reference, so one every 2000 records costs a
+// small share of the log's bytes, and a query folds at most 2000 records
+// after loading one.
+inline constexpr std::uint64_t kDefaultCheckpointInterval = 2000;
+
+// Writes the checkpoints due after the newest existing one; returns how many.
+// Each copies the versions older than `interval` that no earlier checkpoint
+// copied into chunks of its own (copyLongLived), and names the rest by seq.
+std::uint64_t writeCheckpoints(Ledger& ledger, std::uint64_t interval);
+
+// The chunks of copies a checkpoint of `state` adds: every live version at
+// least `age` records old that `copies` does not hold yet, in seq order.
+// Updates `copies` to where each live copied version is (dropping versions
+// no longer live), which is what state.serialize() then names.
+//
+// Why: the objects a checkpoint names are scattered over the whole history
+// (ResourceSlices are republished rarely, long jobs' pods live for hours),
+// so a query paid a point lookup and a block decompression for nearly each
+// one. Copied together, they are read a chunk at a time. Each version is
+// copied once, by the first checkpoint that finds it old enough.
+std::vector<std::string> copyLongLived(const ClusterState& state, std::uint64_t age,
+                                       CopiedVersions& copies);
+
+struct CheckpointVerification {
+  std::uint64_t checked = 0;
+  std::uint64_t firstBadSeq = 0;  // 0: all sound
+  std::string problem;
+};
+
+CheckpointVerification verifyCheckpoints(const Ledger& ledger);
+
+}  // namespace ledger::replay

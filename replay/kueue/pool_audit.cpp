@@ -1,0 +1,305 @@
+// What was actually allocated (ResourceClaim status.allocation), attributed
+// claim -> Pod -> owner (Job) -> Workload -> ClusterQueue by uid, beside what
+// the pools publish. Findings: CounterOvercommitted, DeviceDoubleAllocated,
+// UnchargedDRA, UnderchargedDRA, UnpublishedDevice.
+#include <algorithm>
+#include <optional>
+
+#include "replay/kueue/audit.h"
+
+namespace ledger::replay {
+
+namespace {
+
+struct Attribution {
+  const StoredObject* pod = nullptr;
+  WorkloadAudit* workload = nullptr;
+};
+
+class Attributor {
+ public:
+  Attributor(const ClusterState& state, std::vector<WorkloadAudit>& wls) {
+    for (const auto& [key, pod] : state.objects(ObjectKind::kPod)) {
+      podsByUid_[std::string(pod->uid())] = pod.get();
+      for (auto s : pod->projection().getBody().getPod().getResourceClaimStatuses()) {
+        podByClaim_[ClusterState::key(pod->ns(), s.getResourceClaimName().cStr())] = pod.get();
+      }
+    }
+    for (WorkloadAudit& w : wls) {
+      byOwnerUid_[w.report.uid] = &w;
+      for (const auto& uid : w.uids) byOwnerUid_.emplace(uid, &w);
+    }
+  }
+
+  Attribution attribute(const StoredObject& claim) const {
+    Attribution a;
+    auto projection = claim.projection();
+    for (auto o : projection.getOwnerReferences()) {
+      const std::string_view uid = textView(o.getUid());
+      if (auto it = podsByUid_.find(uid); it != podsByUid_.end()) a.pod = it->second;
+      if (auto it = byOwnerUid_.find(uid); it != byOwnerUid_.end()) a.workload = it->second;
+    }
+    if (a.pod == nullptr) {
+      for (auto c : projection.getBody().getResourceClaim().getReservedFor()) {
+        if (auto it = podsByUid_.find(textView(c.getUid())); it != podsByUid_.end())
+          a.pod = it->second;
+      }
+    }
+    if (a.pod == nullptr) {
+      auto it = podByClaim_.find(ClusterState::key(claim.ns(), claim.name()));
+      if (it != podByClaim_.end()) a.pod = it->second;
+    }
+    if (a.workload == nullptr && a.pod != nullptr) {
+      for (auto o : a.pod->projection().getOwnerReferences()) {
+        auto it = byOwnerUid_.find(textView(o.getUid()));
+        if (it != byOwnerUid_.end()) {
+          a.workload = it->second;
+          break;
+        }
+      }
+    }
+    return a;
+  }
+
+ private:
+  // Transparent, so lookups by a capnp text's view allocate nothing.
+  std::map<std::string, const StoredObject*, std::less<>> podsByUid_;
+  std::map<std::string, const StoredObject*, std::less<>> podByClaim_;
+  std::map<std::string, WorkloadAudit*, std::less<>> byOwnerUid_;
+};
+
+std::string nsName(std::string_view ns, std::string_view name) {
+  return ClusterState::key(ns, name);
+}
+
+// The resource names Kueue could have charged a device of this class under.
+std::vector<std::string> chargeNames(const AuditContext& ctx, const std::string& cls) {
+  std::vector<std::string> names;
+  if (auto m = ctx.mapper.lookup(cls)) names.push_back(*m);
+  for (const auto& c : ctx.mapper.counters(cls)) names.push_back(c.quotaResource);
+  if (const StoredObject* dc = ctx.state.find(ObjectKind::kDeviceClass, cls)) {
+    std::string ern = dc->projection().getBody().getDeviceClass().getExtendedResourceName().cStr();
+    if (!ern.empty()) names.push_back(ern);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+// The largest value of `counter` the device consumes from any of its
+// counter sets, as Kueue's counter path reads a device (pkg/dra/counters.go).
+std::optional<Quantity> counterConsumed(const dra::CatalogDevice& device,
+                                        std::string_view counter) {
+  std::optional<Quantity> best;
+  for (auto consumption : device.device.getConsumesCounters()) {
+    for (auto c : consumption.getCounters()) {
+      if (textView(c.getKey()) != counter) continue;
+      auto q = Quantity::tryParse(textView(c.getValue()));
+      if (q && (!best || *q > *best)) best = q;
+    }
+  }
+  return best;
+}
+
+// What one allocated device holds of each quota resource its class is
+// charged under: one device (a mapped class, or the extended resource a
+// class backs), or the units of the counter or capacity its sources name.
+// This is what kueue#13842 is about: a workload charged for less than its
+// pods were given.
+void addHeld(AuditContext& ctx, const std::string& cls, const dra::CatalogDevice* device,
+             schema::DeviceResult::Reader result, ResourceList& held) {
+  const auto& counters = ctx.mapper.counters(cls);
+  const auto& capacities = ctx.mapper.capacities(cls);
+  if (!counters.empty()) {
+    if (device == nullptr) return;  // unpublished: UnpublishedDevice says so
+    for (const auto& source : counters) {
+      if (source.driver != device->driver) continue;
+      if (!source.deviceSelector.empty()) {
+        const dra::SelectorSet set = dra::compileSelectors(ctx.selectors, {source.deviceSelector});
+        const cel::EvalResult m = dra::matchSelectors(set, *device);
+        if (!set.ok() || !m.ok() || !m.matched) continue;
+      }
+      if (auto q = counterConsumed(*device, source.counterName); q && !q->isNegative())
+        held[source.quotaResource] += *q;
+    }
+    return;
+  }
+  if (!capacities.empty()) {
+    const auto name = ctx.mapper.lookup(cls);
+    if (!name) return;
+    for (const auto& source : capacities) {
+      if (source.driver != textView(result.getDriver())) continue;
+      for (auto c : result.getConsumedCapacity()) {
+        if (textView(c.getKey()) != source.capacityName) continue;
+        if (auto q = Quantity::tryParse(textView(c.getValue())); q && !q->isNegative())
+          held[*name] += *q;
+      }
+    }
+    return;
+  }
+  if (auto name = ctx.mapper.lookup(cls)) {
+    held[*name] += Quantity::fromInt(1);
+  } else if (const StoredObject* dc = ctx.state.find(ObjectKind::kDeviceClass, cls)) {
+    const std::string ern =
+        dc->projection().getBody().getDeviceClass().getExtendedResourceName().cStr();
+    if (!ern.empty()) held[ern] += Quantity::fromInt(1);
+  }
+}
+
+}  // namespace
+
+std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>& wls,
+                                   std::vector<ClusterQueueReport>& queues) {
+  std::map<std::pair<std::string, std::string>, PoolReport> pools;
+  for (const auto& [key, pool] : ctx.catalog.pools()) {
+    PoolReport p;
+    p.driver = pool.driver;
+    p.pool = pool.name;
+    p.generation = pool.generation;
+    p.complete = pool.complete;
+    p.resourceSliceCount = pool.resourceSliceCount;
+    p.devices = pool.devices.size();
+    for (const auto& set : pool.counterSets) {
+      for (const auto& [counter, capacity] : set.counters) {
+        p.counters.push_back(CounterReport{set.counterSet, counter, capacity, Quantity()});
+      }
+    }
+    pools.emplace(key, std::move(p));
+  }
+  for (const auto& problem : ctx.catalog.problems())
+    ctx.finding("MalformedQuantity", "ResourceSlice", problem);
+
+  Attributor attributor(ctx.state, wls);
+  std::map<std::string, ClusterQueueReport*> queueByName;
+  for (auto& q : queues) queueByName[q.name] = &q;
+  // (driver, pool, device) -> claims holding it
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> holders;
+  std::map<std::string, std::map<std::pair<std::string, std::string>, Quantity>> heldCounters;
+  // What each reserved workload's pods hold, per quota resource.
+  std::map<const WorkloadAudit*, ResourceList> heldByWorkload;
+
+  for (const auto& [key, claimObj] : ctx.state.objects(ObjectKind::kResourceClaim)) {
+    auto claim = claimObj->projection().getBody().getResourceClaim();
+    if (!claim.getAllocated()) continue;
+    const Attribution who = attributor.attribute(*claimObj);
+    const std::string claimRef = nsName(claimObj->ns(), claimObj->name());
+    for (auto result : claim.getResults()) {
+      AllocationReport a;
+      a.device = result.getDevice().cStr();
+      a.request = result.getRequest().cStr();
+      a.claim = claimRef;
+      if (who.pod != nullptr) a.pod = nsName(who.pod->ns(), who.pod->name());
+      if (who.workload != nullptr) {
+        a.workload = nsName(who.workload->report.ns, who.workload->report.name);
+        a.clusterQueue = who.workload->report.clusterQueue;
+      }
+      const std::string driver = result.getDriver().cStr();
+      const std::string poolName = result.getPool().cStr();
+      const dra::CatalogDevice* device = ctx.catalog.find(driver, poolName, a.device);
+      a.published = device != nullptr;
+      if (!a.published) {
+        ctx.finding("UnpublishedDevice",
+                    objectRef("ResourceClaim", claimObj->ns(), claimObj->name()),
+                    "allocated device " + driver + "/" + poolName + "/" + a.device +
+                        " is not published by any current ResourceSlice");
+      }
+      if (!result.getAdminAccess()) holders[{driver, poolName, a.device}].push_back(claimRef);
+      auto poolIt = pools.find({driver, poolName});
+      if (device != nullptr && poolIt != pools.end() && !result.getAdminAccess()) {
+        for (auto consumption : device->device.getConsumesCounters()) {
+          const std::string_view counterSet = textView(consumption.getCounterSet());
+          for (auto c : consumption.getCounters()) {
+            auto q = Quantity::tryParse(textView(c.getValue()));
+            if (!q) continue;
+            const std::string_view counter = textView(c.getKey());
+            for (auto& cr : poolIt->second.counters) {
+              if (cr.counterSet == counterSet && cr.counter == counter) cr.consumed += *q;
+            }
+            if (!a.clusterQueue.empty())
+              heldCounters[a.clusterQueue][{driver, std::string(counter)}] += *q;
+          }
+        }
+      }
+      if (auto q = queueByName.find(a.clusterQueue); q != queueByName.end())
+        ++q->second->heldDevices;
+      // UnchargedDRA: a reserved workload holds a device its usage does not charge.
+      if (who.workload != nullptr && who.workload->report.quotaReserved &&
+          !who.workload->report.finished && !result.getAdminAccess()) {
+        std::string cls;
+        const std::string requestName = a.request.substr(0, a.request.find('/'));
+        for (auto req : claim.getRequests()) {
+          if (req.getName() == requestName) cls = req.getDeviceClassName().cStr();
+        }
+        addHeld(ctx, cls, device, result, heldByWorkload[who.workload]);
+        const auto names = chargeNames(ctx, cls);
+        const auto& recorded = who.workload->report.recorded;
+        const bool charged = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+          auto it = recorded.find(n);
+          return it != recorded.end() && !it->second.isZero() && !it->second.isNegative();
+        });
+        if (!charged) {
+          std::string list;
+          for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+          ctx.finding("UnchargedDRA",
+                      objectRef("Workload", who.workload->report.ns, who.workload->report.name),
+                      "holds device " + driver + "/" + poolName + "/" + a.device +
+                          " (DeviceClass " + (cls.empty() ? std::string("unknown") : cls) +
+                          ") through claim " + claimRef + ", but its recorded usage charges " +
+                          (list.empty() ? std::string("nothing for it (the class is not mapped)")
+                                        : "none of: " + list));
+        }
+      }
+      if (poolIt != pools.end()) poolIt->second.allocations.push_back(std::move(a));
+    }
+  }
+  for (const auto& [dev, claims] : holders) {
+    if (claims.size() < 2) continue;
+    const dra::CatalogDevice* device =
+        ctx.catalog.find(std::get<0>(dev), std::get<1>(dev), std::get<2>(dev));
+    if (device != nullptr && device->device.getAllowMultipleAllocations()) continue;
+    std::string list;
+    for (const auto& c : claims) list += (list.empty() ? "" : ", ") + c;
+    ctx.finding("DeviceDoubleAllocated",
+                "ResourceSlice device " + std::get<0>(dev) + "/" + std::get<1>(dev) + "/" +
+                    std::get<2>(dev),
+                "allocated to " + std::to_string(claims.size()) + " claims: " + list);
+  }
+  // UnderchargedDRA: charged, but for less than the pods hold. A resource
+  // not charged at all is UnchargedDRA's.
+  for (const auto& [w, held] : heldByWorkload) {
+    for (const auto& [name, amount] : held) {
+      auto r = w->report.recorded.find(name);
+      if (r == w->report.recorded.end() || r->second.isZero() || r->second.isNegative()) continue;
+      if (!(r->second < amount)) continue;
+      ctx.finding("UnderchargedDRA", objectRef("Workload", w->report.ns, w->report.name),
+                  "its pods hold " + amount.toString() + " of " + name +
+                      " through allocated ResourceClaims, but its recorded usage charges " +
+                      r->second.toString());
+    }
+  }
+  std::vector<PoolReport> out;
+  for (auto& [key, p] : pools) {
+    for (const auto& c : p.counters) {
+      if (c.consumed > c.capacity) {
+        ctx.finding("CounterOvercommitted", "Pool " + p.driver + "/" + p.pool,
+                    "counter set " + c.counterSet + " counter " + c.counter + ": consumed " +
+                        c.consumed.toString() + " exceeds capacity " + c.capacity.toString());
+      }
+    }
+    std::sort(p.allocations.begin(), p.allocations.end(),
+              [](const AllocationReport& a, const AllocationReport& b) {
+                return std::tie(a.device, a.claim, a.request) <
+                       std::tie(b.device, b.claim, b.request);
+              });
+    out.push_back(std::move(p));
+  }
+  for (auto& [queue, counters] : heldCounters) {
+    auto q = queueByName.find(queue);
+    if (q == queueByName.end()) continue;
+    for (auto& [k, v] : counters)
+      q->second->heldCounters.push_back(HeldCounter{k.first, k.second, v});
+  }
+  return out;
+}
+
+}  // namespace ledger::replay

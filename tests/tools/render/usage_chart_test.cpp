@@ -1,0 +1,106 @@
+// The usage chart: one series per
+// (ClusterQueue, resource), bounded in size however many changes the period
+// holds, with short spikes kept.
+#include <pugixml.hpp>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "replay/kueue/usage_report.h"
+#include "tools/render/usage_chart.h"
+
+using namespace ledger;
+using namespace ledger::replay;
+
+namespace {
+
+constexpr std::int64_t kHour = 3600LL * 1000000000LL;
+
+std::vector<std::pair<double, double>> pointsOf(const pugi::xml_node& line) {
+  std::vector<std::pair<double, double>> out;
+  std::string text = line.attribute("points").value();
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t comma = text.find(',', at);
+    const std::size_t space = text.find(' ', comma);
+    out.emplace_back(std::stod(text.substr(at, comma - at)),
+                     std::stod(text.substr(comma + 1, space - comma - 1)));
+    at = space + 1;
+  }
+  return out;
+}
+
+pugi::xml_node onlySeries(pugi::xml_document& doc, const std::string& svg) {
+  REQUIRE(doc.load_string(svg.c_str()));
+  pugi::xml_node found;
+  int count = 0;
+  for (auto line : doc.child("svg").children("polyline")) {
+    if (std::string(line.attribute("class").value()) != "series") continue;
+    found = line;
+    ++count;
+  }
+  REQUIRE(count == 1);
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("a chart of a million changes stays a few thousand points, spikes included",
+          "[report][chart]") {
+  UsagePeriod period;
+  period.fromNs = 0;
+  period.toNs = 1000 * kHour;
+  const std::pair<std::string, std::string> key{"cq", "nvidia.com/gpu"};
+  period.nominalSteps[key] = {{0, Quantity::fromInt(8)}};
+  auto& steps = period.reservedSteps[key];
+  // A million changes between 2 and 4 GPUs (25-50%), and one brief spike to
+  // 12 GPUs (150%) for a second in the middle.
+  for (std::int64_t i = 0; i < 1000000; ++i) {
+    const std::int64_t t = i * (1000 * kHour / 1000000);
+    steps.push_back({t, Quantity::fromInt(i % 2 == 0 ? 2 : 4)});
+    if (i == 500000) steps.push_back({t + 1000000000, Quantity::fromInt(12)});
+  }
+  const std::string svg = render::renderUsageChart(period);
+  CHECK(svg.size() < 200 * 1024);
+  pugi::xml_document doc;
+  const auto points = pointsOf(onlySeries(doc, svg));
+  CHECK(points.size() < 5 * 1000);
+  // The y axis reaches the spike, and the line touches it: 150% is the top.
+  double top = 1e9, bottom = -1e9;
+  for (const auto& [x, y] : points) {
+    top = std::min(top, y);
+    bottom = std::max(bottom, y);
+  }
+  CHECK(svg.find(">150.0%</text>") != std::string::npos);
+  CHECK(top == Approx(40.0));  // kTop: the highest value drawn
+  // ... and its lowest is 25% (2 of 8 GPUs): y = 40 + 330 * (1 - 25 / 150).
+  CHECK(bottom == Approx(315.0));
+}
+
+TEST_CASE("a chart holds each level until the next change", "[report][chart]") {
+  UsagePeriod period;
+  period.fromNs = 0;
+  period.toNs = 10 * kHour;
+  const std::pair<std::string, std::string> key{"cq", "cpu"};
+  period.nominalSteps[key] = {{0, Quantity::fromInt(10)}, {5 * kHour, Quantity::fromInt(20)}};
+  period.reservedSteps[key] = {{0, Quantity::fromInt(5)}, {10 * kHour, Quantity::fromInt(0)}};
+  pugi::xml_document doc;
+  const auto points = pointsOf(onlySeries(doc, render::renderUsageChart(period)));
+  REQUIRE(points.size() >= 4);
+  // 50% for the first half, 25% after the quota doubles, 0% at the end:
+  // y = 40 + 330 * (1 - pct / 100).
+  std::vector<double> levels;
+  for (const auto& [x, y] : points) {
+    if (levels.empty() || levels.back() != y) levels.push_back(y);
+  }
+  CHECK(levels == std::vector<double>{205.0, 287.5, 370.0});
+  CHECK(points.front().first == Approx(70.0));  // kLeft: the period's start
+  CHECK(points.back().first == Approx(680.0));  // kLeft + plot width: its end
+  // The quota doubles at the middle: the drop is drawn there.
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    if (points[i].second != points[i - 1].second && points[i].second == 287.5) {
+      CHECK(points[i].first == Approx(375.0));
+    }
+  }
+}

@@ -1,0 +1,28 @@
+// Printing a StateReport: the contract's JSON (fields in contract order,
+// arrays already sorted) and a kubectl-like table for people.
+//
+// Rendering is the programs' job (tools/), apart from the rules that compute
+// the report (replay/kueue). Pure functions; thread-safe; never throw except std::bad_alloc.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "replay/kueue/report.h"
+
+namespace ledger::render {
+
+using replay::ClusterQueueReport;
+using replay::StateReport;
+
+nlohmann::ordered_json reportToJson(const StateReport& report);
+nlohmann::ordered_json clusterQueueToJson(const ClusterQueueReport& q);
+nlohmann::ordered_json atToJson(std::uint64_t seq, std::int64_t timeNs);
+std::string reportToTable(const StateReport& report);
+std::string clusterQueuesToTable(const std::vector<ClusterQueueReport>& queues);
+
+// A simple aligned text table (kubectl get style: upper-case headers).
+std::string renderTable(const std::vector<std::string>& headers,
+                        const std::vector<std::vector<std::string>>& rows);
+
+}  // namespace ledger::render
