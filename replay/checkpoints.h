@@ -17,7 +17,7 @@
 
 namespace ledger::replay {
 
-// Chosen from measurements (README, "Point-in-time queries"): checkpoints
+// Chosen from measurements (docs/performance.md, "Point-in-time queries"): checkpoints
 // name objects by reference, so one every 2000 records costs about 1.7% of
 // the log's bytes on a generated 2000-object cluster, and a query folds at
 // most 2000 records after loading one.

@@ -14,7 +14,7 @@
 // rejects are not built: a list of zero-sized elements or pointers sharing
 // one list make a message read as far more than it holds, and stored
 // objects' readers have no traversal limit (cluster_state.cpp). Seeds: the
-// values of real ledgers' log and projection families (README, "Fuzzing").
+// values of real ledgers' log and projection families (docs/testing.md, "Fuzzing").
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 

@@ -1,4 +1,4 @@
-// ledger-bench: the README's performance figures, from one command.
+// ledger-bench: the figures in docs/performance.md, from one command.
 //
 //   ledger-bench --max N [--sizes 100000,1000000,10000000] [--workdir DIR]
 //
