@@ -4,7 +4,7 @@
 // Why: the projectors (project_*.cpp) used to read an nlohmann value built
 // from simdjson's DOM for every ingested object; building and freeing that
 // tree, a node and a string per member, was half of ingest's reading thread
-// (docs/performance.md). They now read the DOM through this view, so the
+// (docs/performance.md, "Ingest"). They now read the DOM through this view, so the
 // projection must not notice the difference. What nlohmann would do and the
 // view therefore does:
 // - objects: a key's value is its last occurrence (nlohmann keeps the last

@@ -29,8 +29,8 @@ std::string cleanJsonError(const std::string& what) {
 
 // The hot path of ingest: simdjson's DOM parser (SIMD, chosen at run time)
 // reads the value and the nlohmann value is built straight from its tape.
-// nlohmann's own parser spent most of ingest's time lexing
-// (docs/performance.md). The result must be exactly what nlohmann::json::parse
+// nlohmann's own parser spent most of ingest's time lexing (docs/performance.md,
+// "Ingest"). The result must be exactly what nlohmann::json::parse
 // gives, so anything simdjson would not settle identically returns false
 // and nlohmann parses the value itself, errors and messages included:
 // - integers keep nlohmann's types: non-negative -> unsigned, negative ->

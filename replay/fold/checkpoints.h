@@ -17,7 +17,7 @@
 
 namespace ledger::replay {
 
-// Chosen from measurements (docs/performance.md, "Checkpoints"):
+// Chosen from measurements (docs/performance.md, "Point-in-time queries"):
 // checkpoints name objects by reference, so one every 2000 records costs a
 // small share of the log's bytes, and a query folds at most 2000 records
 // after loading one.
