@@ -300,8 +300,12 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
 void Ingester::flush() {
   if (pending_.empty() && !cursorsDirty_) return;
   AppendResult result;
+  const std::uint64_t headBefore = ledger_.lastSeq();
   Status st = ledger_.append(pending_, cursors_, &result);
-  if (!st.isOk()) throw LedgerError(st);
+  // An append can fail after its commit (the acknowledged-head file not
+  // written): the head moved and the records are in the ledger. Kept
+  // pending, a caller that retries would record them twice.
+  if (!st.isOk() && (pending_.empty() || ledger_.lastSeq() == headBefore)) throw LedgerError(st);
   stats_.recorded += pending_.size();
   stats_.timesRaised += result.timesRaised;
   pending_.clear();
@@ -309,6 +313,7 @@ void Ingester::flush() {
   pendingLive_.clear();
   cursorsDirty_ = false;
   if (options_.onCommit) options_.onCommit(result);
+  if (!st.isOk()) throw LedgerError(st);
 }
 
 }  // namespace ledger::ingest

@@ -26,7 +26,10 @@
 // Thread safety: none; one Ingester per writer thread. prepareEvent is pure.
 // Errors: throws LedgerError when the ledger refuses a write; events already
 // handed to add() but not yet flushed are then not recorded (the cursor
-// committed with the last good batch says where to resume).
+// committed with the last good batch says where to resume). They stay
+// pending, unchanged: flush() again commits them once the ledger takes
+// writes again (the watch daemon, after a full disk), and a commit that
+// failed only after it was made is not repeated.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -131,6 +132,20 @@ class InfoLog : public rocksdb::Logger {
 
  private:
   std::FILE* file_ = nullptr;
+};
+
+// Leaves a full disk to the writer (Ledger::resume). RocksDB's own recovery
+// from a full disk waits until the free space reaches the size of its
+// largest write buffer (DBImpl::Open, ReserveDiskBuffer), which a small or
+// nearly full volume may never have free again, though freeing what the
+// next commit needs would do. Meanwhile it answers DB::Resume with Busy, so
+// a writer could neither commit nor clear the error.
+class WriterResumesAfterNoSpace : public rocksdb::EventListener {
+ public:
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status error,
+                            bool* autoRecovery) override {
+    if (error.IsNoSpace()) *autoRecovery = false;
+  }
 };
 
 // How to get a ledger back whose database files RocksDB cannot open as they
@@ -352,6 +367,7 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     std::filesystem::create_directories(dir, ec);
     if (ec) return fileError("creating " + dir, ec);
     dbo.info_log = std::make_shared<InfoLog>(dir);
+    dbo.listeners.push_back(std::make_shared<WriterResumesAfterNoSpace>());
   }
   dbo.keep_log_file_num = 2;
   dbo.max_background_jobs = 2;
@@ -566,6 +582,11 @@ Ledger::~Ledger() {
     for (auto* h : families_->handles) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
   }
   if (db_) db_->Close().PermitUncheckedError();
+}
+
+Status Ledger::resume() {
+  if (options_.readOnly) return Status::invalidArgument("resume: the ledger is open read-only");
+  return fromRocks(db_->Resume(), "resuming writes to ledger " + dir_);
 }
 
 Status Ledger::compact(const std::string& familyName) {

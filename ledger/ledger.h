@@ -217,6 +217,12 @@ class Ledger {
   [[nodiscard]] Status scanCheckpoints(
       const std::function<bool(std::uint64_t seq, std::string_view bytes)>& fn) const;
   [[nodiscard]] Status dropCheckpoints();
+  // After a write failed for a full disk, RocksDB refuses every write until
+  // the error is cleared (its background error). This clears it once space
+  // is back (DB::Resume: flushes what memory holds, starts a new
+  // write-ahead log); OK at once when there is no such error. Fails, the
+  // error kept, while the disk is still full. Writers only.
+  [[nodiscard]] Status resume();
   // Rewrites every table file of the named column family (all families when
   // empty) with this build's storage options: block size and compression
   // (e.g. LZ4 for the projection family, which earlier builds compressed

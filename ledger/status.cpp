@@ -1,5 +1,8 @@
 #include "ledger/status.h"
 
+#include <cerrno>
+#include <cstring>
+
 namespace ledger {
 
 std::string Status::toString() const {
@@ -30,6 +33,12 @@ std::string Status::toString() const {
       break;
   }
   return std::string(name) + ": " + message_;
+}
+
+bool Status::isNoSpace() const {
+  // RocksDB's NoSpace status and std::error_code both carry strerror's text,
+  // and the ledger's statuses keep the text they were made from.
+  return code_ == Code::kIoError && message_.find(std::strerror(ENOSPC)) != std::string::npos;
 }
 
 }  // namespace ledger

@@ -42,6 +42,10 @@ class [[nodiscard]] Status {
   bool isOk() const { return code_ == Code::kOk; }
   bool isNotFound() const { return code_ == Code::kNotFound; }
   bool isCorruption() const { return code_ == Code::kCorruption; }
+  // An I/O error because the disk is full (ENOSPC; RocksDB's NoSpace says
+  // the same words): one that space freed later cures, where other I/O
+  // errors are taken as lasting.
+  bool isNoSpace() const;
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
   std::string toString() const;

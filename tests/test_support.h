@@ -5,6 +5,7 @@
 // Test-only; not thread-safe. Helpers throw (via Catch2 REQUIRE) on failure.
 #pragma once
 
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <catch2/catch.hpp>
 
@@ -144,6 +145,28 @@ inline CommandRun runCommand(const std::string& command) {
   if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
   return r;
 }
+
+// A tmpfs of `bytes` mounted at `dir` for the life of the object, to fill up;
+// mounted() is false when the process may not mount (mount(2) needs
+// CAP_SYS_ADMIN), and the test then skips with a message.
+class SmallDisk {
+ public:
+  SmallDisk(const std::string& dir, std::size_t bytes) : dir_(dir) {
+    std::filesystem::create_directories(dir);
+    const std::string data = "size=" + std::to_string(bytes);
+    mounted_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, data.c_str()) == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  SmallDisk(const SmallDisk&) = delete;
+  SmallDisk& operator=(const SmallDisk&) = delete;
+  bool mounted() const { return mounted_; }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
 
 // The path of a program under test, from the environment variable `name`
 // (tests/meson.build sets it to the built binary).

@@ -42,7 +42,9 @@ po::options_description watchOptions() {
     ("idle-timeout-ms", po::value<long>()->default_value(0), "reconnect a watch that sends nothing this long (0: twice --watch-timeout plus a minute)")
     ("backoff-initial-ms", po::value<long>()->default_value(500), "first reconnect delay (doubles, with jitter)")
     ("backoff-max-ms", po::value<long>()->default_value(30000), "longest reconnect delay")
-    ("absent-retry-ms", po::value<long>()->default_value(60000), "how often to look again for a resource the API does not serve");
+    ("absent-retry-ms", po::value<long>()->default_value(60000), "how often to look again for a resource the API does not serve")
+    ("disk-retry-initial-ms", po::value<long>()->default_value(1000), "on a full disk, first wait before a commit is tried again (doubles)")
+    ("disk-retry-max-ms", po::value<long>()->default_value(30000), "on a full disk, longest wait between commit attempts");
   // clang-format on
   return opts;
 }
@@ -83,9 +85,15 @@ int runWatch(const po::variables_map& vm) {
     o.informer.backoffInitial = ms(vm, "backoff-initial-ms");
     o.informer.backoffMax = ms(vm, "backoff-max-ms");
     o.informer.absentRetry = ms(vm, "absent-retry-ms");
+    o.writer.retryInitial = ms(vm, "disk-retry-initial-ms");
+    o.writer.retryMax = ms(vm, "disk-retry-max-ms");
     if (o.writer.batchRecords == 0 || o.writer.flushInterval.count() <= 0 ||
         o.informer.pageSize == 0) {
       throw std::invalid_argument("--batch, --flush-ms and --page-size must be positive");
+    }
+    if (o.writer.retryInitial.count() <= 0 || o.writer.retryMax.count() <= 0) {
+      throw std::invalid_argument(
+          "--disk-retry-initial-ms and --disk-retry-max-ms must be positive");
     }
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

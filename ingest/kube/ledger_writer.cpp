@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <limits>
 #include <vector>
 
 namespace ledger::kube {
@@ -23,6 +24,27 @@ ingest::WatchEvent bookmark(const std::string& rv) {
   ev.type = ingest::WatchEventType::kBookmark;
   ev.object = {{"metadata", {{"resourceVersion", rv}}}};
   return ev;
+}
+
+// Thrown out of a commit that waits for disk space when the writer is told
+// to stop: the records it held are not committed.
+struct GaveUp {
+  Status lastError;
+};
+
+// Received events among `messages` from `from` on (bookmarks and LIST
+// markers carry none).
+std::size_t eventsIn(const std::deque<WatchMessage>& messages, std::size_t from) {
+  std::size_t n = 0;
+  for (std::size_t i = from; i < messages.size(); ++i) {
+    const WatchMessage& m = messages[i];
+    if (m.type == WatchMessage::Type::kListItem ||
+        (m.type == WatchMessage::Type::kEvent &&
+         m.event.type != ingest::WatchEventType::kBookmark)) {
+      ++n;
+    }
+  }
+  return n;
 }
 
 std::uint64_t directoryBytes(const std::string& dir) {
@@ -79,7 +101,10 @@ LedgerWriter::LedgerWriter(Ledger& ledger, Metrics& metrics, WriterOptions optio
     : ledger_(ledger),
       metrics_(metrics),
       options_(options),
-      ingester_(ledger, ingest::IngestOptions{options.batchRecords, nullptr,
+      // The writer commits at batchRecords itself (add()): a commit made
+      // inside the Ingester's add could not wait for disk space between two
+      // records of one message.
+      ingester_(ledger, ingest::IngestOptions{std::numeric_limits<std::size_t>::max(), nullptr,
                                               [this](const AppendResult& r) { onCommit(r); },
                                               options.projection}) {}
 
@@ -93,12 +118,20 @@ void LedgerWriter::start() {
 
 bool LedgerWriter::push(WatchMessage message) {
   std::unique_lock lock(mu_);
-  changed_.wait(lock,
-                [&] { return closing_ || failed_ || queue_.size() < options_.queueCapacity; });
-  if (closing_ || failed_) return false;
+  auto refused = [&] { return closing_ || failed_ || (stopRequested_ && blocked_); };
+  changed_.wait(lock, [&] { return refused() || queue_.size() < options_.queueCapacity; });
+  if (refused()) return false;
   queue_.push_back(std::move(message));
   changed_.notify_all();
   return true;
+}
+
+void LedgerWriter::requestStop() {
+  {
+    std::lock_guard lock(mu_);
+    stopRequested_ = true;
+  }
+  changed_.notify_all();
 }
 
 void LedgerWriter::close() {
@@ -136,11 +169,24 @@ void LedgerWriter::run() {
         batch.swap(queue_);
       }
       changed_.notify_all();  // room for producers
-      for (auto& m : batch) handle(m);
-      batch.clear();
+      // Each message leaves the batch once handled, so that a stop while
+      // the disk is full can count the ones still waiting.
+      for (; !batch.empty(); batch.pop_front()) handle(batch.front());
       if (dirtySince_ && SteadyClock::now() >= *dirtySince_ + options_.flushInterval) flush();
     }
     flush();
+  } catch (const GaveUp& g) {
+    std::lock_guard lock(mu_);
+    const std::size_t held =
+        ingester_.pending() + eventsIn(batch, batch.empty() ? 0 : 1) + eventsIn(queue_, 0);
+    const std::string what =
+        "the disk is full: " + std::to_string(held) +
+        " received event(s) were not committed when the daemon stopped; the watch cursors stay "
+        "before them, so the next start receives them again (last error: " +
+        g.lastError.message() + ")";
+    spdlog::error("{}", what);
+    failed_ = true;
+    failure_ = Status::ioError(what);
   } catch (const ingest::LedgerError& e) {
     spdlog::error("ledger write failed: {}", e.what());
     std::lock_guard lock(mu_);
@@ -169,6 +215,7 @@ void LedgerWriter::add(const std::string& source, ingest::WatchEvent event,
                        .count();
   }
   ingester_.add(source, std::move(event), ++positions_[source]);
+  if (ingester_.pending() >= options_.batchRecords) flush();
 }
 
 void LedgerWriter::handle(WatchMessage& m) {
@@ -243,9 +290,76 @@ void LedgerWriter::listEnd(const WatchMessage& m) {
 }
 
 void LedgerWriter::flush() {
-  ingester_.flush();
+  commit();
   dirtySince_.reset();
   metrics_.setOldestUncommitted(std::nullopt);
+}
+
+void LedgerWriter::commit() {
+  struct Stall {
+    SteadyClock::time_point since;
+    std::size_t records = 0;
+    std::uint64_t attempts = 0;
+    std::chrono::milliseconds delay;
+  };
+  std::optional<Stall> stall;
+  for (;;) {
+    Status refused;
+    try {
+      ingester_.flush();
+      break;
+    } catch (const ingest::LedgerError& e) {
+      if (!e.status().isNoSpace()) throw;
+      refused = e.status();
+    }
+    // Until the error is cleared RocksDB refuses every write, so each
+    // attempt clears it first; a disk still full fails that already.
+    for (;;) {
+      metrics_.writeFailed();
+      if (!stall) {
+        stall = Stall{SteadyClock::now(), ingester_.pending(), 0, options_.retryInitial};
+        spdlog::error(
+            "the disk is full: committing {} record(s) failed ({}); they and the events "
+            "received after them are kept in memory (the watches pause once the queue is full) "
+            "and the commit is retried, first in {} ms, then at most every {} ms; /readyz "
+            "answers 503 until it succeeds",
+            stall->records, refused.message(), options_.retryInitial.count(),
+            options_.retryMax.count());
+        setBlocked(true);
+        metrics_.setWritesBlocked("the disk is full: " + std::to_string(stall->records) +
+                                  " record(s) wait to be committed (" + refused.message() + ")");
+      }
+      ++stall->attempts;
+      if (!waitBeforeRetry(stall->delay)) throw GaveUp{refused};
+      stall->delay = std::min(stall->delay * 2, std::max(options_.retryMax, options_.retryInitial));
+      refused = ledger_.resume();
+      if (refused.isOk()) break;
+      if (!refused.isNoSpace()) throw ingest::LedgerError(refused);
+    }
+  }
+  if (stall) {
+    const double waited = std::chrono::duration<double>(SteadyClock::now() - stall->since).count();
+    spdlog::warn(
+        "the disk has room again: committed the {} record(s) held for {:.1f} s after {} failed "
+        "attempt(s); recording goes on",
+        stall->records, waited, stall->attempts);
+    setBlocked(false);
+    metrics_.setWritesBlocked(std::nullopt);
+  }
+}
+
+bool LedgerWriter::waitBeforeRetry(std::chrono::milliseconds delay) {
+  std::unique_lock lock(mu_);
+  return !changed_.wait_for(lock, delay, [&] { return closing_ || stopRequested_; });
+}
+
+void LedgerWriter::setBlocked(bool blocked) {
+  {
+    std::lock_guard lock(mu_);
+    blocked_ = blocked;
+  }
+  // Producers waiting for room after a stop request are refused now.
+  changed_.notify_all();
 }
 
 void LedgerWriter::onCommit(const AppendResult&) {

@@ -20,11 +20,26 @@
 // name, namespace, uid), resourceVersion = the LIST's (so its dedupe key is
 // its own), and the annotation kKubeLedgerSynthesized.
 //
+// A full disk (ENOSPC, RocksDB's NoSpace) stops nothing: the commit's
+// records stay pending in the Ingester, unchanged and in order, and the
+// commit is tried again after `retryInitial`, the wait doubling up to
+// `retryMax`, each attempt first clearing RocksDB's error (Ledger::resume).
+// Meanwhile readiness is withheld (Metrics::setWritesBlocked) and nothing
+// else is recorded, so the queue fills and push() makes the watches wait:
+// memory stays bounded by the queue, the batch taken from it and one
+// commit's records. Cursors move only with the records they cover, so
+// nothing is acknowledged past what is committed. One log line when commits
+// start failing and one when they succeed again; every failed attempt is
+// counted (Metrics::writeFailed).
+//
 // Ownership: borrows the Ledger and Metrics, which must outlive the writer.
-// Thread safety: push() from any thread; start()/close() from the owner.
+// Thread safety: push() from any thread; start()/requestStop()/close() from
+// the owner.
 // Errors: a failed ledger write stops the writer: failed() turns true,
-// failure() says why, push() refuses further messages. Nothing throws out of
-// the thread. start() may throw std::system_error.
+// failure() says why, push() refuses further messages. So does a full disk
+// once a stop is requested or close() is called (failure() then counts the
+// received events that were not committed). Nothing throws out of the
+// thread. start() may throw std::system_error.
 #pragma once
 
 #include <chrono>
@@ -77,6 +92,10 @@ struct WriterOptions {
   std::chrono::milliseconds flushInterval{200};
   std::size_t queueCapacity = 4096;      // messages; producers wait when it is full
   ingest::ProjectionOptions projection;  // --kueue-config
+  // The wait before a commit refused for a full disk is tried again; it
+  // doubles with each failure, up to retryMax.
+  std::chrono::milliseconds retryInitial{1000};
+  std::chrono::milliseconds retryMax{30000};
 };
 
 class LedgerWriter {
@@ -88,8 +107,13 @@ class LedgerWriter {
 
   void start();
   // Queues a message; waits while the queue is full. False (message dropped)
-  // once the writer is closing or failed.
+  // once the writer is closing or failed, or waits for disk space after a
+  // stop was requested.
   bool push(WatchMessage message);
+  // From now on a commit refused for a full disk is not retried: the writer
+  // fails, releasing producers that wait for room. Called before the
+  // producers are stopped, so that a stop does not wait for disk space.
+  void requestStop();
   // Records everything queued, commits, joins the thread. Idempotent.
   void close();
 
@@ -104,6 +128,12 @@ class LedgerWriter {
   void listEnd(const WatchMessage& m);
   void add(const std::string& source, ingest::WatchEvent event, std::int64_t receivedNs);
   void flush();
+  // The Ingester's pending records and cursors committed, retried while the
+  // disk is full; throws GaveUp once told to stop meanwhile.
+  void commit();
+  // False when told to stop before `delay` passed.
+  bool waitBeforeRetry(std::chrono::milliseconds delay);
+  void setBlocked(bool blocked);
   void onCommit(const AppendResult& result);
   void updateStoredBytes(bool force);
 
@@ -116,6 +146,8 @@ class LedgerWriter {
   std::condition_variable changed_;
   std::deque<WatchMessage> queue_;
   bool closing_ = false;
+  bool stopRequested_ = false;
+  bool blocked_ = false;  // a commit waits for disk space
   bool failed_ = false;
   Status failure_;
   std::thread thread_;

@@ -68,6 +68,7 @@ bool Metrics::ready() const { return notReady().empty(); }
 std::vector<std::string> Metrics::notReady() const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;
+  if (writesBlocked_) out.push_back("ledger: " + *writesBlocked_);
   if (states_.empty()) out.push_back("no resources registered yet");
   for (const auto& [id, s] : states_) {
     if (s == ResourceState::kUnknown || s == ResourceState::kSyncing) {
@@ -123,6 +124,16 @@ void Metrics::setOldestUncommitted(std::optional<std::int64_t> timeNs) {
   oldestUncommittedNs_ = timeNs;
 }
 
+void Metrics::writeFailed() {
+  std::lock_guard lock(mu_);
+  ++writeFailures_;
+}
+
+void Metrics::setWritesBlocked(std::optional<std::string> reason) {
+  std::lock_guard lock(mu_);
+  writesBlocked_ = std::move(reason);
+}
+
 std::uint64_t Metrics::appended(const std::string& kind) const {
   std::lock_guard lock(mu_);
   auto it = appended_.find(kind);
@@ -153,6 +164,16 @@ std::uint64_t Metrics::rejected(const std::string& id) const {
 std::uint64_t Metrics::headSeq() const {
   std::lock_guard lock(mu_);
   return headSeq_;
+}
+
+std::uint64_t Metrics::writeFailures() const {
+  std::lock_guard lock(mu_);
+  return writeFailures_;
+}
+
+bool Metrics::writesBlocked() const {
+  std::lock_guard lock(mu_);
+  return writesBlocked_.has_value();
 }
 
 std::string Metrics::render(std::int64_t nowNs) const {
@@ -187,6 +208,12 @@ std::string Metrics::render(std::int64_t nowNs) const {
   }
   header(out, "ledger_commits_total", "counter", "Batches committed to the ledger.");
   out << "ledger_commits_total " << commits_ << '\n';
+  header(out, "ledger_write_failures_total", "counter",
+         "Commits the ledger refused for a full disk, each retry counted.");
+  out << "ledger_write_failures_total " << writeFailures_ << '\n';
+  header(out, "ledger_writes_blocked", "gauge",
+         "1 while received events wait for disk space to be committed.");
+  out << "ledger_writes_blocked " << (writesBlocked_ ? 1 : 0) << '\n';
   header(out, "ledger_last_event_age_seconds", "gauge",
          "Seconds since the last event of each kind was received.");
   for (const auto& [kind, t] : lastEventNs_) {

@@ -8,6 +8,9 @@
 //   ledger_watch_restarts_total{resource,reason} counter  watches re-established
 //   ledger_relists_total{resource}               counter  LISTs after a watch could not resume
 //   ledger_commits_total                         counter  batches committed
+//   ledger_write_failures_total                  counter  commits the ledger refused for a
+//                                                          full disk, each retry counted
+//   ledger_writes_blocked                        gauge    1 while a commit waits for disk space
 //   ledger_last_event_age_seconds{kind}          gauge    since the last event of that kind
 //   ledger_ingest_lag_seconds                    gauge    age of the oldest received, uncommitted
 //   event ledger_stored_bytes                          gauge    the ledger directory's size on disk
@@ -16,7 +19,8 @@
 //   ledger_resource_absent{resource}             gauge    1 while its API is not served
 //
 // Readiness: every resource has been discovered, and each one that is served
-// has synced (absent ones do not hold readiness back; they are retried).
+// has synced (absent ones do not hold readiness back; they are retried), and
+// no commit is waiting for disk space.
 //
 // Thread safety: every member may be called from any thread (one mutex).
 // Errors: never throws except std::bad_alloc.
@@ -52,12 +56,18 @@ class Metrics {
   void setStoredBytes(std::uint64_t bytes);
   // Receipt time of the oldest event not yet committed; nullopt when none.
   void setOldestUncommitted(std::optional<std::int64_t> timeNs);
+  // A commit the ledger refused for a full disk (each attempt).
+  void writeFailed();
+  // Why commits wait (readiness names it); nullopt once they go through.
+  void setWritesBlocked(std::optional<std::string> reason);
 
   std::uint64_t appended(const std::string& kind) const;
   std::uint64_t restarts(const std::string& id) const;  // all reasons
   std::uint64_t relists(const std::string& id) const;
   std::uint64_t rejected(const std::string& id) const;
   std::uint64_t headSeq() const;
+  std::uint64_t writeFailures() const;
+  bool writesBlocked() const;
 
   std::string render(std::int64_t nowNs) const;
 
@@ -74,6 +84,8 @@ class Metrics {
   std::uint64_t headSeq_ = 0;
   std::uint64_t storedBytes_ = 0;
   std::optional<std::int64_t> oldestUncommittedNs_;
+  std::uint64_t writeFailures_ = 0;
+  std::optional<std::string> writesBlocked_;
 };
 
 // Escapes a label value for the exposition format.

@@ -39,6 +39,9 @@ void WatchDaemon::stop() {
   if (stopping_ || !started_) return;
   stopping_ = true;
   spdlog::info("stopping: ending the watches and committing what they received");
+  // First: a watch waiting for room in the writer's queue while the disk is
+  // full would otherwise hold its join until space came back.
+  writer_.requestStop();
   for (auto& informer : informers_) informer->stop();
   writer_.close();
   server_.stop();

@@ -4,14 +4,17 @@
 // start() reads each resource's committed cursor ("watch:<id>") so that a
 // restart resumes exactly where the last commit left off. stop() ends the
 // watches, records and commits everything they had received, and closes the
-// endpoints; the ledger can then be closed.
+// endpoints; the ledger can then be closed. On a full disk the daemon keeps
+// running and retries (LedgerWriter); a stop meanwhile does not wait for
+// space: it fails the writer, naming the events left uncommitted.
 //
 // Ownership: borrows the Ledger (it must outlive the daemon); owns the rest.
 // Thread safety: start()/stop() from one thread; failed(), metrics() from
 // any. Errors: start() throws std::runtime_error when --listen cannot be
 // bound and ingest::LedgerError when the cursors cannot be read; a ledger
 // write failure while running shows as failed() (the caller then stops the
-// daemon and exits 4, or 3 for corruption).
+// daemon and exits 4, or 3 for corruption), except a full disk, which shows
+// as 503 on /readyz until a commit succeeds again.
 #pragma once
 
 #include <atomic>

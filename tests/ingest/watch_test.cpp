@@ -3,7 +3,9 @@
 // APIs, resume from the ledger's cursor, 410 Gone with objects deleted and
 // replaced during the gap, server restart, 500s, stalls, /metrics; and, with
 // the real binary ($LEDGER_INGEST), SIGKILL mid-stream, SIGTERM during a
-// burst, and hostile objects (100k levels deep, NUL in a name) in the stream.
+// burst, hostile objects (100k levels deep, NUL in a name) in the stream, and
+// a full disk (a small tmpfs; skipped with a message where it cannot be
+// mounted), checked with $LEDGER_REPLAY verify.
 #include <fcntl.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -653,4 +655,227 @@ TEST_CASE("an object 100k levels deep or with a NUL name is skipped; the daemon 
   std::ifstream in(log);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
   CHECK(text.find("watch event skipped: JSON nested deeper than 1000 levels") != std::string::npos);
+}
+
+namespace {
+
+// A Workload with a few KB of spec, so that a full disk shows in a few commits.
+Json bulkyObject(int i) {
+  Json o = object("team-a", numbered("w", static_cast<std::size_t>(i)));
+  o["spec"]["payload"] = std::string(4000, static_cast<char>('a' + i % 26));
+  return o;
+}
+
+// Writes `filler` until its file system has no byte left.
+void fillDisk(const std::string& filler) {
+  const int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  REQUIRE(fd >= 0);
+  const std::string block(1 << 16, 'x');
+  for (std::size_t size = block.size(); size > 0; size /= 2) {
+    while (::write(fd, block.data(), size) == static_cast<ssize_t>(size)) {
+    }
+  }
+  ::close(fd);
+}
+
+int readyzStatus(int port) {
+  int status = 0;
+  httpGet(port, "/readyz", &status);
+  return status;
+}
+
+// The daemon on a ledger in `disk`, retrying a full disk every 50 to 200 ms.
+pid_t spawnOnSmallDisk(const std::string& ledgerDir, const FakeApiServer& server, int port,
+                       const std::string& log) {
+  auto args = daemonArgs(ledgerDir, server, port, "20", "10");
+  for (const char* a : {"--disk-retry-initial-ms", "50", "--disk-retry-max-ms", "200"})
+    args.push_back(a);
+  return spawnDaemon(args, log);
+}
+
+// Creates bulky Workloads until the daemon reports the disk full on /readyz;
+// how many were created.
+int createUntilDiskFull(FakeApiServer& server, int port) {
+  int created = 0;
+  const bool full = FakeApiServer::waitFor(
+      [&] {
+        for (int i = 0; i < 5 && created < 4000; ++i)
+          server.create("workloads", bulkyObject(created++));
+        return readyzStatus(port) == 503;
+      },
+      30000);
+  REQUIRE(full);
+  return created;
+}
+
+// Records in order, once each, all `count` of them: verify passes (the
+// program and the library's check).
+void requireAllOnce(const std::string& ledgerDir, int count) {
+  const CommandRun verify =
+      runCommand(programFromEnv("LEDGER_REPLAY") + " --ledger " + ledgerDir + " verify");
+  INFO(verify.output);
+  CHECK(verify.exitCode == 0);
+  auto ledger = openLedger(ledgerDir);
+  requireSound(*ledger);
+  const auto recs = records(*ledger);
+  REQUIRE(recs.size() == static_cast<std::size_t>(count));
+  requireNoDuplicates(recs);
+  for (std::size_t i = 0; i < recs.size(); ++i) REQUIRE(recs[i].identity.name == numbered("w", i));
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+}  // namespace
+
+TEST_CASE("a full disk: /readyz 503 naming it, /healthz 200, events held; freed: committed once",
+          "[watch][process][disk-full]") {
+  TempDir dir;
+  SmallDisk disk(dir.path("small"), 16 << 20);
+  if (!disk.mounted()) {
+    WARN("skipped: cannot mount a tmpfs here (needs root, CAP_SYS_ADMIN)");
+    return;
+  }
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  server.start();
+  const std::string ledgerDir = dir.path("small/ledger");
+  const std::string log = dir.path("daemon.log");
+  const int port = freePort();
+  pid_t pid = spawnOnSmallDisk(ledgerDir, server, port, log);
+  REQUIRE(FakeApiServer::waitFor([&] { return readyzStatus(port) == 200; }, 15000));
+  const std::string filler = dir.path("small/filler");
+  fillDisk(filler);
+  int created = createUntilDiskFull(server, port);
+
+  int status = 0;
+  CHECK(httpGet(port, "/readyz", &status).find("ledger: the disk is full") != std::string::npos);
+  CHECK(httpGet(port, "/healthz", &status) == "ok\n");
+  CHECK(status == 200);
+  CHECK(scrape(port, "ledger_writes_blocked") == 1);
+  // Retried, still running, and taking more events meanwhile.
+  REQUIRE(FakeApiServer::waitFor([&] { return scrape(port, "ledger_write_failures_total") >= 3; },
+                                 10000));
+  for (int i = 0; i < 10; ++i) server.create("workloads", bulkyObject(created++));
+  CHECK(waitpid(pid, nullptr, WNOHANG) == 0);
+  CHECK(readyzStatus(port) == 503);
+
+  std::filesystem::remove(filler);
+  REQUIRE(FakeApiServer::waitFor(
+      [&] { return readyzStatus(port) == 200 && scrape(port, "ledger_head_seq") == created; },
+      15000));
+  CHECK(scrape(port, "ledger_writes_blocked") == 0);
+  server.create("workloads", bulkyObject(created++));
+  REQUIRE(
+      FakeApiServer::waitFor([&] { return scrape(port, "ledger_head_seq") == created; }, 10000));
+  kill(pid, SIGTERM);
+  CHECK(waitExit(pid, 10000) == 0);
+  requireAllOnce(ledgerDir, created);
+  // One line when commits start failing and one when they succeed, not one per retry.
+  const std::string text = readText(log);
+  CHECK(occurrences(text, "the disk is full: committing") == 1);
+  CHECK(occurrences(text, "the disk has room again") == 1);
+}
+
+TEST_CASE("SIGTERM while the disk is full: exit 4 at once naming the events not committed",
+          "[watch][process][disk-full]") {
+  TempDir dir;
+  SmallDisk disk(dir.path("small"), 16 << 20);
+  if (!disk.mounted()) {
+    WARN("skipped: cannot mount a tmpfs here (needs root, CAP_SYS_ADMIN)");
+    return;
+  }
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  server.start();
+  const std::string ledgerDir = dir.path("small/ledger");
+  const std::string log = dir.path("daemon.log");
+  const int port = freePort();
+  pid_t pid = spawnOnSmallDisk(ledgerDir, server, port, log);
+  REQUIRE(FakeApiServer::waitFor([&] { return readyzStatus(port) == 200; }, 15000));
+  const std::string filler = dir.path("small/filler");
+  fillDisk(filler);
+  int created = createUntilDiskFull(server, port);
+  const auto signalled = std::chrono::steady_clock::now();
+  kill(pid, SIGTERM);
+  CHECK(waitExit(pid, 10000) == 4);
+  CHECK(std::chrono::steady_clock::now() - signalled < 5s);
+  CHECK(readText(log).find("received event(s) were not committed when the daemon stopped") !=
+        std::string::npos);
+
+  // With space again, a restart receives what was not committed, once.
+  std::filesystem::remove(filler);
+  pid = spawnOnSmallDisk(ledgerDir, server, port, log);
+  REQUIRE(
+      FakeApiServer::waitFor([&] { return scrape(port, "ledger_head_seq") == created; }, 15000));
+  kill(pid, SIGTERM);
+  CHECK(waitExit(pid, 10000) == 0);
+  requireAllOnce(ledgerDir, created);
+}
+
+TEST_CASE("a full disk with a small queue: the watch stops reading, drops nothing; stop is prompt",
+          "[watch][disk-full]") {
+  TempDir dir;
+  SmallDisk disk(dir.path("small"), 16 << 20);
+  if (!disk.mounted()) {
+    WARN("skipped: cannot mount a tmpfs here (needs root, CAP_SYS_ADMIN)");
+    return;
+  }
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  server.start();
+  const std::string ledgerDir = dir.path("small/ledger");
+  auto options = daemonOptions(server, "workloads.kueue.x-k8s.io");
+  options.writer.queueCapacity = 4;
+  options.writer.retryInitial = 50ms;
+  options.writer.retryMax = 200ms;
+  int created = 0;
+  {
+    auto ledger = openLedger(ledgerDir);
+    kube::WatchDaemon daemon(*ledger, options);
+    daemon.start();
+    REQUIRE(FakeApiServer::waitFor([&] { return daemon.metrics().ready(); }, 10000));
+    fillDisk(dir.path("small/filler"));
+    REQUIRE(FakeApiServer::waitFor(
+        [&] {
+          server.create("workloads", bulkyObject(created++));
+          return daemon.metrics().writesBlocked();
+        },
+        30000));
+    for (int i = 0; i < 200; ++i) server.create("workloads", bulkyObject(created++));
+    // What the watch took in is bounded by the commit held, the queue and
+    // the messages taken from it: it waits instead of reading on.
+    const std::string received =
+        "ledger_watch_events_total{resource=\"kueue.x-k8s.io/workloads\",type=\"ADDED\"}";
+    std::this_thread::sleep_for(300ms);
+    const double taken = metric(parseMetrics(daemon.metrics().render(0)), received);
+    CHECK(taken <= static_cast<double>(daemon.metrics().headSeq() + 50 + 2 * 4 + 1));
+    CHECK(taken < created);
+    CHECK_FALSE(daemon.failed());
+    const auto stopping = std::chrono::steady_clock::now();
+    daemon.stop();
+    CHECK(std::chrono::steady_clock::now() - stopping < 5s);
+    REQUIRE(daemon.failed());
+    CHECK(daemon.failure().message().find("received event(s) were not committed") !=
+          std::string::npos);
+  }
+  std::filesystem::remove(dir.path("small/filler"));
+  {
+    auto ledger = openLedger(ledgerDir);
+    kube::WatchDaemon daemon(*ledger, options);
+    daemon.start();
+    REQUIRE(FakeApiServer::waitFor(
+        [&] { return daemon.metrics().headSeq() == static_cast<std::uint64_t>(created); }, 15000));
+    daemon.stop();
+    CHECK_FALSE(daemon.failed());
+  }
+  requireAllOnce(ledgerDir, created);
 }

@@ -8,7 +8,6 @@
 // $LEDGER_INGEST, $LEDGER_REPLAY).
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,27 +128,6 @@ TEST_CASE("SIGKILL during commits written as table files leaves a sound ledger t
 }
 
 namespace {
-
-// A tmpfs of `bytes` mounted at `dir` for the life of the object; mounted()
-// is false when the process may not mount (mount(2) needs CAP_SYS_ADMIN).
-class SmallDisk {
- public:
-  SmallDisk(const std::string& dir, std::size_t bytes) : dir_(dir) {
-    std::filesystem::create_directories(dir);
-    const std::string data = "size=" + std::to_string(bytes);
-    mounted_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, data.c_str()) == 0;
-  }
-  ~SmallDisk() {
-    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
-  }
-  SmallDisk(const SmallDisk&) = delete;
-  SmallDisk& operator=(const SmallDisk&) = delete;
-  bool mounted() const { return mounted_; }
-
- private:
-  std::string dir_;
-  bool mounted_ = false;
-};
 
 int exitCodeOf(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status); }
 
