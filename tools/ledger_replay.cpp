@@ -106,6 +106,8 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                    "every dedupe key names the record that forms it, and every record's key is "
                    "there",
                    "live view is what the log's last record of each object says",
+                   "object index holds exactly the entries the records form (when it covers "
+                   "every record)",
                    "head matches last record",
                    "checkpoints equal a fresh replay, their copies the projection records"};
     j["checkpointsChecked"] = cps.checked;
