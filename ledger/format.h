@@ -31,8 +31,22 @@
 //                named by later ones, so a query reads them densely instead
 //                of one scattered block each (derived with the checkpoints,
 //                dropped with them). Since format 2.
+//   object_index which records touch an object, and which objects refer to a
+//                uid (derived, written in the batch that appends the records):
+//                  'r' object key '\0' seq (8 bytes BE) -> empty, for every
+//                    record: the records of one object, in seq order.
+//                  'o' namespace '\0' uid '\0' object key -> empty, for every
+//                    uid a record's projection names in ownerReferences (and,
+//                    of a ResourceClaim, in status.reservedFor): the objects
+//                    that ever referred to that uid (a Job's or Workload's
+//                    Pods, a Pod's ResourceClaims).
+//                `ledger-query workload` reads these entries and the records
+//                they name instead of scanning the log. Since format 3.
 //   meta         "format" -> decimal format version; "head" -> last seq, hash,
-//                time; "cursor/<source>" -> per-source ingest cursor.
+//                time; "cursor/<source>" -> per-source ingest cursor;
+//                "object_index" -> "complete" when object_index covers every
+//                record (written when the ledger is created and by
+//                `ledger-replay rebuild-projection`).
 //
 // Chain: hash(seq) = SHA-256(hash(seq-1) ++ LogRecord bytes), hash(0) = 32 zero
 // bytes. Sequence numbers start at 1 and are dense.
@@ -62,6 +76,10 @@
 //   2  adds checkpoint_objects. A version-1 ledger opened for writing is
 //      upgraded in place (the family is created empty; its checkpoints keep
 //      naming records only); opened read-only it is read as it is.
+//   3  adds object_index. An older ledger opened for writing is upgraded in
+//      place: the family is created empty and indexes the records appended
+//      from then on, without the "object_index" meta key, so queries scan the
+//      log until `ledger-replay rebuild-projection` indexes every record.
 #pragma once
 
 #include <cstdint>
@@ -71,7 +89,7 @@
 namespace ledger::format {
 
 inline constexpr int kOldestFormat = 1;
-inline constexpr int kCurrentFormat = 2;
+inline constexpr int kCurrentFormat = 3;
 
 // The bytes of a checkpoint (schema/checkpoint.capnp) after their SHA-256.
 // Checkpoints are derived data: one of another version is skipped like a
@@ -90,6 +108,7 @@ inline constexpr const char* kEventsFamily = "events";
 inline constexpr const char* kLiveFamily = "live";
 inline constexpr const char* kCheckpointsFamily = "checkpoints";
 inline constexpr const char* kCheckpointObjectsFamily = "checkpoint_objects";
+inline constexpr const char* kObjectIndexFamily = "object_index";
 inline constexpr const char* kMetaFamily = "meta";
 
 inline constexpr const char* kAcknowledgedHeadFile = "ledger-head";
@@ -99,6 +118,8 @@ inline constexpr std::size_t kAcknowledgedHeadSize = 64;
 inline constexpr std::string_view kFormatKey = "format";
 inline constexpr std::string_view kHeadKey = "head";
 inline constexpr std::string_view kCursorPrefix = "cursor/";
+inline constexpr std::string_view kObjectIndexKey = "object_index";
+inline constexpr std::string_view kObjectIndexComplete = "complete";
 
 inline constexpr std::size_t kHashSize = 32;
 inline constexpr std::size_t kChunkHeaderSize = 8;
@@ -138,5 +159,25 @@ inline std::int64_t timeFromKey(std::string_view key) {
   return static_cast<std::int64_t>(decodeU64(key.substr(0, 8)) ^ (1ULL << 63));
 }
 inline std::uint64_t seqFromTimeKey(std::string_view key) { return decodeU64(key.substr(8, 8)); }
+
+// object_index: the records of one object, and the objects referring to a uid.
+inline std::string objectRecordsPrefix(std::string_view objectKey) {
+  std::string out = "r";
+  out.append(objectKey).push_back('\0');
+  return out;
+}
+inline std::string objectRecordKey(std::string_view objectKey, std::uint64_t seq) {
+  return objectRecordsPrefix(objectKey) + encodeU64(seq);
+}
+inline std::string referrersPrefix(std::string_view ns, std::string_view uid) {
+  std::string out = "o";
+  out.append(ns).push_back('\0');
+  out.append(uid).push_back('\0');
+  return out;
+}
+inline std::string referrerKey(std::string_view ns, std::string_view uid,
+                               std::string_view objectKey) {
+  return referrersPrefix(ns, uid).append(objectKey);
+}
 
 }  // namespace ledger::format

@@ -388,13 +388,15 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   std::vector<std::string> present;
   if (options.readOnly) {
-    // A version-1 ledger has no checkpoint_objects, and a read-only open
-    // cannot create it: open what is there.
+    // A version-1 ledger has no checkpoint_objects, one of version 2 or
+    // less no object_index, and a read-only open cannot create them: open
+    // what is there.
     auto s = rocksdb::DB::ListColumnFamilies(dbo, dir, &present);
     if (!s.ok()) return fromRocks(s, "opening ledger " + dir);
   }
   for (const char* name : kFamilyNames) {
-    const bool optional = std::string_view(name) == format::kCheckpointObjectsFamily;
+    const bool optional = std::string_view(name) == format::kCheckpointObjectsFamily ||
+                          std::string_view(name) == format::kObjectIndexFamily;
     if (options.readOnly && std::find(present.begin(), present.end(), name) == present.end()) {
       if (optional) continue;
       return Status::corruption("ledger " + dir + " has no column family " + name);
@@ -444,6 +446,17 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
       return Status::corruption("ledger " + dir + " has records but no format version");
     if (options.readOnly) return Status::notFound("ledger " + dir + " is empty and uninitialised");
     if (Status st = writeCurrentFormat("initialising ledger"); !st.isOk()) return st;
+    // An empty ledger's object index covers every record it has.
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    if (Status st = fromRocks(
+            raw->Put(wo, ledger->family(format::kMetaFamily),
+                     rocksdb::Slice(format::kObjectIndexKey.data(), format::kObjectIndexKey.size()),
+                     rocksdb::Slice(format::kObjectIndexComplete.data(),
+                                    format::kObjectIndexComplete.size())),
+            "initialising ledger");
+        !st.isOk())
+      return st;
   } else if (!s.ok()) {
     return fromRocks(s, "reading ledger format");
   } else {
@@ -465,8 +478,9 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     }
     ledger->formatVersion_ = version;
     if (version < format::kCurrentFormat && !options.readOnly) {
-      // 1 -> 2: the only change is the checkpoint_objects family, which the
-      // open above created empty.
+      // 1 -> 2: the checkpoint_objects family, and 2 -> 3 the object_index
+      // family, which the open above created empty. object_index gets no
+      // "complete" marker: it covers no record written before.
       if (Status st = writeCurrentFormat("upgrading ledger format"); !st.isOk()) return st;
     }
   }
@@ -615,6 +629,13 @@ Status Ledger::putRawForTesting(const char* familyName, std::string_view key,
   return fromRocks(db_->Put(wo, family(familyName), rocksdb::Slice(key.data(), key.size()),
                             rocksdb::Slice(value.data(), value.size())),
                    "raw put");
+}
+
+Status Ledger::deleteRawForTesting(const char* familyName, std::string_view key) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return fromRocks(db_->Delete(wo, family(familyName), rocksdb::Slice(key.data(), key.size())),
+                   "raw delete");
 }
 
 Status Ledger::getRaw(const char* familyName, std::string_view key, std::string* value) const {

@@ -199,6 +199,13 @@ class Ledger {
       std::string_view prefix,
       const std::function<void(std::string_view objectKey, const LiveObject&)>& fn) const;
   [[nodiscard]] Status cursor(std::string_view source, Cursor* out) const;  // kNotFound
+  // Whether object_index covers every record (format.h): false on a ledger
+  // of an earlier format, until `ledger-replay rebuild-projection`.
+  [[nodiscard]] Status objectIndexComplete(bool* complete) const;
+  // The object_index keys starting with `prefix`, in key order (format.h
+  // forms the prefixes). Empty on a ledger without the family.
+  [[nodiscard]] Status scanObjectIndex(std::string_view prefix,
+                                       const std::function<void(std::string_view key)>& fn) const;
 
   // Derived data: checkpoints of the folded state (replay/fold/checkpoints.h),
   // stored with the chunks of object copies they introduce (chunk i under
@@ -237,6 +244,7 @@ class Ledger {
   // Test and repair hook: overwrite the stored bytes of one family's key.
   [[nodiscard]] Status putRawForTesting(const char* family, std::string_view key,
                                         std::string_view value);
+  [[nodiscard]] Status deleteRawForTesting(const char* family, std::string_view key);
   [[nodiscard]] Status getRaw(const char* family, std::string_view key, std::string* value) const;
 
   // Bytes the ledger occupies on disk: table files per family, "wal" for the

@@ -13,6 +13,7 @@
 #include "ledger/internal/ledger_internal.h"
 #include "ledger/internal/log_table.h"
 #include "ledger/ledger.h"
+#include "ledger/object_index.h"
 #include "ledger/record_capnp.h"
 #include "ledger/scratch_message.h"
 
@@ -38,8 +39,10 @@ constexpr std::size_t kProjectedRecordFirstSegmentWords = 512;
 // Builds the ProjectedRecord for a header and Projection bytes in `message`.
 // The bytes come from a heap string, word-aligned in practice, and are read
 // where they lie instead of copied to an aligned buffer allocated per record.
+// Appends the record's object_index keys to `indexKeys` when it is set.
 void fillProjectedRecord(ScratchMessage& message, const Record& header,
-                         std::string_view projectionBytes, AlignedBuffer& buffer) {
+                         std::string_view projectionBytes, AlignedBuffer& buffer,
+                         std::vector<std::string>* indexKeys = nullptr) {
   auto root = message.start().initRoot<schema::ProjectedRecord>();
   root.setType(static_cast<schema::EventType>(header.type));
   root.setTimeNs(header.timeNs);
@@ -53,10 +56,28 @@ void fillProjectedRecord(ScratchMessage& message, const Record& header,
       words = buffer.load(projectionBytes);
     }
     capnp::FlatArrayMessageReader reader(words);
-    root.setObject(reader.getRoot<schema::Projection>());
+    const auto projection = reader.getRoot<schema::Projection>();
+    root.setObject(projection);
+    if (indexKeys) {
+      appendObjectIndexKeys(header.identity.namespace_, header.identity.objectKey(), header.seq,
+                            &projection, *indexKeys);
+    }
   } else {
     root.initObject().getBody().setOther();
+    if (indexKeys) {
+      appendObjectIndexKeys(header.identity.namespace_, header.identity.objectKey(), header.seq,
+                            nullptr, *indexKeys);
+    }
   }
+}
+
+// Puts object_index keys into a batch in key order (as the dedupe keys
+// below), each once.
+void putIndexKeys(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf,
+                  std::vector<std::string>& keys) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (const std::string& k : keys) wb.Put(cf, k, rocksdb::Slice());
 }
 
 // Appends a message's parts (ScratchMessage::parts) to a value in slices.
@@ -104,6 +125,9 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   auto* eventsCf = family(format::kEventsFamily);
   auto* liveCf = family(format::kLiveFamily);
   auto* metaCf = family(format::kMetaFamily);
+  auto* indexCf = family(format::kObjectIndexFamily);
+  std::vector<std::string> indexKeys;
+  indexKeys.reserve(batch.size() * 2);
   Record record;
   Sha256 chain;
   RecordEncoder encoder;
@@ -147,7 +171,7 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
         wb.Put(logCf, rocksdb::SliceParts(&keySlice, 1),
                rocksdb::SliceParts(logValue.data(), static_cast<int>(logValue.size())));
       }
-      fillProjectedRecord(projected, record, p.projection, projectionBuffer);
+      fillProjectedRecord(projected, record, p.projection, projectionBuffer, &indexKeys);
       projectedValue.clear();
       appendSlices(projected.parts(), projectedValue);
       wb.Put(projCf, rocksdb::SliceParts(&keySlice, 1),
@@ -172,6 +196,7 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   for (const auto& [dedupeKey, seq] : dedupe) {
     wb.Put(eventsCf, rocksdb::Slice(dedupeKey.data(), dedupeKey.size()), format::seqKey(seq));
   }
+  putIndexKeys(wb, indexCf, indexKeys);
   // The live view: each object's last change in the batch, once. A batch
   // changes each object about 2.5 times (the simulated cluster: 2,000 of 5,000
   // records); every write was an insert into the live family's memtable.
@@ -223,11 +248,25 @@ Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;
   auto* projCf = family(format::kProjectionFamily);
+  auto* indexCf = family(format::kObjectIndexFamily);
+  auto* metaCf = family(format::kMetaFamily);
+  const rocksdb::Slice markerKey(format::kObjectIndexKey.data(), format::kObjectIndexKey.size());
+  // The object index is rebuilt with the projection: not complete until the
+  // last record is indexed again, and nothing of the old one kept.
+  wb.Delete(metaCf, markerKey);
+  wb.DeleteRange(indexCf, rocksdb::Slice(""), rocksdb::Slice("\xff", 1));
+  ScratchMessage message(kProjectedRecordFirstSegmentWords);
+  AlignedBuffer buffer;
+  std::vector<std::string> indexKeys;
   Status inner = Status::ok();
   Status st = scanRecords(1, 0, [&](const Record& r, const Digest&) {
-    wb.Put(projCf, format::seqKey(r.seq), buildProjectedRecord(r, project(r)));
+    const std::string projection = project(r);
+    fillProjectedRecord(message, r, projection, buffer, &indexKeys);
+    wb.Put(projCf, format::seqKey(r.seq), message.bytes());
     ++*rewritten;
     if (wb.Count() >= 1024) {
+      putIndexKeys(wb, indexCf, indexKeys);
+      indexKeys.clear();
       inner = fromRocks(db_->Write(wo, &wb), "rewriting projection");
       wb.Clear();
       if (!inner.isOk()) return false;
@@ -236,6 +275,9 @@ Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>
   });
   if (!st.isOk()) return st;
   if (!inner.isOk()) return inner;
+  putIndexKeys(wb, indexCf, indexKeys);
+  wb.Put(metaCf, markerKey,
+         rocksdb::Slice(format::kObjectIndexComplete.data(), format::kObjectIndexComplete.size()));
   return fromRocks(db_->Write(wo, &wb), "rewriting projection");
 }
 

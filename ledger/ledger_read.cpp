@@ -166,6 +166,29 @@ Status Ledger::scanRaw(const char* familyName,
   return fromRocks(it->status(), "scanning");
 }
 
+Status Ledger::objectIndexComplete(bool* complete) const {
+  *complete = false;
+  if (family(format::kObjectIndexFamily) == nullptr) return Status::ok();
+  std::string value;
+  Status st = getRaw(format::kMetaFamily, format::kObjectIndexKey, &value);
+  if (st.isNotFound()) return Status::ok();
+  if (!st.isOk()) return st;
+  *complete = value == format::kObjectIndexComplete;
+  return Status::ok();
+}
+
+Status Ledger::scanObjectIndex(std::string_view prefix,
+                               const std::function<void(std::string_view key)>& fn) const {
+  auto* cf = family(format::kObjectIndexFamily);
+  if (cf == nullptr) return Status::ok();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf));
+  const rocksdb::Slice start(prefix.data(), prefix.size());
+  for (it->Seek(start); it->Valid() && it->key().starts_with(start); it->Next()) {
+    fn(it->key().ToStringView());
+  }
+  return fromRocks(it->status(), "reading object index");
+}
+
 Status Ledger::seqAtOrBefore(std::int64_t timeNs, std::uint64_t* seq) const {
   *seq = 0;
   std::unique_ptr<rocksdb::Iterator> it(

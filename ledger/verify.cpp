@@ -12,6 +12,7 @@
 
 #include "ledger/format.h"
 #include "ledger/internal/ledger_internal.h"
+#include "ledger/object_index.h"
 #include "ledger/record_capnp.h"
 #include "schema/projection.capnp.h"
 
@@ -292,6 +293,53 @@ Status checkLive(const Ledger& ledger,
   return Status::ok();
 }
 
+// object_index: exactly the keys the records' projections form (XXH3-64 of
+// each, as the dedupe keys), each with an empty value. Checked only when the
+// ledger says the index covers every record (format.h).
+Status checkObjectIndex(const Ledger& ledger, std::vector<std::uint64_t> expected,
+                        Findings& findings) {
+  std::sort(expected.begin(), expected.end());
+  expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+  std::vector<std::uint8_t> matched(expected.size());
+  Status st =
+      ledger.scanRaw(format::kObjectIndexFamily, [&](std::string_view key, std::string_view value) {
+        if (findings.any()) return;
+        if (!value.empty()) {
+          findings.atKey(format::kObjectIndexFamily, key, "object index entry holds a value");
+          return;
+        }
+        const std::uint64_t h = XXH3_64bits(key.data(), key.size());
+        const auto at = std::lower_bound(expected.begin(), expected.end(), h);
+        if (at == expected.end() || *at != h) {
+          findings.atKey(format::kObjectIndexFamily, key,
+                         "object index entry that no record forms (`ledger-replay "
+                         "rebuild-projection` derives the index again)");
+          return;
+        }
+        matched[static_cast<std::size_t>(at - expected.begin())] = 1;
+      });
+  if (!st.isOk() || findings.any()) return st;
+  if (std::find(matched.begin(), matched.end(), 0) == matched.end()) return Status::ok();
+  // Name the first record whose entry is missing.
+  std::vector<std::string> keys;
+  return ledger.scanProjections(
+      1, ledger.lastSeq(), [&](std::uint64_t seq, schema::ProjectedRecord::Reader r) {
+        keys.clear();
+        appendObjectIndexKeys(seq, r, keys);
+        for (const auto& k : keys) {
+          const std::uint64_t h = XXH3_64bits(k.data(), k.size());
+          const auto at = std::lower_bound(expected.begin(), expected.end(), h);
+          if (matched[static_cast<std::size_t>(at - expected.begin())] == 0) {
+            findings.atSeq(seq, "its object index entry " + Findings::printable(k) +
+                                    " is missing (`ledger-replay rebuild-projection` derives "
+                                    "the index again)");
+            return false;
+          }
+        }
+        return true;
+      });
+}
+
 }  // namespace
 
 Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions& options) {
@@ -310,6 +358,11 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
   times.reserve(head);
   std::vector<KeyedSeq> dedupe;  // (XXH3 of the record's dedupe key, seq)
   std::unordered_map<std::string, LiveExpectation> live;
+  bool indexComplete = false;
+  if (Status st = ledger.objectIndexComplete(&indexComplete); !st.isOk()) return st;
+  std::vector<std::uint64_t> indexKeys;  // XXH3 of the object_index keys
+  std::vector<std::string> recordIndexKeys;
+  AlignedBuffer indexBuffer;
   Sha256 chain;
   std::string projection;
   Status st = ledger.scanRecords(1, head, [&](const Record& r, const Digest& stored) {
@@ -345,6 +398,12 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
       if (!key.empty()) dedupe.push_back({XXH3_64bits(key.data(), key.size()), r.seq});
     }
     noteLive(r, live);
+    if (indexComplete) {
+      capnp::FlatArrayMessageReader reader(indexBuffer.load(projection));
+      recordIndexKeys.clear();
+      appendObjectIndexKeys(r.seq, reader.getRoot<schema::ProjectedRecord>(), recordIndexKeys);
+      for (const auto& k : recordIndexKeys) indexKeys.push_back(XXH3_64bits(k.data(), k.size()));
+    }
     previous = stored;
     lastTime = r.timeNs;
     report->recordsChecked++;
@@ -372,6 +431,9 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
   if (!findings.any()) {
     if (st = checkEvents(ledger, std::move(dedupe), head, options, findings); !st.isOk()) return st;
     if (st = checkLive(ledger, live, findings); !st.isOk()) return st;
+  }
+  if (!findings.any() && indexComplete) {
+    if (st = checkObjectIndex(ledger, std::move(indexKeys), findings); !st.isOk()) return st;
   }
   findings.into(*report);
   report->lastHashHex = toHex(previous);

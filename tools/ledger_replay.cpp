@@ -106,6 +106,8 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                    "every dedupe key names the record that forms it, and every record's key is "
                    "there",
                    "live view is what the log's last record of each object says",
+                   "object index holds exactly the entries the records form (when it covers "
+                   "every record)",
                    "head matches last record",
                    "checkpoints equal a fresh replay, their copies the projection records"};
     j["checkpointsChecked"] = cps.checked;
@@ -160,8 +162,8 @@ int runExport(const Ledger& ledger, std::uint64_t from) {
 // and the directory on disk): how much checkpoints cost beside the log.
 int runStats(const Ledger& ledger, cli::OutputFormat output) {
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> families;  // count, bytes
-  for (const char* f :
-       {"log", "projection", "checkpoints", "checkpoint_objects", "time_index", "events", "live"}) {
+  for (const char* f : {"log", "projection", "checkpoints", "checkpoint_objects", "time_index",
+                        "events", "live", "object_index"}) {
     auto& totals = families[f];  // a pair, not bindings: lambdas may not capture those (clang)
     Status st = ledger.scanRaw(f, [&](std::string_view k, std::string_view v) {
       ++totals.first;

@@ -10,6 +10,7 @@
 #include "tools/render/usage_chart.h"
 
 #include <fstream>
+#include <iostream>
 
 namespace ledger::cli {
 
@@ -88,6 +89,10 @@ int runWorkload(const Ledger& ledger, const QueryArgs& args, std::ostream& out) 
   const auto history =
       replay::workloadHistory(ledger, ns, name, args.from, args.to, progress.callback());
   progress.done();
+  if (!history.indexed) {
+    std::cerr << "note: this ledger's object index does not cover every record, so the whole log "
+                 "was read; `ledger-replay rebuild-projection` indexes it\n";
+  }
   if (!history.found)
     throw UsageError("workload " + args.target + " does not appear in the ledger");
   if (args.output == OutputFormat::kJson) {

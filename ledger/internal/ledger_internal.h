@@ -35,6 +35,7 @@ inline const char* const kFamilyNames[] = {
     format::kLiveFamily,
     format::kCheckpointsFamily,
     format::kCheckpointObjectsFamily,
+    format::kObjectIndexFamily,
     format::kMetaFamily,
 };
 

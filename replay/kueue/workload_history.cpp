@@ -1,7 +1,12 @@
 #include "replay/kueue/workload_history.h"
 
+#include <capnp/serialize.h>
+
+#include <algorithm>
 #include <map>
 #include <set>
+
+#include "ledger/format.h"
 
 #include "replay/kueue/workload_usage.h"
 
@@ -163,12 +168,105 @@ class Tracker {
   std::map<std::string, std::set<std::string>> held_;
 };
 
+// One record of the namespace, as the scan and the indexed read feed it.
+void feed(Tracker& tracker, const std::string& ns, const std::string& name, std::uint64_t seq,
+          schema::ProjectedRecord::Reader r) {
+  auto id = r.getIdentity();
+  if (id.getNamespace() != ns) return;
+  auto p = r.getObject();
+  const bool deleted = r.getType() == schema::EventType::DELETED;
+  const auto body = p.getBody();
+  if (body.isWorkload() && id.getName() == name) {
+    tracker.workload(seq, r.getTimeNs(), deleted, p, id.getUid().cStr());
+  } else if (body.isPod()) {
+    tracker.pod(deleted, p, id.getUid().cStr());
+  } else if (body.isResourceClaim()) {
+    tracker.claim(seq, r.getTimeNs(), deleted, p, ns + "/" + id.getName().cStr());
+  }
+}
+
+// The group of Workload objects (ingest/projector.cpp projects a Workload
+// body from this group only).
+constexpr std::string_view kWorkloadGroup = "kueue.x-k8s.io";
+
+class IndexReader {
+ public:
+  IndexReader(const Ledger& ledger, std::string ns, std::uint64_t last)
+      : ledger_(ledger), ns_(std::move(ns)), last_(last) {}
+
+  // Adds the records of `objectKey` at or before the last seq; false if
+  // the object was already added.
+  bool addObject(const std::string& objectKey) {
+    if (!objects_.insert(objectKey).second) return false;
+    const std::string prefix = format::objectRecordsPrefix(objectKey);
+    check(ledger_.scanObjectIndex(prefix, [&](std::string_view key) {
+      const std::uint64_t seq = format::decodeU64(key.substr(prefix.size()));
+      if (key.size() == prefix.size() + 8 && seq <= last_) objectSeqs_[objectKey].push_back(seq);
+    }));
+    return true;
+  }
+
+  // The objects that ever referred to one of `uids`.
+  std::set<std::string> referrers(const std::set<std::string>& uids) const {
+    std::set<std::string> out;
+    for (const auto& uid : uids) {
+      const std::string prefix = format::referrersPrefix(ns_, uid);
+      check(ledger_.scanObjectIndex(
+          prefix, [&](std::string_view key) { out.emplace(key.substr(prefix.size())); }));
+    }
+    return out;
+  }
+
+  // Every uid the records of the objects in `keys` carry.
+  std::set<std::string> uidsOf(const std::set<std::string>& keys) const {
+    std::vector<std::uint64_t> seqs;
+    for (const auto& k : keys) {
+      auto it = objectSeqs_.find(k);
+      if (it != objectSeqs_.end()) seqs.insert(seqs.end(), it->second.begin(), it->second.end());
+    }
+    std::sort(seqs.begin(), seqs.end());
+    std::set<std::string> out;
+    read(seqs, [&](std::uint64_t, schema::ProjectedRecord::Reader r) {
+      out.emplace(r.getIdentity().getUid().cStr());
+    });
+    return out;
+  }
+
+  std::vector<std::uint64_t> allSeqs() const {
+    std::vector<std::uint64_t> seqs;
+    for (const auto& [k, v] : objectSeqs_) seqs.insert(seqs.end(), v.begin(), v.end());
+    std::sort(seqs.begin(), seqs.end());
+    seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+    return seqs;
+  }
+
+  void read(const std::vector<std::uint64_t>& seqs,
+            const std::function<void(std::uint64_t, schema::ProjectedRecord::Reader)>& fn) const {
+    check(ledger_.readProjectionsWords(
+        seqs, [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> words) {
+          capnp::FlatArrayMessageReader reader(words);
+          fn(seq, reader.getRoot<schema::ProjectedRecord>());
+        }));
+  }
+
+ private:
+  static void check(const Status& st) {
+    if (!st.isOk()) throw ReplayError(st);
+  }
+
+  const Ledger& ledger_;
+  std::string ns_;
+  std::uint64_t last_;
+  std::set<std::string> objects_;
+  std::map<std::string, std::vector<std::uint64_t>> objectSeqs_;
+};
+
 }  // namespace
 
-WorkloadHistory workloadHistory(const Ledger& ledger, const std::string& ns,
-                                const std::string& name, std::optional<std::int64_t> fromNs,
-                                std::optional<std::int64_t> toNs,
-                                const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+WorkloadHistory workloadHistoryScan(
+    const Ledger& ledger, const std::string& ns, const std::string& name,
+    std::optional<std::int64_t> fromNs, std::optional<std::int64_t> toNs,
+    const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   WorkloadHistory out;
   out.ns = ns;
   out.name = name;
@@ -181,22 +279,55 @@ WorkloadHistory workloadHistory(const Ledger& ledger, const std::string& ns,
   Status st =
       ledger.scanProjections(1, last, [&](std::uint64_t seq, schema::ProjectedRecord::Reader r) {
         if (progress && (++done & 0xFFFF) == 0) progress(done, last);
-        auto id = r.getIdentity();
-        if (id.getNamespace() != ns) return true;
-        auto p = r.getObject();
-        const bool deleted = r.getType() == schema::EventType::DELETED;
-        const auto body = p.getBody();
-        if (body.isWorkload() && id.getName() == name) {
-          tracker.workload(seq, r.getTimeNs(), deleted, p, id.getUid().cStr());
-        } else if (body.isPod()) {
-          tracker.pod(deleted, p, id.getUid().cStr());
-        } else if (body.isResourceClaim()) {
-          tracker.claim(seq, r.getTimeNs(), deleted, p, ns + "/" + id.getName().cStr());
-        }
+        feed(tracker, ns, name, seq, r);
         return true;
       });
   if (!st.isOk()) throw ReplayError(st);
   if (progress) progress(last, last);
+  return out;
+}
+
+WorkloadHistory workloadHistory(const Ledger& ledger, const std::string& ns,
+                                const std::string& name, std::optional<std::int64_t> fromNs,
+                                std::optional<std::int64_t> toNs,
+                                const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  bool complete = false;
+  if (Status st = ledger.objectIndexComplete(&complete); !st.isOk()) throw ReplayError(st);
+  if (!complete) return workloadHistoryScan(ledger, ns, name, fromNs, toNs, progress);
+  WorkloadHistory out;
+  out.ns = ns;
+  out.name = name;
+  out.indexed = true;
+  Tracker tracker(out, fromNs, toNs);
+  Replayer replayer(ledger);
+  const std::uint64_t last = toNs ? replayer.seqAt(*toNs) : ledger.lastSeq();
+  IndexReader index(ledger, ns, last);
+  // The workload, then the objects referring to any uid it or its owners
+  // had (its pods; claims it owns), then those referring to theirs (claims
+  // of its pods): a superset of what the scan's tracker follows, and every
+  // record of each, so the tracker sees each change it would in the scan.
+  const std::string workloadKey = std::string(kWorkloadGroup) + "/Workload/" + ns + "/" + name;
+  index.addObject(workloadKey);
+  std::set<std::string> uids;
+  index.read(index.allSeqs(), [&](std::uint64_t, schema::ProjectedRecord::Reader r) {
+    uids.emplace(r.getIdentity().getUid().cStr());
+    for (auto o : r.getObject().getOwnerReferences()) uids.emplace(o.getUid().cStr());
+  });
+  uids.erase("");
+  std::set<std::string> owned;
+  for (const auto& k : index.referrers(uids)) {
+    if (index.addObject(k)) owned.insert(k);
+  }
+  std::set<std::string> ownedUids = index.uidsOf(owned);
+  ownedUids.erase("");
+  for (const auto& k : index.referrers(ownedUids)) index.addObject(k);
+  const auto seqs = index.allSeqs();
+  std::uint64_t done = 0;
+  index.read(seqs, [&](std::uint64_t seq, schema::ProjectedRecord::Reader r) {
+    if (progress && (++done & 0xFFFF) == 0) progress(done, seqs.size());
+    feed(tracker, ns, name, seq, r);
+  });
+  if (progress) progress(seqs.size(), seqs.size());
   return out;
 }
 

@@ -38,13 +38,26 @@ struct HistoryEntry {
 struct WorkloadHistory {
   std::string ns, name;
   bool found = false;  // the workload appears in the log at all
+  // Read through object_index; false after a full scan (a ledger whose
+  // index does not cover every record: `ledger-replay rebuild-projection`).
+  bool indexed = false;
   std::vector<HistoryEntry> entries;
 };
 
-// Scans the log from its start (a workload's pods and claims are matched
-// by owner, which only a scan finds) up to `toNs`. `progress`, when set, is
-// called now and then with (records scanned, records to scan).
+// Reads, through object_index (ledger/format.h), the records of the
+// workload, of the objects referring to its uid or its owners' uids (its
+// pods, claims it owns), and of the objects referring to those (the pods'
+// claims), up to `toNs`, in seq order: every record that changes what the
+// full scan finds, so the result is the scan's. A ledger whose index is not
+// complete is scanned (workloadHistoryScan). `progress`, when set, is called
+// now and then with (records read, records to read).
 WorkloadHistory workloadHistory(
+    const Ledger& ledger, const std::string& ns, const std::string& name,
+    std::optional<std::int64_t> fromNs, std::optional<std::int64_t> toNs,
+    const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
+
+// The same from a scan of the log from its start, without the index.
+WorkloadHistory workloadHistoryScan(
     const Ledger& ledger, const std::string& ns, const std::string& name,
     std::optional<std::int64_t> fromNs, std::optional<std::int64_t> toNs,
     const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});

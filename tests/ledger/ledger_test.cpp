@@ -213,15 +213,14 @@ TEST_CASE("a ledger of an unknown format is refused with a clear message", "[led
   CHECK_THAT(st.message(), Catch::Contains("format version 99") && Catch::Contains("newer"));
 }
 
-TEST_CASE("a format-1 ledger is read as it is, and upgraded to 2 when opened for writing",
-          "[ledger]") {
+TEST_CASE("a format-1 ledger is read as it is, and upgraded when opened for writing", "[ledger]") {
   TempDir dir;
   {
     auto ledger = openLedger(dir.path("l"));
     AppendResult r;
     REQUIRE(ledger->append({pending("a", 1), pending("b", 2)}, {}, &r).isOk());
   }
-  // What version 1 wrote: no checkpoint_objects, format "1".
+  // What version 1 wrote: no checkpoint_objects, no object_index, format "1".
   {
     rocksdb::DBOptions dbo;
     std::vector<std::string> names;
@@ -233,12 +232,15 @@ TEST_CASE("a format-1 ledger is read as it is, and upgraded to 2 when opened for
     REQUIRE(rocksdb::DB::Open(dbo, dir.path("l"), descriptors, &handles, &raw).ok());
     std::unique_ptr<rocksdb::DB> db(raw);
     for (std::size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == format::kCheckpointObjectsFamily) {
+      if (names[i] == format::kCheckpointObjectsFamily || names[i] == format::kObjectIndexFamily) {
         REQUIRE(db->DropColumnFamily(handles[i]).ok());
       }
       if (names[i] == format::kMetaFamily) {
         REQUIRE(db->Put(rocksdb::WriteOptions(), handles[i], std::string(format::kFormatKey), "1")
                     .ok());
+        REQUIRE(
+            db->Delete(rocksdb::WriteOptions(), handles[i], std::string(format::kObjectIndexKey))
+                .ok());
       }
     }
     for (auto* h : handles) REQUIRE(db->DestroyColumnFamilyHandle(h).ok());
@@ -258,17 +260,24 @@ TEST_CASE("a format-1 ledger is read as it is, and upgraded to 2 when opened for
     CHECK(entries == 0);
     Status chunk = ledger->readCheckpointChunks({CheckpointChunkId{2, 0}}, [](auto, auto) {});
     CHECK(chunk.isNotFound());
+    bool indexed = true;
+    REQUIRE(ledger->objectIndexComplete(&indexed).isOk());
+    CHECK_FALSE(indexed);
   }
   {
     auto ledger = openLedger(dir.path("l"));
     CHECK(ledger->formatVersion() == format::kCurrentFormat);
+    // The index covers no record written before the upgrade.
+    bool indexed = true;
+    REQUIRE(ledger->objectIndexComplete(&indexed).isOk());
+    CHECK_FALSE(indexed);
     REQUIRE(ledger->putCheckpoint(2, "checkpoint", {"chunk0-8"}).isOk());
   }
   Ledger::Options ro;
   ro.readOnly = true;
   std::unique_ptr<Ledger> ledger;
   REQUIRE(Ledger::open(dir.path("l"), ro, &ledger).isOk());
-  CHECK(ledger->formatVersion() == 2);
+  CHECK(ledger->formatVersion() == format::kCurrentFormat);
   std::string seen;
   REQUIRE(ledger
               ->readCheckpointChunks({CheckpointChunkId{2, 0}},
@@ -588,7 +597,7 @@ TEST_CASE("a ledger whose CURRENT is lost is refused, never created anew over it
   rocksdb::DBOptions dbo;
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
   for (const char* name : {"default", "log", "projection", "time_index", "events", "live",
-                           "checkpoints", "checkpoint_objects", "meta"}) {
+                           "checkpoints", "checkpoint_objects", "object_index", "meta"}) {
     families.emplace_back(name, rocksdb::ColumnFamilyOptions());
   }
   REQUIRE(rocksdb::RepairDB(path, dbo, families).ok());

@@ -91,4 +91,43 @@ TEST_CASE("verifyLog derives every family again and names the first edit", "[ver
     const VerifyReport v = verified(*ledger, {});
     CHECK(v.firstBadSeq == cq);
   }
+  SECTION("object_index: an entry deleted, added, or holding a value") {
+    const std::string cqKey = "kueue.x-k8s.io/ClusterQueue//cq";
+    SECTION("deleted") {
+      REQUIRE(
+          ledger
+              ->deleteRawForTesting(format::kObjectIndexFamily, format::objectRecordKey(cqKey, cq))
+              .isOk());
+      const VerifyReport v = verified(*ledger, {});
+      CHECK(v.firstBadSeq == cq);
+      CHECK_THAT(v.problem, Catch::Contains("object index entry"));
+    }
+    SECTION("added: the ClusterQueue named at another record's seq") {
+      REQUIRE(ledger
+                  ->putRawForTesting(format::kObjectIndexFamily,
+                                     format::objectRecordKey(cqKey, cq + 1), "")
+                  .isOk());
+      const VerifyReport v = verified(*ledger, {});
+      CHECK(v.badFamily == "object_index");
+      CHECK_THAT(v.badKey, Catch::Contains("ClusterQueue//cq"));
+    }
+    SECTION("added: an owner the object never had") {
+      REQUIRE(ledger
+                  ->putRawForTesting(format::kObjectIndexFamily,
+                                     format::referrerKey("team", "uid-x", cqKey), "")
+                  .isOk());
+      const VerifyReport v = verified(*ledger, {});
+      CHECK(v.badFamily == "object_index");
+      CHECK_THAT(v.badKey, Catch::Contains("uid-x"));
+    }
+    SECTION("edited: holding a value") {
+      REQUIRE(ledger
+                  ->putRawForTesting(format::kObjectIndexFamily, format::objectRecordKey(cqKey, cq),
+                                     "x")
+                  .isOk());
+      const VerifyReport v = verified(*ledger, {});
+      CHECK(v.badFamily == "object_index");
+      CHECK_THAT(v.problem, Catch::Contains("holds a value"));
+    }
+  }
 }

@@ -239,7 +239,17 @@ TEST_CASE("workload history lists the DRA devices the workload's pods held and w
                                      of = total;
                                    });
   REQUIRE(h.found);
-  // The scan reports its end: every record up to the last was looked at.
+  REQUIRE(h.indexed);
+  // The read reports its end: every record the index names was looked at,
+  // fewer than the log holds.
+  CHECK(reported == of);
+  CHECK(of < ledger->lastSeq());
+  // The scan looks at every record up to the last.
+  replay::workloadHistoryScan(*ledger, "team-a", "job-train-resnet-126ec", std::nullopt,
+                              std::nullopt, [&](std::uint64_t done, std::uint64_t total) {
+                                reported = done;
+                                of = total;
+                              });
   CHECK(reported == ledger->lastSeq());
   CHECK(of == ledger->lastSeq());
   std::vector<std::string> events;
