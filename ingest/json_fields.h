@@ -33,7 +33,18 @@ class FieldReader {
 
   // A string field; "" when absent. A non-string is recorded as a problem.
   std::string string(const Json& obj, const char* key, const char* where);
-  std::int64_t integer(const Json& obj, const char* key, const char* where, std::int64_t dflt);
+  // An integer field of a Kubernetes type of `bits` (32 or 64) signed bits;
+  // `dflt` when absent, a problem when not an integer. A value outside that
+  // range (a uint64 past int64, a count past int32, an integer beyond 64
+  // bits, which json_numbers.h keeps as its digits) is a rejection: the API
+  // server refuses it, and cast into the field it would be a wrapped number.
+  std::int64_t integer(const Json& obj, const char* key, const char* where, std::int64_t dflt,
+                       int bits = 64);
+  // The same for a value already found: nullopt when it is not an integer
+  // (no problem recorded) or, with *outOfRange set, is out of range
+  // (rejected, named `where`).
+  std::optional<std::int64_t> integerValue(const Json& value, const std::string& where, int bits,
+                                           bool* outOfRange);
   bool boolean(const Json& obj, const char* key, const char* where, bool dflt);
   // A quantity written as a string or a JSON number, as its text.
   std::string quantityText(const Json& value, const std::string& where);
