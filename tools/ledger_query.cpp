@@ -79,7 +79,9 @@ int main(int argc, char** argv) {
     return cli::kExitCorrupt;
   } catch (const std::overflow_error& e) {
     // Quantities are exact to about 1.7e29 units (replay/quantity.h); a sum
-    // past that is not computed rather than wrapped.
+    // past that is not computed rather than wrapped. The state report makes
+    // it a QuantityOverflow finding (replay/audit.h); this is for answers
+    // with no finding to attach it to.
     spdlog::error(
         "{}: a quantity the ledger holds is too large to compute with ({}); no answer "
         "was produced",
