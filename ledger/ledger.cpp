@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -467,6 +468,25 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   } else if (!s.IsNotFound()) {
     return fromRocks(s, "reading ledger head");
   }
+  // Which projector wrote the projections (format.h). A ledger without the
+  // key was written by a build that recorded none; one without records has
+  // no projections, so a writable open records this build's.
+  s = raw->Get(
+      rocksdb::ReadOptions(), ledger->family(format::kMetaFamily),
+      rocksdb::Slice(format::kProjectionFormatKey.data(), format::kProjectionFormatKey.size()),
+      &value);
+  if (s.ok()) {
+    const auto [end, ec] =
+        std::from_chars(value.data(), value.data() + value.size(), ledger->projectionFormat_);
+    if (ec != std::errc() || end != value.data() + value.size()) {
+      return Status::incompatible("ledger " + dir + " has an unreadable projection format '" +
+                                  value + "'");
+    }
+  } else if (!s.IsNotFound()) {
+    return fromRocks(s, "reading the projection format");
+  } else if (ledger->head_.seq == 0 && !options.readOnly) {
+    if (Status st = ledger->writeProjectionFormat(nullptr); !st.isOk()) return st;
+  }
   if (acknowledged) {
     // What a writer acknowledged must still be here, as it was: a write-ahead
     // log that lost records (truncated, deleted, damaged past what recovery
@@ -594,6 +614,13 @@ Status Ledger::putRawForTesting(const char* familyName, std::string_view key,
   return fromRocks(db_->Put(wo, family(familyName), rocksdb::Slice(key.data(), key.size()),
                             rocksdb::Slice(value.data(), value.size())),
                    "raw put");
+}
+
+Status Ledger::deleteRawForTesting(const char* familyName, std::string_view key) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return fromRocks(db_->Delete(wo, family(familyName), rocksdb::Slice(key.data(), key.size())),
+                   "raw delete");
 }
 
 Status Ledger::getRaw(const char* familyName, std::string_view key, std::string* value) const {
