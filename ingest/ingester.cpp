@@ -96,6 +96,13 @@ std::string dedupeKeyOf(const Record& record) {
   return {};
 }
 
+std::vector<std::string> legacyDedupeKeysOf(const Record& record) {
+  const ObjectIdentity& id = record.identity;
+  if (!id.uid.empty() && !id.resourceVersion.empty()) return {legacyEventKey(id, record.type)};
+  return {contentKey(id, "upsert", record.objectJson),
+          contentKey(id, eventTypeName(record.type), record.objectJson)};
+}
+
 ObjectIdentity identityOf(const nlohmann::json& object) {
   ObjectIdentity id;
   const std::string apiVersion = str(object, "apiVersion");

@@ -153,4 +153,13 @@ ObjectIdentity identityOf(const nlohmann::json& object);
 // verifyLog to check that family against the log (VerifyOptions::dedupeKey).
 std::string dedupeKeyOf(const Record& record);
 
+// The keys earlier builds stored for `record` (ledger/format.h, events):
+// "e\0" uid "\0" resourceVersion "\0" type for an object with both, and for
+// one without, its content key under "upsert" or the event's type (which of
+// the two depended on the input's form, which the record does not keep).
+// The Ingester still honours the first kind; each is derived from the log
+// like today's key, so verifyLog accepts one that names its record
+// (VerifyOptions::legacyDedupeKeys).
+std::vector<std::string> legacyDedupeKeysOf(const Record& record);
+
 }  // namespace ledger::ingest

@@ -33,13 +33,24 @@ class FieldReader {
 
   // A string field; "" when absent. A non-string is recorded as a problem.
   std::string string(const Json& obj, const char* key, const char* where);
-  std::int64_t integer(const Json& obj, const char* key, const char* where, std::int64_t dflt);
+  // An integer field of a Kubernetes type of `bits` (32 or 64) signed bits;
+  // `dflt` when absent, a problem when not an integer. A value outside that
+  // range (a uint64 past int64, a count past int32, an integer beyond 64
+  // bits, which json_numbers.h keeps as its digits) is a rejection: the API
+  // server refuses it, and cast into the field it would be a wrapped number.
+  std::int64_t integer(const Json& obj, const char* key, const char* where, std::int64_t dflt,
+                       int bits = 64);
+  // The same for a value already found: nullopt when it is not an integer
+  // (no problem recorded) or, with *outOfRange set, is out of range
+  // (rejected, named `where`).
+  std::optional<std::int64_t> integerValue(const Json& value, const std::string& where, int bits,
+                                           bool* outOfRange);
   bool boolean(const Json& obj, const char* key, const char* where, bool dflt);
   // A quantity written as a string or a JSON number, as its text.
   std::string quantityText(const Json& value, const std::string& where);
   // An RFC 3339 time field the projection reads; nullopt when absent or not a
   // time (as before: the projection leaves it unset). A valid time outside
-  // the ledger's range (rfc3339.h) is a rejection instead: the object would
+  // the ledger's range (schema/k8s/rfc3339.h) is a rejection instead: the object would
   // carry a wrapped instant, so the event is not recorded.
   std::optional<std::int64_t> time(const Json& obj, const char* key, const char* where);
   // Objects/arrays: nullopt plus a problem when of the wrong type.

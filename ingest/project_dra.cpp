@@ -100,10 +100,19 @@ void projectDevice(FieldReader& fr, const Json& dev, schema::Device::Builder b) 
     for (const auto& [key, v] : members) {
       auto a = l[i++];
       a.setName(text(key));
+      // DRA's int attribute is an int64: one outside it rejects the object.
+      const JsonPtr intValue = FieldReader::member(v, "int");
+      bool outOfRange = false;
+      const std::optional<std::int64_t> integer =
+          intValue ? fr.integerValue(*intValue, "attribute " + std::string(key) + ".int", 64,
+                                     &outOfRange)
+                   : std::nullopt;
       if (JsonPtr x = FieldReader::member(v, "bool"); x && x->is_boolean()) {
         a.getValue().setBool(x->get<bool>());
-      } else if (JsonPtr x = FieldReader::member(v, "int"); x && x->is_number_integer()) {
-        a.getValue().setInt(x->get<std::int64_t>());
+      } else if (integer) {
+        a.getValue().setInt(*integer);
+      } else if (outOfRange) {
+        a.getValue().setNone();
       } else if (JsonPtr x = FieldReader::member(v, "string"); x && x->is_string()) {
         a.getValue().setString(x->get<std::string>());
       } else if (JsonPtr x = FieldReader::member(v, "version"); x && x->is_string()) {

@@ -100,8 +100,9 @@ void projectWorkload(FieldReader& fr, const Json& obj, schema::Workload::Builder
   if (spec.has_value()) {
     out.setQueueName(fr.string(*spec, "queueName", "spec"));
     if (JsonPtr p = FieldReader::member(*spec, "priority")) {
-      if (p->is_number_integer()) {
-        out.setPriority(static_cast<std::int32_t>(p->get<std::int64_t>()));
+      bool outOfRange = false;
+      if (auto v = fr.integerValue(*p, "spec.priority", 32, &outOfRange)) {
+        out.setPriority(static_cast<std::int32_t>(*v));
         out.setHasPriority(true);
       }
     }
@@ -112,7 +113,7 @@ void projectWorkload(FieldReader& fr, const Json& obj, schema::Workload::Builder
       for (const Json& ps : *podSets) {
         auto b = l[i++];
         b.setName(fr.string(ps, "name", "spec.podSets"));
-        b.setCount(static_cast<std::int32_t>(fr.integer(ps, "count", "spec.podSets", 1)));
+        b.setCount(static_cast<std::int32_t>(fr.integer(ps, "count", "spec.podSets", 1, 32)));
         if (JsonPtr podSpec = FieldReader::path(ps, {"template", "spec"})) {
           projectPodSpec(fr, *podSpec, b.initTemplate());
         }
@@ -141,7 +142,8 @@ void projectWorkload(FieldReader& fr, const Json& obj, schema::Workload::Builder
     for (const Json& rp : *reclaimable) {
       auto b = l[i++];
       b.setName(fr.string(rp, "name", "status.reclaimablePods"));
-      b.setCount(static_cast<std::int32_t>(fr.integer(rp, "count", "status.reclaimablePods", 0)));
+      b.setCount(
+          static_cast<std::int32_t>(fr.integer(rp, "count", "status.reclaimablePods", 0, 32)));
     }
   }
   if (JsonPtr adm = fr.object(*status, "admission", "status")) {
@@ -153,7 +155,7 @@ void projectWorkload(FieldReader& fr, const Json& obj, schema::Workload::Builder
       for (const Json& psa : *psas) {
         auto b = l[i++];
         b.setName(fr.string(psa, "name", "podSetAssignments"));
-        b.setCount(static_cast<std::int32_t>(fr.integer(psa, "count", "podSetAssignments", 0)));
+        b.setCount(static_cast<std::int32_t>(fr.integer(psa, "count", "podSetAssignments", 0, 32)));
         if (JsonPtr flavors = fr.object(psa, "flavors", "podSetAssignments")) {
           const auto members = flavors->items();
           auto fl = b.initFlavors(static_cast<unsigned>(members.size()));

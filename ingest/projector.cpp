@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "ingest/json_numbers.h"
 #include "ingest/project_kinds.h"
 #include "ingest/yaml_json.h"
 #include "ledger/scratch_message.h"
@@ -219,7 +220,7 @@ std::string projectJsonText(const std::string& objectJson, const ProjectionOptio
     return projectObject(JsonView(root), options);
   nlohmann::json object;
   try {
-    object = nlohmann::json::parse(objectJson);
+    object = parseJsonKeepingIntegers(objectJson);
   } catch (const nlohmann::json::exception& e) {
     return unreadable(std::string("stored JSON does not parse: ") + e.what());
   }

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "ingest/input_limits.h"
+#include "ingest/json_numbers.h"
 #include "ingest/projector.h"
 #include "ingest/simd_json.h"
 #include "ingest/yaml_json.h"
@@ -41,7 +42,8 @@ std::string cleanJsonError(const std::string& what) {
 //   unsigned: the same value and text, and every reader of numbers asks
 //   is_number_integer() before is_number_unsigned());
 // - duplicate keys: the last one wins, as in nlohmann;
-// - parse errors, too deep nesting, numbers out of range: nlohmann.
+// - parse errors, too deep nesting, numbers out of range: nlohmann (an
+//   integer beyond 64 bits becomes its digits there, json_numbers.h).
 struct NotExact {};
 
 // A watched object's metadata.managedFields is left out while building
@@ -380,7 +382,9 @@ bool ValueReader::nextJson(DecodedValue* out) {
   out->storedObjectJson.clear();
   out->projection.clear();
   try {
-    out->value = nlohmann::json::parse(text);
+    // An integer beyond 64 bits (which simdjson refuses) arrives here; it
+    // is kept as its digits, never as a double (json_numbers.h).
+    out->value = parseJsonKeepingIntegers(text);
   } catch (const nlohmann::json::parse_error& e) {
     const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
     const auto lineInValue = static_cast<std::uint64_t>(

@@ -6,7 +6,9 @@
 // '[' means JSON, anything else YAML. JSON values are framed by bracket depth
 // (outside strings) and then parsed by simdjson into nlohmann values (with
 // nlohmann's own parser where the two could differ); YAML documents are
-// parsed by yaml-cpp and converted to JSON. Memory is bounded by the largest
+// parsed by yaml-cpp and converted to JSON. Either way an integer beyond the
+// int64 and uint64 ranges is kept as a string of its digits, never rounded
+// through a double (json_numbers.h). Memory is bounded by the largest
 // single value, never by the file: Options::maxValueBytes bounds a JSON value,
 // a YAML document (and any line of it), and what a YAML document's aliases
 // expand to (yaml_json.h); values nested deeper than kMaxNestingDepth

@@ -34,9 +34,19 @@ std::string stringAt(const Json& j, std::initializer_list<const char*> path) {
   return cur->is_string() ? cur->get<std::string>() : "";
 }
 
+// Job's parallelism and completions are int32: a value past that is refused
+// with its name, never cast into a wrapped count.
 std::int64_t intOr(const Json& spec, const char* key, std::int64_t fallback) {
   const Json* v = member(spec, key);
-  return v != nullptr && v->is_number_integer() ? v->get<std::int64_t>() : fallback;
+  if (v == nullptr || !v->is_number_integer()) return fallback;
+  const bool fits = v->is_number_unsigned() ? v->get<std::uint64_t>() <= INT32_MAX
+                                            : v->get<std::int64_t>() >= INT32_MIN &&
+                                                  v->get<std::int64_t>() <= INT32_MAX;
+  if (!fits) {
+    throw std::runtime_error(std::string("spec.") + key + " " + v->dump() +
+                             " is outside the int32 range");
+  }
+  return v->get<std::int64_t>();
 }
 
 // metadata.name, else metadata.generateName without its trailing '-': the
@@ -127,7 +137,11 @@ Json normalizedWorkload(Json object) {
 }
 
 kj::Array<capnp::word> recordOfWorkload(const Json& object) {
-  const std::string bytes = projectObject(object);
+  std::string rejection;
+  const std::string bytes = projectObject(object, {}, &rejection);
+  // What ingest would refuse to record (a count outside its range) is not
+  // evaluated either.
+  if (!rejection.empty()) throw std::runtime_error(rejection);
   Record header;
   header.identity.group = "kueue.x-k8s.io";
   header.identity.version = "v1beta2";
@@ -153,7 +167,7 @@ Json workloadForJob(const Json& job) {
   // Job.podsCount: parallelism (defaulted to 1), capped by completions.
   std::int64_t count = intOr(s, "parallelism", 1);
   if (const Json* c = member(s, "completions"); c != nullptr && c->is_number_integer()) {
-    count = std::min(count, c->get<std::int64_t>());
+    count = std::min(count, intOr(s, "completions", count));
   }
   Json tmpl = Json::object();
   if (const Json* t = member(s, "template"); t != nullptr && t->is_object()) tmpl = *t;

@@ -47,6 +47,8 @@
 //                "object_index" -> "complete" when object_index covers every
 //                record (written when the ledger is created and by
 //                `ledger-replay rebuild-projection`).
+//                "projection-format" -> decimal kProjectionFormat of the
+//                projector that wrote the oldest projections (below).
 //
 // Chain: hash(seq) = SHA-256(hash(seq-1) ++ LogRecord bytes), hash(0) = 32 zero
 // bytes. Sequence numbers start at 1 and are dense.
@@ -99,6 +101,23 @@ inline constexpr int kCurrentFormat = 3;
 //      versions of charge inputs): a version-2 checkpoint cannot say what a
 //      workload was charged at reservation.
 inline constexpr std::uint32_t kCheckpointFormat = 3;
+
+// What the ingest's projector writes into `projection` (schema/projection.capnp
+// and ingest/projector.h): this number changes whenever it projects some
+// object to other bytes than before. The projection is derived data, so a
+// change is not a ledger format change; `meta` says which projector wrote
+// the ledger's projections, and `ledger-replay verify` (ledger/verify.h)
+// can tell projections an older projector wrote from edited ones, and
+// reports warn, until `ledger-replay rebuild-projection` writes them anew.
+// Written at creation and by a rebuild, never by an append: a ledger whose
+// projections an earlier build wrote keeps its older number after this
+// build appends to it.
+//   1  any projector of the builds that recorded no number (a ledger
+//      without the key, records aside, reads as 1).
+//   2  the projector that records it.
+inline constexpr int kProjectionFormat = 2;
+inline constexpr int kProjectionFormatBeforeItWasRecorded = 1;
+inline constexpr std::string_view kProjectionFormatKey = "projection-format";
 inline constexpr std::size_t kCheckpointChecksumSize = 32;
 
 inline constexpr const char* kLogFamily = "log";

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -496,6 +497,25 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
         format::decodeU64(std::string_view(value).substr(8 + format::kHashSize)));
   } else if (!s.IsNotFound()) {
     return fromRocks(s, "reading ledger head");
+  }
+  // Which projector wrote the projections (format.h). A ledger without the
+  // key was written by a build that recorded none; one without records has
+  // no projections, so a writable open records this build's.
+  s = raw->Get(
+      rocksdb::ReadOptions(), ledger->family(format::kMetaFamily),
+      rocksdb::Slice(format::kProjectionFormatKey.data(), format::kProjectionFormatKey.size()),
+      &value);
+  if (s.ok()) {
+    const auto [end, ec] =
+        std::from_chars(value.data(), value.data() + value.size(), ledger->projectionFormat_);
+    if (ec != std::errc() || end != value.data() + value.size()) {
+      return Status::incompatible("ledger " + dir + " has an unreadable projection format '" +
+                                  value + "'");
+    }
+  } else if (!s.IsNotFound()) {
+    return fromRocks(s, "reading the projection format");
+  } else if (ledger->head_.seq == 0 && !options.readOnly) {
+    if (Status st = ledger->writeProjectionFormat(nullptr); !st.isOk()) return st;
   }
   if (acknowledged) {
     // What a writer acknowledged must still be here, as it was: a write-ahead

@@ -139,6 +139,10 @@ class Ledger {
 
   const std::string& directory() const { return dir_; }
   int formatVersion() const { return formatVersion_; }
+  // The format of the projector that wrote the oldest projections
+  // (format.h, kProjectionFormat); kProjectionFormatBeforeItWasRecorded for a
+  // ledger whose projections an earlier build wrote.
+  int projectionFormat() const { return projectionFormat_; }
 
   // Appends `batch` in order with the next sequence numbers and commits the
   // cursors with it, atomically. Event times are raised to the previous
@@ -237,13 +241,16 @@ class Ledger {
   // a large ledger; writers only. InvalidArgument for an unknown family.
   [[nodiscard]] Status compact(const std::string& familyName = {});
 
-  // Rewrites the projection of every record from its raw JSON.
+  // Rewrites the projection of every record from its raw JSON, then records
+  // format::kProjectionFormat as the ledger's projection format: `project`
+  // must be this build's projector.
   [[nodiscard]] Status rebuildProjection(const std::function<std::string(const Record&)>& project,
                                          std::uint64_t* rewritten);
 
   // Test and repair hook: overwrite the stored bytes of one family's key.
   [[nodiscard]] Status putRawForTesting(const char* family, std::string_view key,
                                         std::string_view value);
+  // Test hook: delete one family's key (a ledger as an earlier build left it).
   [[nodiscard]] Status deleteRawForTesting(const char* family, std::string_view key);
   [[nodiscard]] Status getRaw(const char* family, std::string_view key, std::string* value) const;
 
@@ -264,10 +271,14 @@ class Ledger {
   [[nodiscard]] Status dropUncommittedLog();
   // Rewrites the acknowledged head file (format.h) with head_, synced.
   [[nodiscard]] Status writeAcknowledgedHead();
+  // Records format::kProjectionFormat in `meta`, in `batch` when given
+  // (committed by the caller), else on its own, synced.
+  [[nodiscard]] Status writeProjectionFormat(rocksdb::WriteBatch* batch);
 
   std::string dir_;
   Options options_;
   int formatVersion_ = 0;
+  int projectionFormat_ = 1;  // format::kProjectionFormatBeforeItWasRecorded
   Head head_;
   // head_.seq for readers on other threads than the appender: records past
   // it are not committed (format.h).

@@ -278,7 +278,27 @@ Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>
   putIndexKeys(wb, indexCf, indexKeys);
   wb.Put(metaCf, markerKey,
          rocksdb::Slice(format::kObjectIndexComplete.data(), format::kObjectIndexComplete.size()));
-  return fromRocks(db_->Write(wo, &wb), "rewriting projection");
+  // With the last projections: a rebuild stopped earlier leaves the older
+  // number, and verify and reports keep saying the rebuild is due.
+  if (Status fmt = writeProjectionFormat(&wb); !fmt.isOk()) return fmt;
+  if (Status done = fromRocks(db_->Write(wo, &wb), "rewriting projection"); !done.isOk()) {
+    return done;
+  }
+  projectionFormat_ = format::kProjectionFormat;
+  return Status::ok();
+}
+
+Status Ledger::writeProjectionFormat(rocksdb::WriteBatch* batch) {
+  const std::string value = std::to_string(format::kProjectionFormat);
+  const rocksdb::Slice key(format::kProjectionFormatKey.data(),
+                           format::kProjectionFormatKey.size());
+  if (batch != nullptr) return fromRocks(batch->Put(family(format::kMetaFamily), key, value), "");
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  Status st = fromRocks(db_->Put(wo, family(format::kMetaFamily), key, value),
+                        "recording the projection format");
+  if (st.isOk()) projectionFormat_ = format::kProjectionFormat;
+  return st;
 }
 
 }  // namespace ledger

@@ -187,10 +187,18 @@ Status checkTimeIndex(const Ledger& ledger, const std::vector<std::int64_t>& tim
 // writer's key function, each names a record forming that key, and each key
 // the records form names the last of them (ingest asks only whether a key is
 // there; a key missing makes it record the event again).
-Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected, std::uint64_t head,
-                   const VerifyOptions& options, Findings& findings) {
+//
+// A key in an earlier build's format (`legacy`, VerifyOptions::
+// legacyDedupeKeys) that names a record forming it is accepted, and
+// accounts for that record's key: the Ingester honours it, and it is derived
+// from the log like today's.
+Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected,
+                   std::vector<KeyedSeq> legacy, std::uint64_t head, const VerifyOptions& options,
+                   Findings& findings) {
   std::sort(expected.begin(), expected.end());
+  std::sort(legacy.begin(), legacy.end());
   std::vector<std::uint8_t> matched(expected.size());
+  std::vector<std::uint8_t> namedByLegacyKey(options.legacyDedupeKeys ? head + 1 : 0);
   bool done = false;
   Status failure = Status::ok();
   Status st =
@@ -211,6 +219,12 @@ Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected, std::ui
         if (options.dedupeKey) {
           const KeyedSeq want{XXH3_64bits(key.data(), key.size()), seq};
           const auto at = std::lower_bound(expected.begin(), expected.end(), want);
+          if ((at == expected.end() || *at != want) &&
+              std::binary_search(legacy.begin(), legacy.end(), want)) {
+            namedByLegacyKey[seq] = 1;
+            done = false;
+            return;
+          }
           if (at == expected.end() || *at != want) {
             Record record;
             failure = ledger.read(seq, &record);
@@ -239,7 +253,8 @@ Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected, std::ui
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const bool lastOfKey =
         i + 1 == expected.size() || expected[i + 1].keyHash != expected[i].keyHash;
-    if (lastOfKey && matched[i] == 0) {
+    if (lastOfKey && matched[i] == 0 &&
+        (namedByLegacyKey.empty() || namedByLegacyKey[expected[i].seq] == 0)) {
       findings.atSeq(expected[i].seq,
                      "its dedupe key is not in events, or names an earlier record (ingest would "
                      "record the event again)");
@@ -356,7 +371,8 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
   // What the log says the derived families hold, gathered in the one scan.
   std::vector<std::int64_t> times;  // times[seq - 1]
   times.reserve(head);
-  std::vector<KeyedSeq> dedupe;  // (XXH3 of the record's dedupe key, seq)
+  std::vector<KeyedSeq> dedupe;        // (XXH3 of the record's dedupe key, seq)
+  std::vector<KeyedSeq> legacyDedupe;  // the same for keys of earlier builds
   std::unordered_map<std::string, LiveExpectation> live;
   bool indexComplete = false;
   if (Status st = ledger.objectIndexComplete(&indexComplete); !st.isOk()) return st;
@@ -387,6 +403,16 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
     // say 9Gi where the record's JSON says 8Gi. Derived again and compared
     // byte for byte, it is as trustworthy as the record.
     if (options.project && projection != buildProjectedRecord(r, options.project(r))) {
+      // Which it is, only `meta` can prove: a ledger whose projections an
+      // older projector wrote holds other bytes for the same JSON (format.h,
+      // kProjectionFormat). The record is sound either way; the rebuild
+      // derives its projection again.
+      if (ledger.projectionFormat() < format::kProjectionFormat) {
+        return fail(r.seq, "projection was written by an older projector (projection format " +
+                               std::to_string(ledger.projectionFormat()) + ", this build's is " +
+                               std::to_string(format::kProjectionFormat) +
+                               "): run `ledger-replay rebuild-projection`");
+      }
       return fail(r.seq,
                   "projection is not what the record's JSON projects to (edited, or projected "
                   "with another --kueue-config; `ledger-replay rebuild-projection` derives it "
@@ -396,6 +422,10 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
     if (options.dedupeKey) {
       const std::string key = options.dedupeKey(r);
       if (!key.empty()) dedupe.push_back({XXH3_64bits(key.data(), key.size()), r.seq});
+    }
+    if (options.legacyDedupeKeys) {
+      for (const std::string& key : options.legacyDedupeKeys(r))
+        legacyDedupe.push_back({XXH3_64bits(key.data(), key.size()), r.seq});
     }
     noteLive(r, live);
     if (indexComplete) {
@@ -429,7 +459,8 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
   // on every record, only when all of them are sound.
   if (st = checkTimeIndex(ledger, times, head, !findings.any(), findings); !st.isOk()) return st;
   if (!findings.any()) {
-    if (st = checkEvents(ledger, std::move(dedupe), head, options, findings); !st.isOk()) return st;
+    st = checkEvents(ledger, std::move(dedupe), std::move(legacyDedupe), head, options, findings);
+    if (!st.isOk()) return st;
     if (st = checkLive(ledger, live, findings); !st.isOk()) return st;
   }
   if (!findings.any() && indexComplete) {

@@ -5,11 +5,16 @@
 // therefore has to be derived again and compared:
 //   projection   every record has one that decodes in full and names the
 //                record's type, time and identity; with VerifyOptions::project,
-//                it is byte for byte what the record's JSON projects to.
+//                it is byte for byte what the record's JSON projects to. One
+//                that differs in a ledger whose projections an older
+//                projector wrote (Ledger::projectionFormat) is reported as
+//                that, with the rebuild as the fix, not as an edit.
 //   time_index   exactly one entry per record, timeKey(time, seq), no other.
 //   events       every dedupe key names a committed record that forms that
-//                key; with VerifyOptions::dedupeKey, every record's key is
-//                there and names the last record forming it.
+//                key (today's format, or with VerifyOptions::legacyDedupeKeys
+//                an earlier build's); with VerifyOptions::dedupeKey, every
+//                record's key is there and names the last record forming
+//                it, or a key of an earlier build's names the record.
 //   live         exactly the objects whose last record is not a deletion,
 //                each with that record's uid and resourceVersion (and, when
 //                the value carries one, the digest of its JSON).
@@ -29,6 +34,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ledger/ledger.h"
 
@@ -57,6 +63,11 @@ struct VerifyOptions {
   std::function<std::string(const Record&)> project;
   // The record's dedupe key (ingest::dedupeKeyOf), "" for none.
   std::function<std::string(const Record&)> dedupeKey;
+  // The keys earlier builds formed for the record in another format
+  // (ingest::legacyDedupeKeysOf). A key in `events` that is one of them and
+  // names the record is derived from the log as surely as today's key, and
+  // stands for it: a ledger an earlier build wrote has only those.
+  std::function<std::vector<std::string>(const Record&)> legacyDedupeKeys;
 };
 
 [[nodiscard]] Status verifyLog(const Ledger& ledger, VerifyReport* report,

@@ -157,11 +157,48 @@ inline std::uint64_t copyTime(Ledger& ledger) {
   return format::decodeU64(key);
 }
 
+// What a build before the projection format was recorded (ledger/format.h)
+// left: a Namespace under its dedupe key without the group and kind, a
+// manifest's ConfigMap under its content key "upsert", projections another
+// projector made (here: the Namespace's with a label its JSON does not
+// have), and no projection format in `meta`.
+inline void earlierBuild(Ledger& ledger) {
+  const Json ns = {
+      {"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", meta("", "a", "uid-a", "1")}};
+  Json older = ns;
+  older["metadata"]["labels"] = {{"projected", "by an older projector"}};
+  const Json cm = {{"apiVersion", "v1"},
+                   {"kind", "ConfigMap"},
+                   {"metadata", {{"namespace", "team"}, {"name", "c"}}}};
+  std::vector<PendingRecord> records(2);
+  for (PendingRecord& r : records) {
+    r.type = EventType::kAdded;
+    r.timeNs = 1700000000LL * 1000000000LL;
+  }
+  records[0].identity = ingest::identityOf(ns);
+  records[0].objectJson = ns.dump();
+  records[0].projection = ingest::projectObject(older);
+  records[0].dedupeKey = std::string(
+      "e\0uid-a\0"
+      "1\0ADDED",
+      15);
+  records[1].identity = ingest::identityOf(cm);
+  records[1].objectJson = cm.dump();
+  records[1].projection = ingest::projectObject(cm);
+  records[1].dedupeKey = "c" + std::string(1, '\0') + records[1].identity.objectKey() +
+                         std::string(1, '\0') + "upsert" + std::string(1, '\0') +
+                         toHex(Sha256::of(records[1].objectJson));
+  AppendResult appended;
+  REQUIRE(ledger.append(records, {}, &appended).isOk());
+  REQUIRE(ledger.deleteRawForTesting(format::kMetaFamily, format::kProjectionFormatKey).isOk());
+}
+
 // The verification options `ledger-replay verify` uses by default.
 inline VerifyOptions ingestDerivations() {
   VerifyOptions vo;
   vo.project = [](const Record& r) { return ingest::projectJsonText(r.objectJson); };
   vo.dedupeKey = ingest::dedupeKeyOf;
+  vo.legacyDedupeKeys = ingest::legacyDedupeKeysOf;
   return vo;
 }
 

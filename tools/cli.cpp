@@ -152,6 +152,16 @@ std::optional<int> parseCommandLine(
   return std::nullopt;
 }
 
+void warnIfOlderProjections(const Ledger& ledger) {
+  if (ledger.projectionFormat() >= format::kProjectionFormat || ledger.lastSeq() == 0) return;
+  spdlog::warn(
+      "the ledger's projections were written by an older projector (projection format {}, this "
+      "build's is {}): this answer reads them as they are and may miss what this build projects; "
+      "run `ledger-replay rebuild-projection` (`ledger-replay verify` names the first that "
+      "differs)",
+      ledger.projectionFormat(), format::kProjectionFormat);
+}
+
 std::unique_ptr<Ledger> openForReading(const std::string& dir) {
   std::unique_ptr<Ledger> ledger;
   Ledger::Options options;

@@ -53,6 +53,12 @@ std::optional<int> parseCommandLine(
     const boost::program_options::positional_options_description& positional,
     boost::program_options::variables_map* vm);
 
+// Reports are computed from the projection. One an older projector wrote
+// (ledger/format.h, kProjectionFormat) may lack what this build reads, and
+// `verify` rejects it where it differs from this build's: a report from it
+// says so on stderr, with the rebuild that fixes it, never silently.
+void warnIfOlderProjections(const Ledger& ledger);
+
 // Opens an existing ledger read-only. Throws ProgramError(status).
 std::unique_ptr<Ledger> openForReading(const std::string& dir);
 // Opens an existing ledger for writing (maintenance commands). Throws

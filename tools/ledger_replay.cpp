@@ -30,6 +30,7 @@ using namespace ledger;
 namespace {
 
 int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputFormat output) {
+  cli::warnIfOlderProjections(ledger);
   replay::Replayer replayer(ledger);
   std::uint64_t seq = ledger.lastSeq();
   if (vm.count("until-seq"))
@@ -74,6 +75,7 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
   VerifyOptions vo;
   vo.project = [&](const Record& r) { return ingest::projectJsonText(r.objectJson, projection); };
   vo.dedupeKey = ingest::dedupeKeyOf;
+  vo.legacyDedupeKeys = ingest::legacyDedupeKeysOf;
   VerifyReport log;
   if (Status st = verifyLog(ledger, &log, vo); !st.isOk()) {
     spdlog::error("{}", st.toString());
@@ -103,8 +105,8 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                    "times never go backwards",
                    "projection decodes in full and is what the record's JSON projects to",
                    "time index holds exactly one entry per record",
-                   "every dedupe key names the record that forms it, and every record's key is "
-                   "there",
+                   "every dedupe key names the record that forms it (in today's format or an "
+                   "earlier build's), and every record's key is there",
                    "live view is what the log's last record of each object says",
                    "object index holds exactly the entries the records form (when it covers "
                    "every record)",
@@ -264,6 +266,7 @@ int main(int argc, char** argv) {
         return cli::kExitOk;
       }
       if (command == "checkpoint") {
+        cli::warnIfOlderProjections(*ledger);  // checkpoints are folds of the projection
         if (vm.count("rewrite")) {
           if (Status st = ledger->dropCheckpoints(); !st.isOk()) {
             spdlog::error("{}", st.toString());

@@ -49,7 +49,9 @@ int runProgram(const char* program, const std::function<int()>& body) {
     return kExitCorrupt;
   } catch (const std::overflow_error& e) {
     // Quantities are exact within schema/k8s/quantity.h's range; a sum past
-    // it is not computed rather than wrapped.
+    // it is not computed rather than wrapped. The state report makes it a
+    // QuantityOverflow finding (replay/kueue/audit.h); this is for answers
+    // with no finding to attach it to.
     spdlog::error(
         "{}: a quantity the ledger holds is too large to compute with ({}); no answer "
         "was produced",

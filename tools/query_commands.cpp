@@ -205,6 +205,7 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
 
 int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& args,
              std::ostream& out) {
+  warnIfOlderProjections(ledger);
   if (command == "state") return runState(ledger, args, out);
   if (command == "usage") return runUsage(ledger, args, out);
   if (command == "workload") return runWorkload(ledger, args, out);

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ingest/input_limits.h"
+#include "ingest/json_numbers.h"
 #include "ingest/kube/watch_decoder.h"
 #include "ingest/watch_event.h"
 
@@ -198,7 +199,8 @@ void Informer::list() {
       continue;
     }
     if (resp.status != 200) throw ApiError{resp.status, statusMessage(resp.body)};
-    Json page = Json::parse(resp.body, nullptr, false);
+    // Its items are recorded: an integer past 64 bits keeps its digits.
+    Json page = ingest::parseJsonKeepingIntegers(resp.body, false);
     if (!page.is_object()) throw TransportError("LIST " + path + ": the response is not JSON");
     for (auto& item : page["items"]) {
       if (!item.is_object()) continue;

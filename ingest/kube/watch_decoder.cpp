@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ingest/input_limits.h"
+#include "ingest/json_numbers.h"
 
 namespace ledger::kube {
 
@@ -27,7 +28,7 @@ WatchLine decodeWatchLine(std::string_view line, const std::string& apiVersion,
                            " levels at byte " + std::to_string(*at) + " of the line");
     return out;
   }
-  Json ev = Json::parse(line, nullptr, false);
+  Json ev = ingest::parseJsonKeepingIntegers(line, false);
   if (!ev.is_object()) {
     out.rejected.push_back("a line that is not a JSON object");
     return out;

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,24 @@ struct AuditContext {
   void finding(std::string type, std::string object, std::string message) {
     findings.push_back(Finding{std::move(type), std::move(object), std::move(message)});
   }
+  // `what`, a value of `object` the report would show, is past Quantity's
+  // exact range: a QuantityOverflow finding naming it and the state's seq.
+  // The value is left out and the rest of the report goes on: anything not
+  // representable is a finding, never a wrapped number, and never the end
+  // of the report.
+  void overflow(std::string object, const std::string& what);
 };
+
+// sum += q, unless the result is past Quantity's exact range: then false,
+// and `sum` as it was.
+inline bool addExact(Quantity& sum, const Quantity& q) {
+  try {
+    sum = sum + q;
+    return true;
+  } catch (const std::overflow_error&) {
+    return false;
+  }
+}
 
 struct WorkloadAudit {
   WorkloadReport report;

@@ -106,8 +106,12 @@ std::optional<Quantity> counterConsumed(const dra::CatalogDevice& device,
 // class backs), or the units of the counter or capacity its sources name.
 // This is what kueue#13842 is about: a workload charged for less than its
 // pods were given.
+// A sum past the exact range is left out of `held` and named in `lost`.
 void addHeld(AuditContext& ctx, const std::string& cls, const dra::CatalogDevice* device,
-             schema::DeviceResult::Reader result, ResourceList& held) {
+             schema::DeviceResult::Reader result, ResourceList& held, std::set<std::string>& lost) {
+  const auto add = [&](const std::string& name, const Quantity& q) {
+    if (!addExact(held[name], q)) lost.insert(name);
+  };
   const auto& counters = ctx.mapper.counters(cls);
   const auto& capacities = ctx.mapper.capacities(cls);
   if (!counters.empty()) {
@@ -120,7 +124,7 @@ void addHeld(AuditContext& ctx, const std::string& cls, const dra::CatalogDevice
         if (!set.ok() || !m.ok() || !m.matched) continue;
       }
       if (auto q = counterConsumed(*device, source.counterName); q && !q->isNegative())
-        held[source.quotaResource] += *q;
+        add(source.quotaResource, *q);
     }
     return;
   }
@@ -132,17 +136,17 @@ void addHeld(AuditContext& ctx, const std::string& cls, const dra::CatalogDevice
       for (auto c : result.getConsumedCapacity()) {
         if (textView(c.getKey()) != source.capacityName) continue;
         if (auto q = Quantity::tryParse(textView(c.getValue())); q && !q->isNegative())
-          held[*name] += *q;
+          add(*name, *q);
       }
     }
     return;
   }
   if (auto name = ctx.mapper.lookup(cls)) {
-    held[*name] += Quantity::fromInt(1);
+    add(*name, Quantity::fromInt(1));
   } else if (const StoredObject* dc = ctx.state.find(ObjectKind::kDeviceClass, cls)) {
     const std::string ern =
         dc->projection().getBody().getDeviceClass().getExtendedResourceName().cStr();
-    if (!ern.empty()) held[ern] += Quantity::fromInt(1);
+    if (!ern.empty()) add(ern, Quantity::fromInt(1));
   }
 }
 
@@ -161,7 +165,7 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
     p.devices = pool.devices.size();
     for (const auto& set : pool.counterSets) {
       for (const auto& [counter, capacity] : set.counters) {
-        p.counters.push_back(CounterReport{set.counterSet, counter, capacity, Quantity()});
+        p.counters.push_back(CounterReport{set.counterSet, counter, capacity, Quantity(), false});
       }
     }
     pools.emplace(key, std::move(p));
@@ -177,6 +181,9 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
   std::map<std::string, std::map<std::pair<std::string, std::string>, Quantity>> heldCounters;
   // What each reserved workload's pods hold, per quota resource.
   std::map<const WorkloadAudit*, ResourceList> heldByWorkload;
+  // Sums past the exact range (QuantityOverflow findings), left out.
+  std::map<const WorkloadAudit*, std::set<std::string>> lostHeld;
+  std::set<std::pair<std::string, std::pair<std::string, std::string>>> lostHeldCounters;
 
   for (const auto& [key, claimObj] : ctx.state.objects(ObjectKind::kResourceClaim)) {
     auto claim = claimObj->projection().getBody().getResourceClaim();
@@ -213,10 +220,15 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
             if (!q) continue;
             const std::string_view counter = textView(c.getKey());
             for (auto& cr : poolIt->second.counters) {
-              if (cr.counterSet == counterSet && cr.counter == counter) cr.consumed += *q;
+              if (cr.counterSet == counterSet && cr.counter == counter &&
+                  !addExact(cr.consumed, *q)) {
+                cr.consumedUnrepresentable = true;
+              }
             }
-            if (!a.clusterQueue.empty())
-              heldCounters[a.clusterQueue][{driver, std::string(counter)}] += *q;
+            const std::pair<std::string, std::string> key{driver, std::string(counter)};
+            if (!a.clusterQueue.empty() && !addExact(heldCounters[a.clusterQueue][key], *q)) {
+              lostHeldCounters.insert({a.clusterQueue, key});
+            }
           }
         }
       }
@@ -230,7 +242,7 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
         for (auto req : claim.getRequests()) {
           if (req.getName() == requestName) cls = req.getDeviceClassName().cStr();
         }
-        addHeld(ctx, cls, device, result, heldByWorkload[who.workload]);
+        addHeld(ctx, cls, device, result, heldByWorkload[who.workload], lostHeld[who.workload]);
         const auto names = chargeNames(ctx, cls);
         const auto& recorded = who.workload->report.recorded;
         const bool charged = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
@@ -267,7 +279,13 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
   // UnderchargedDRA: charged, but for less than the pods hold. A resource
   // not charged at all is UnchargedDRA's.
   for (const auto& [w, held] : heldByWorkload) {
+    const std::set<std::string>& lost = lostHeld[w];
+    for (const auto& name : lost) {
+      ctx.overflow(objectRef("Workload", w->report.ns, w->report.name),
+                   "what its pods hold of " + name + " through allocated ResourceClaims");
+    }
     for (const auto& [name, amount] : held) {
+      if (lost.count(name) != 0) continue;
       auto r = w->report.recorded.find(name);
       if (r == w->report.recorded.end() || r->second.isZero() || r->second.isNegative()) continue;
       if (!(r->second < amount)) continue;
@@ -280,7 +298,11 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
   std::vector<PoolReport> out;
   for (auto& [key, p] : pools) {
     for (const auto& c : p.counters) {
-      if (c.consumed > c.capacity) {
+      if (c.consumedUnrepresentable) {
+        ctx.overflow("Pool " + p.driver + "/" + p.pool, "counter set " + c.counterSet +
+                                                            " counter " + c.counter +
+                                                            ": what its allocated devices consume");
+      } else if (c.consumed > c.capacity) {
         ctx.finding("CounterOvercommitted", "Pool " + p.driver + "/" + p.pool,
                     "counter set " + c.counterSet + " counter " + c.counter + ": consumed " +
                         c.consumed.toString() + " exceeds capacity " + c.capacity.toString());
@@ -297,7 +319,12 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
     auto q = queueByName.find(queue);
     if (q == queueByName.end()) continue;
     for (auto& [k, v] : counters)
-      q->second->heldCounters.push_back(HeldCounter{k.first, k.second, v});
+      q->second->heldCounters.push_back(
+          HeldCounter{k.first, k.second, v, lostHeldCounters.count({queue, k}) != 0});
+  }
+  for (const auto& [queue, k] : lostHeldCounters) {
+    ctx.overflow(objectRef("ClusterQueue", "", queue),
+                 "counter " + k.first + "/" + k.second + " its workloads' devices hold");
   }
   return out;
 }

@@ -33,6 +33,8 @@ void checkStatus(AuditContext& ctx, const std::string& cq,
     }
   }
   for (const QuotaRow& row : rows) {
+    // A sum past the exact range has its own finding and nothing to compare.
+    if (admittedColumn ? row.admittedUnrepresentable : row.reservedUnrepresentable) continue;
     const Quantity mine = admittedColumn ? row.admitted : row.reserved;
     auto it = reported.find({row.flavor, row.resource});
     const Quantity theirs = it == reported.end() ? Quantity() : it->second;
@@ -41,9 +43,10 @@ void checkStatus(AuditContext& ctx, const std::string& cq,
                             ": status says " + theirs.toString() + ", workloads add up to " +
                             mine.toString();
       auto back = givenBack.find({row.flavor, row.resource});
-      if (back != givenBack.end() && !back->second.isZero()) {
-        message += " (resourceUsage " + (mine + back->second).toString() + " less " +
-                   back->second.toString() + " for status.reclaimablePods)";
+      Quantity before = mine;
+      if (back != givenBack.end() && !back->second.isZero() && addExact(before, back->second)) {
+        message += " (resourceUsage " + before.toString() + " less " + back->second.toString() +
+                   " for status.reclaimablePods)";
       }
       ctx.finding("StatusMismatch", objectRef("ClusterQueue", "", cq), message);
     }
@@ -58,6 +61,9 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
   // What reclaimable pods give back: resourceUsage less the held usage.
   QuotaTree::Usage reclaimedReserved, reclaimedAdmitted;
   std::map<std::string, std::array<int, 3>> counts;  // pending, reserved, admitted
+  // Sums past the exact range, per ClusterQueue: left out of the rows and
+  // of the quota tree (each with a QuantityOverflow finding).
+  std::set<std::pair<std::string, FlavorResource>> lostReserved, lostAdmitted;
   for (const WorkloadAudit& a : wls) {
     const WorkloadReport& r = a.report;
     if (r.clusterQueue.empty() || r.finished) continue;
@@ -69,18 +75,37 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
     ++c[1];
     if (r.admitted) ++c[2];
     for (const auto& [fr, q] : a.usage) {
-      reserved[r.clusterQueue][fr] += q;
-      if (r.admitted) admitted[r.clusterQueue][fr] += q;
+      if (!addExact(reserved[r.clusterQueue][fr], q)) lostReserved.insert({r.clusterQueue, fr});
+      if (r.admitted && !addExact(admitted[r.clusterQueue][fr], q)) {
+        lostAdmitted.insert({r.clusterQueue, fr});
+      }
     }
     auto wl = a.object == nullptr ? schema::Workload::Reader()
                                   : a.object->projection().getBody().getWorkload();
     if (wl.getReclaimablePods().size() == 0) continue;
-    for (const auto& [fr, q] : recordedFlavorUsage(wl, nullptr)) {
-      auto held = a.usage.find(fr);
-      const Quantity back = q - (held == a.usage.end() ? Quantity() : held->second);
-      reclaimedReserved[r.clusterQueue][fr] += back;
-      if (r.admitted) reclaimedAdmitted[r.clusterQueue][fr] += back;
+    try {
+      // Only a message's detail (checkStatus): what cannot be summed is not said.
+      for (const auto& [fr, q] : recordedFlavorUsage(wl, nullptr)) {
+        auto held = a.usage.find(fr);
+        const Quantity back = q - (held == a.usage.end() ? Quantity() : held->second);
+        if (!addExact(reclaimedReserved[r.clusterQueue][fr], back) ||
+            (r.admitted && !addExact(reclaimedAdmitted[r.clusterQueue][fr], back))) {
+          reclaimedReserved[r.clusterQueue].erase(fr);
+          reclaimedAdmitted[r.clusterQueue].erase(fr);
+        }
+      }
+    } catch (const std::overflow_error&) {
     }
+  }
+  for (const auto& [cq, fr] : lostReserved) {
+    reserved[cq].erase(fr);
+    ctx.overflow(objectRef("ClusterQueue", "", cq),
+                 "reserved " + fr.first + "/" + fr.second + " (its workloads' usage added up)");
+  }
+  for (const auto& [cq, fr] : lostAdmitted) {
+    admitted[cq].erase(fr);
+    ctx.overflow(objectRef("ClusterQueue", "", cq),
+                 "admitted " + fr.first + "/" + fr.second + " (its workloads' usage added up)");
   }
   QuotaTree tree(ctx.state, reserved);
   std::vector<ClusterQueueReport> out;
@@ -121,11 +146,20 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
           const FlavorResource fr{row.flavor, row.resource};
           row.reserved = reserved[q.name][fr];
           row.admitted = admitted[q.name][fr];
-          const Quantity limit = tree.potentialAvailable(q.name, fr);
-          if (row.reserved > limit) {
+          row.reservedUnrepresentable = lostReserved.count({q.name, fr}) != 0;
+          row.admittedUnrepresentable = lostAdmitted.count({q.name, fr}) != 0;
+          std::optional<Quantity> limit;
+          try {
+            limit = tree.potentialAvailable(q.name, fr);
+          } catch (const std::overflow_error&) {
+            ctx.overflow(objectRef("ClusterQueue", "", q.name),
+                         "the most " + row.flavor + "/" + row.resource +
+                             " may use (nominal quota plus what its cohort can lend)");
+          }
+          if (limit && !row.reservedUnrepresentable && row.reserved > *limit) {
             ctx.finding("QuotaExceeded", objectRef("ClusterQueue", "", q.name),
                         row.flavor + "/" + row.resource + ": reserved " + row.reserved.toString() +
-                            " exceeds the most it may use (" + limit.toString() +
+                            " exceeds the most it may use (" + limit->toString() +
                             ": nominal quota plus what its cohort can lend within "
                             "borrowingLimit/lendingLimit)");
           }
@@ -159,8 +193,15 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
       }
     }
     for (const FlavorResource& fr : resources) {
-      const Quantity used = tree.usage(root, true, fr);
-      const Quantity quota = tree.subtreeQuota(root, true, fr);
+      Quantity used, quota;
+      try {
+        used = tree.usage(root, true, fr);
+        quota = tree.subtreeQuota(root, true, fr);
+      } catch (const std::overflow_error&) {
+        ctx.overflow(objectRef("Cohort", "", root),
+                     fr.first + "/" + fr.second + ": its queues' usage or its total quota");
+        continue;
+      }
       if (used > quota) {
         ctx.finding("QuotaExceeded", objectRef("Cohort", "", root),
                     fr.first + "/" + fr.second + ": the cohort's queues reserve " +

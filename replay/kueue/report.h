@@ -27,12 +27,17 @@ struct QuotaRow {
   std::optional<Quantity> lendingLimit;
   Quantity reserved;
   Quantity admitted;
+  // A sum past Quantity's exact range (a QuantityOverflow finding): printed
+  // as null or "unrepresentable", never as a number.
+  bool reservedUnrepresentable = false;
+  bool admittedUnrepresentable = false;
 };
 
 struct HeldCounter {
   std::string driver;
   std::string counter;
   Quantity consumed;
+  bool consumedUnrepresentable = false;  // as QuotaRow's
 };
 
 struct ClusterQueueReport {
@@ -87,6 +92,7 @@ struct CounterReport {
   std::string counter;
   Quantity capacity;
   Quantity consumed;
+  bool consumedUnrepresentable = false;  // as QuotaRow's
 };
 
 struct AllocationReport {

@@ -27,6 +27,12 @@ AuditContext::AuditContext(const ClusterState& s)
       dra{s, mapper, catalog, selectors, matches, false},
       atReservation(s) {}
 
+void AuditContext::overflow(std::string object, const std::string& what) {
+  finding("QuantityOverflow", std::move(object),
+          what + " is past the exact range of quantities (about +-1.7e29 units) in the state at " +
+              "seq " + std::to_string(state.seq()) + "; left out of the report");
+}
+
 namespace {
 
 std::vector<std::string> rendered(const std::vector<dra::FieldError>& errors) {
@@ -133,19 +139,33 @@ std::vector<WorkloadAudit> auditWorkloads(AuditContext& ctx) {
     r.state = conds.state();
     if (wl.getHasAdmission()) {
       r.clusterQueue = wl.getAdmissionClusterQueue().cStr();
-      std::vector<std::string> problems;
-      r.recorded = recordedUsage(wl, &problems);
-      a.usage = admissionUsage(wl, nullptr);
-      for (const auto& p : problems)
-        ctx.finding("MalformedQuantity", objectRef("Workload", r.ns, r.name), p);
     } else if (const StoredObject* lq =
                    ctx.state.find(ObjectKind::kLocalQueue, r.ns, r.localQueue)) {
       r.clusterQueue = lq->projection().getBody().getLocalQueue().getClusterQueue().cStr();
     }
     for (auto o : obj->projection().getOwnerReferences()) a.uids.emplace_back(o.getUid().cStr());
     const StoredObject* cq = ctx.state.find(ObjectKind::kClusterQueue, r.clusterQueue);
-    computeCharges(ctx, a, wl, cq);
-    checkChargeMismatch(ctx, a, cq);
+    try {
+      if (wl.getHasAdmission()) {
+        std::vector<std::string> problems;
+        r.recorded = recordedUsage(wl, &problems);
+        a.usage = admissionUsage(wl, nullptr);
+        for (const auto& p : problems)
+          ctx.finding("MalformedQuantity", objectRef("Workload", r.ns, r.name), p);
+      }
+      computeCharges(ctx, a, wl, cq);
+      checkChargeMismatch(ctx, a, cq);
+    } catch (const std::overflow_error&) {
+      // A pod set's count times its requests, or the sum over pod sets,
+      // past the exact range: its charges are left out, the report goes on.
+      r.recorded.clear();
+      r.computed.clear();
+      r.hasCurrent = false;
+      r.currentComputed.clear();
+      a.usage.clear();
+      ctx.overflow(objectRef("Workload", r.ns, r.name),
+                   "a sum of its charges (recorded, computed, its usage of the queue)");
+    }
     for (auto p : obj->projection().getProblems()) {
       ctx.finding("MalformedObject", objectRef("Workload", r.ns, r.name), p.cStr());
     }

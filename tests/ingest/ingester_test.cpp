@@ -4,6 +4,7 @@
 #include "ledger/format.h"
 #include "ledger/verify.h"
 #include "schema/k8s/rfc3339.h"
+#include "tests/kueue_objects.h"
 #include "tests/test_support.h"
 
 using namespace ledger;
@@ -360,4 +361,50 @@ TEST_CASE("dedupe keys written by earlier builds are still recognised, per kind"
                         {"metadata", meta("default", "a", "uid-a", "1")}};
   CHECK(ingestText(*ledger, event("ADDED", account)).stats.recorded == 1);
   CHECK(ledger->lastSeq() == 2);
+}
+
+// Both JSON parsers read an integer literal past 64 bits as a double of 17
+// digits: a bare nominalQuota of 10^23 + 1 was stored and reported as
+// 1.0000000000000001e+23, and a count was cast into its field wrapped. A
+// quantity keeps every digit, as the same value quoted does; an integer
+// field cannot hold such a value, so its event is rejected with its line.
+TEST_CASE("integers past their range: a quantity keeps its digits, a count rejects its event",
+          "[ingest][numbers]") {
+  const auto bare = [](const Json& object, const std::string& placeholder,
+                       const std::string& literal) {
+    std::string line = event("ADDED", object);
+    line.replace(line.find("\"" + placeholder + "\""), placeholder.size() + 2, literal);
+    return line;
+  };
+  const Json cq = k8s::clusterQueue("cq", "v1beta2", "", {{"f", {{"cpu", "QUOTA"}}}});
+  const Json tmpl =
+      k8s::claimTemplate("ns", "t", Json::array({k8s::exactRequest("r", "gpu", {{"count", "N"}})}));
+  Json wl = k8s::workload("ns", "w", "lq", Json::array({k8s::podSet("main", 1, Json::object())}));
+  wl["spec"]["podSets"][0]["count"] = 4294967297LL;
+  for (const bool fastPath : {false, true}) {
+    DYNAMIC_SECTION((fastPath ? "reader projects" : "prepareEvent projects")) {
+      TempDir dir;
+      auto ledger = openLedger(dir.path("l"));
+      const auto out = ingestWith(*ledger,
+                                  bare(cq, "QUOTA", "100000000000000000000001") +
+                                      bare(tmpl, "N", "18446744073709551617") +
+                                      bare(tmpl, "N", "9223372036854775808") + event("ADDED", wl),
+                                  fastPath);
+      REQUIRE(out.errors.size() == 3);
+      CHECK(out.stats.recorded == 1);
+      CHECK_THAT(out.errors[0], Catch::StartsWith("line 2: requests.count 18446744073709551617 "
+                                                  "is outside the int64 range"));
+      CHECK_THAT(out.errors[1], Catch::StartsWith("line 3: requests.count 9223372036854775808 "
+                                                  "is outside the int64 range"));
+      CHECK_THAT(out.errors[2], Catch::StartsWith("line 4: spec.podSets.count 4294967297 is "
+                                                  "outside the int32 range"));
+      Record r;
+      REQUIRE(ledger->read(1, &r).isOk());
+      CHECK_THAT(r.objectJson, Catch::Contains("100000000000000000000001"));
+      const replay::StateReport report = reportOf(*ledger);
+      REQUIRE(report.clusterQueues.size() == 1);
+      REQUIRE(report.clusterQueues[0].quotas.size() == 1);
+      CHECK(report.clusterQueues[0].quotas[0].nominal.toString() == "100000000000000000000001");
+    }
+  }
 }

@@ -719,3 +719,25 @@ TEST_CASE("the acknowledged head follows every synced commit and a clean close",
     CHECK(format::decodeU64(std::string_view(bytes).substr(8)) == 3);
   }
 }
+
+// format.h: the projection format is this build's from creation, and a
+// ledger whose projections an earlier build wrote keeps saying so after
+// this build appends to it (only a rebuild makes them all this build's).
+TEST_CASE("the projection format: recorded at creation, an earlier build's kept across appends",
+          "[ledger]") {
+  TempDir dir;
+  AppendResult r;
+  {
+    auto ledger = openLedger(dir.path("l"));
+    CHECK(ledger->projectionFormat() == format::kProjectionFormat);
+    REQUIRE(ledger->append({pending("a", 100)}, {}, &r).isOk());
+    REQUIRE(ledger->deleteRawForTesting(format::kMetaFamily, format::kProjectionFormatKey).isOk());
+  }
+  {
+    auto ledger = openLedger(dir.path("l"));
+    CHECK(ledger->projectionFormat() == format::kProjectionFormatBeforeItWasRecorded);
+    REQUIRE(ledger->append({pending("b", 200)}, {}, &r).isOk());
+  }
+  CHECK(openLedger(dir.path("l"))->projectionFormat() ==
+        format::kProjectionFormatBeforeItWasRecorded);
+}

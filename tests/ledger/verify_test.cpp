@@ -131,3 +131,27 @@ TEST_CASE("verifyLog derives every family again and names the first edit", "[ver
     }
   }
 }
+
+// Upgrading users saw both as edits. The keys are derived from the log as
+// today's are, and pass; the projections differ from this build's and are
+// named as an older projector's, with the rebuild, after which all passes.
+TEST_CASE("an earlier build's ledger: its keys pass, its projections ask for the rebuild",
+          "[verify]") {
+  TempDir dir;
+  tamper::earlierBuild(*openLedger(dir.path("l")));
+  auto ledger = openLedger(dir.path("l"));
+  CHECK(ledger->projectionFormat() == format::kProjectionFormatBeforeItWasRecorded);
+  const VerifyReport before = verified(*ledger, tamper::ingestDerivations());
+  CHECK(before.firstBadSeq == 1);
+  CHECK_THAT(before.problem, Catch::Contains("written by an older projector") &&
+                                 Catch::Contains("run `ledger-replay rebuild-projection`"));
+  std::uint64_t rebuilt = 0;
+  REQUIRE(ledger
+              ->rebuildProjection(
+                  [](const Record& r) { return ingest::projectJsonText(r.objectJson); }, &rebuilt)
+              .isOk());
+  CHECK(ledger->projectionFormat() == format::kProjectionFormat);
+  const VerifyReport after = verified(*ledger, tamper::ingestDerivations());
+  INFO(after.problem);
+  CHECK(after.ok());
+}

@@ -297,3 +297,23 @@ TEST_CASE("ledger-replay verify catches an edit of each derived family and exits
     CHECK(at != 0);
   }
 }
+
+// A ledger an earlier build wrote is not damaged: verify names the rebuild
+// instead of an edit, and a report from its older projections says so;
+// after `rebuild-projection` both are quiet.
+TEST_CASE("an earlier build's ledger: verify and reports name the rebuild, not an edit", "[cli]") {
+  const std::string replay = programFromEnv("LEDGER_REPLAY") + " --ledger ";
+  TempDir dir;
+  tamper::earlierBuild(*openLedger(dir.path("l")));
+  const CommandRun verify = runCommand(replay + dir.path("l") + " verify");
+  INFO(verify.output);
+  CHECK(verify.exitCode == 3);
+  CHECK_THAT(verify.output, Catch::Contains("written by an older projector") &&
+                                Catch::Contains("run `ledger-replay rebuild-projection`"));
+  CHECK_THAT(runCommand(replay + dir.path("l")).output, Catch::Contains("older projector"));
+  REQUIRE(runCommand(replay + dir.path("l") + " rebuild-projection").exitCode == 0);
+  CHECK(runCommand(replay + dir.path("l") + " verify").exitCode == 0);
+  const CommandRun report = runCommand(replay + dir.path("l"));
+  CHECK(report.exitCode == 0);
+  CHECK_THAT(report.output, !Catch::Contains("older projector"));
+}

@@ -22,6 +22,16 @@ OJ optionalQuantity(const std::optional<Quantity>& q) {
   return q ? OJ(q->toString()) : OJ(nullptr);
 }
 
+// A sum past the exact range (QuantityOverflow) is shown as such, never as
+// the number it was when the range ran out.
+OJ exactOrNull(const Quantity& q, bool unrepresentable) {
+  return unrepresentable ? OJ(nullptr) : OJ(q.toString());
+}
+
+std::string exactOrText(const Quantity& q, bool unrepresentable) {
+  return unrepresentable ? "unrepresentable" : q.toString();
+}
+
 std::string joinResources(const ResourceList& list) {
   std::string out;
   for (const auto& [name, q] : list) out += (out.empty() ? "" : ",") + name + "=" + q.toString();
@@ -42,13 +52,14 @@ OJ clusterQueueToJson(const ClusterQueueReport& q) {
                       {"nominal", r.nominal.toString()},
                       {"borrowingLimit", optionalQuantity(r.borrowingLimit)},
                       {"lendingLimit", optionalQuantity(r.lendingLimit)},
-                      {"reserved", r.reserved.toString()},
-                      {"admitted", r.admitted.toString()}});
+                      {"reserved", exactOrNull(r.reserved, r.reservedUnrepresentable)},
+                      {"admitted", exactOrNull(r.admitted, r.admittedUnrepresentable)}});
   }
   OJ held = OJ::array();
   for (const auto& h : q.heldCounters) {
-    held.push_back(
-        OJ{{"driver", h.driver}, {"counter", h.counter}, {"consumed", h.consumed.toString()}});
+    held.push_back(OJ{{"driver", h.driver},
+                      {"counter", h.counter},
+                      {"consumed", exactOrNull(h.consumed, h.consumedUnrepresentable)}});
   }
   return OJ{
       {"name", q.name},
@@ -90,7 +101,7 @@ OJ reportToJson(const StateReport& report) {
       counters.push_back(OJ{{"counterSet", c.counterSet},
                             {"counter", c.counter},
                             {"capacity", c.capacity.toString()},
-                            {"consumed", c.consumed.toString()}});
+                            {"consumed", exactOrNull(c.consumed, c.consumedUnrepresentable)}});
     }
     OJ allocations = OJ::array();
     for (const auto& a : p.allocations) {
@@ -155,7 +166,8 @@ std::string clusterQueuesToTable(const std::vector<ClusterQueueReport>& queues) 
   for (const auto& q : queues) {
     for (const auto& r : q.quotas) {
       rows.push_back({q.name, q.cohort.empty() ? "-" : q.cohort, r.flavor, r.resource,
-                      r.nominal.toString(), r.reserved.toString(), r.admitted.toString(),
+                      r.nominal.toString(), exactOrText(r.reserved, r.reservedUnrepresentable),
+                      exactOrText(r.admitted, r.admittedUnrepresentable),
                       std::to_string(q.pending) + "/" + std::to_string(q.reserved) + "/" +
                           std::to_string(q.admitted)});
     }
@@ -189,7 +201,7 @@ std::string reportToTable(const StateReport& report) {
     std::string counters;
     for (const auto& c : p.counters) {
       counters += (counters.empty() ? "" : " ") + c.counterSet + "/" + c.counter + "=" +
-                  c.consumed.toString() + "/" + c.capacity.toString();
+                  exactOrText(c.consumed, c.consumedUnrepresentable) + "/" + c.capacity.toString();
     }
     pools.push_back({p.driver, p.pool, std::to_string(p.generation), p.complete ? "yes" : "no",
                      std::to_string(p.devices), std::to_string(p.allocations.size()),
