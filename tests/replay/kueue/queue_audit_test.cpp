@@ -74,7 +74,7 @@ TEST_CASE("a queue's sum past the exact range is a QuantityOverflow finding", "[
   CHECK(std::any_of(past.findings.begin(), past.findings.end(), [](const replay::Finding& f) {
     return f.message.starts_with("reserved f/cpu (its workloads' usage added up) is past");
   }));
-  CHECK_THAT(replay::reportToJson(past).dump(), Catch::Contains(R"("reserved":null)"));
+  CHECK_THAT(render::reportToJson(past).dump(), Catch::Contains(R"("reserved":null)"));
 }
 
 TEST_CASE("a workload's charge past the exact range is a finding on it", "[audit]") {
