@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <initializer_list>
+#include <string_view>
 
 #include "ingest/projector.h"
 #include "ledger/sha256.h"
@@ -39,31 +41,25 @@ EventType toEventType(WatchEventType t) {
 // under the object's group and kind, since objects of different kinds may
 // share both (a uid is unique per object only among what one API server
 // stores; inputs merge streams).
-std::string eventKey(const ObjectIdentity& id, EventType type) {
-  std::string key = "k";
-  key.push_back('\0');
-  key += id.group;
-  key.push_back('\0');
-  key += id.kind;
-  key.push_back('\0');
-  key += id.uid;
-  key.push_back('\0');
-  key += id.resourceVersion;
-  key.push_back('\0');
-  key += eventTypeName(type);
+// Parts joined by NUL bytes, which no identity field may hold (watch_event.h).
+std::string nulJoined(std::initializer_list<std::string_view> parts) {
+  std::string key;
+  bool first = true;
+  for (std::string_view part : parts) {
+    if (!first) key.push_back('\0');
+    key += part;
+    first = false;
+  }
   return key;
+}
+
+std::string eventKey(const ObjectIdentity& id, EventType type) {
+  return nulJoined({"k", id.group, id.kind, id.uid, id.resourceVersion, eventTypeName(type)});
 }
 
 // The key earlier builds wrote, without the kind (ledger/format.h).
 std::string legacyEventKey(const ObjectIdentity& id, EventType type) {
-  std::string key = "e";
-  key.push_back('\0');
-  key += id.uid;
-  key.push_back('\0');
-  key += id.resourceVersion;
-  key.push_back('\0');
-  key += eventTypeName(type);
-  return key;
+  return nulJoined({"e", id.uid, id.resourceVersion, eventTypeName(type)});
 }
 
 // " line N" when the reader knew the line, else " position N" (bytes read
