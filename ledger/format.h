@@ -42,6 +42,14 @@
 //                    Pods, a Pod's ResourceClaims).
 //                `ledger-query workload` reads these entries and the records
 //                they name instead of scanning the log. Since format 3.
+//   usage_rollups grain ('h' hour, 'd' day, 'm' calendar month, UTC) ++
+//                bucket start (8 bytes BE, offset as in time_index) ->
+//                XXH3-64 of the rest (8 bytes BE) ++ a schema::UsageBucket
+//                (schema/rollup.capnp): the exact integrals of reserved,
+//                admitted and nominal quota over the bucket
+//                (replay/kueue/usage_rollups.h). Derived: written with the
+//                checkpoints, dropped with a rebuild, checked by verify.
+//                Since format 4.
 //   meta         "format" -> decimal format version; "head" -> last seq, hash,
 //                time; "cursor/<source>" -> per-source ingest cursor;
 //                "object_index" -> "complete" when object_index covers every
@@ -82,6 +90,8 @@
 //      place: the family is created empty and indexes the records appended
 //      from then on, without the "object_index" meta key, so queries scan the
 //      log until `ledger-replay rebuild-projection` indexes every record.
+//   4  adds usage_rollups. An older ledger opened for writing gets the family
+//      empty; the next `ledger-replay checkpoint` (or ingest) fills it.
 #pragma once
 
 #include <cstdint>
@@ -91,7 +101,7 @@
 namespace ledger::format {
 
 inline constexpr int kOldestFormat = 1;
-inline constexpr int kCurrentFormat = 3;
+inline constexpr int kCurrentFormat = 4;
 
 // The bytes of a checkpoint (schema/checkpoint.capnp) after their SHA-256.
 // Checkpoints are derived data: one of another version is skipped like a
@@ -128,6 +138,7 @@ inline constexpr const char* kLiveFamily = "live";
 inline constexpr const char* kCheckpointsFamily = "checkpoints";
 inline constexpr const char* kCheckpointObjectsFamily = "checkpoint_objects";
 inline constexpr const char* kObjectIndexFamily = "object_index";
+inline constexpr const char* kUsageRollupsFamily = "usage_rollups";
 inline constexpr const char* kMetaFamily = "meta";
 
 inline constexpr const char* kAcknowledgedHeadFile = "ledger-head";
@@ -178,6 +189,15 @@ inline std::int64_t timeFromKey(std::string_view key) {
   return static_cast<std::int64_t>(decodeU64(key.substr(0, 8)) ^ (1ULL << 63));
 }
 inline std::uint64_t seqFromTimeKey(std::string_view key) { return decodeU64(key.substr(8, 8)); }
+
+// usage_rollups: a bucket's grain, then its start as time_index orders times.
+inline constexpr std::size_t kUsageRollupKeySize = 9;
+inline std::string usageRollupKey(char grain, std::int64_t startNs) {
+  return std::string(1, grain) + encodeU64(static_cast<std::uint64_t>(startNs) ^ (1ULL << 63));
+}
+inline std::int64_t usageRollupStart(std::string_view key) {
+  return static_cast<std::int64_t>(decodeU64(key.substr(1, 8)) ^ (1ULL << 63));
+}
 
 // object_index: the records of one object, and the objects referring to a uid.
 inline std::string objectRecordsPrefix(std::string_view objectKey) {

@@ -390,14 +390,15 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   std::vector<std::string> present;
   if (options.readOnly) {
     // A version-1 ledger has no checkpoint_objects, one of version 2 or
-    // less no object_index, and a read-only open cannot create them: open
-    // what is there.
+    // less no object_index, one of 3 or less no usage_rollups, and a
+    // read-only open cannot create them: open what is there.
     auto s = rocksdb::DB::ListColumnFamilies(dbo, dir, &present);
     if (!s.ok()) return fromRocks(s, "opening ledger " + dir);
   }
   for (const char* name : kFamilyNames) {
     const bool optional = std::string_view(name) == format::kCheckpointObjectsFamily ||
-                          std::string_view(name) == format::kObjectIndexFamily;
+                          std::string_view(name) == format::kObjectIndexFamily ||
+                          std::string_view(name) == format::kUsageRollupsFamily;
     if (options.readOnly && std::find(present.begin(), present.end(), name) == present.end()) {
       if (optional) continue;
       return Status::corruption("ledger " + dir + " has no column family " + name);
@@ -479,9 +480,11 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     }
     ledger->formatVersion_ = version;
     if (version < format::kCurrentFormat && !options.readOnly) {
-      // 1 -> 2: the checkpoint_objects family, and 2 -> 3 the object_index
-      // family, which the open above created empty. object_index gets no
-      // "complete" marker: it covers no record written before.
+      // 1 -> 2: the checkpoint_objects family, 2 -> 3 the object_index
+      // family and 3 -> 4 usage_rollups, which the open above created empty.
+      // object_index gets no "complete" marker: it covers no record written
+      // before. usage_rollups are derived like checkpoints: empty until the
+      // next checkpoint run writes them.
       if (Status st = writeCurrentFormat("upgrading ledger format"); !st.isOk()) return st;
     }
   }

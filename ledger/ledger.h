@@ -228,6 +228,23 @@ class Ledger {
   [[nodiscard]] Status scanCheckpoints(
       const std::function<bool(std::uint64_t seq, std::string_view bytes)>& fn) const;
   [[nodiscard]] Status dropCheckpoints();
+
+  // Derived data: usage rollups (replay/kueue/usage_rollups.h), one value per
+  // bucket under format::usageRollupKey. put writes all `buckets` (key ->
+  // payload) in one atomic write, each with its checksum (format.h). scan
+  // calls fn(key, payload) for the keys in [from, to) in key order until fn
+  // returns false; a payload failing its checksum or not a whole number of
+  // words is Corruption naming the key. On a ledger without the family
+  // (format 3 or less, read-only) scan finds nothing and put is
+  // InvalidArgument. Drop deletes them all.
+  [[nodiscard]] Status putUsageRollups(const std::map<std::string, std::string>& buckets);
+  [[nodiscard]] Status scanUsageRollups(
+      std::string_view from, std::string_view to,
+      const std::function<bool(std::string_view key, kj::ArrayPtr<const capnp::word> payload)>& fn)
+      const;
+  // The greatest key starting with `grain` (empty when there is none).
+  [[nodiscard]] Status lastUsageRollup(char grain, std::string* key) const;
+  [[nodiscard]] Status dropUsageRollups();
   // After a write failed for a full disk, RocksDB refuses every write until
   // the error is cleared (its background error). This clears it once space
   // is back (DB::Resume: flushes what memory holds, starts a new

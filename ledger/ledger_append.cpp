@@ -255,6 +255,11 @@ Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>
   // last record is indexed again, and nothing of the old one kept.
   wb.Delete(metaCf, markerKey);
   wb.DeleteRange(indexCf, rocksdb::Slice(""), rocksdb::Slice("\xff", 1));
+  // Usage rollups integrate the projections: none survive a rebuild
+  // (ledger-replay writes them again after it).
+  if (auto* rollupsCf = family(format::kUsageRollupsFamily); rollupsCf != nullptr) {
+    wb.DeleteRange(rollupsCf, rocksdb::Slice("\0", 1), rocksdb::Slice("\xff", 1));
+  }
   ScratchMessage message(kProjectedRecordFirstSegmentWords);
   AlignedBuffer buffer;
   std::vector<std::string> indexKeys;

@@ -82,6 +82,50 @@ std::int64_t parseTimeArg(const std::string& value, const char* flag, TimeBeyond
   return *t;
 }
 
+std::int64_t parseStepArg(const std::string& value, const char* flag) {
+  constexpr std::int64_t kSecond = 1000000000;
+  constexpr std::int64_t kYear = 366 * 24 * 3600 * kSecond;
+  auto bad = [&](const std::string& why) {
+    return UsageError(std::string(flag) + " '" + value + "' " + why +
+                      " (e.g. 5m, 1h, 1d or 1h30m)");
+  };
+  std::int64_t total = 0;
+  std::size_t i = 0;
+  if (value.empty()) throw bad("is not a step");
+  while (i < value.size()) {
+    std::size_t digits = i;
+    while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
+    if (digits == i || digits == value.size() || digits - i > 9) throw bad("is not a step");
+    const std::int64_t n = std::stoll(value.substr(i, digits - i));
+    std::int64_t unit = 0;
+    switch (value[digits]) {
+      case 's':
+        unit = kSecond;
+        break;
+      case 'm':
+        unit = 60 * kSecond;
+        break;
+      case 'h':
+        unit = 3600 * kSecond;
+        break;
+      case 'd':
+        unit = 24 * 3600 * kSecond;
+        break;
+      case 'w':
+        unit = 7 * 24 * 3600 * kSecond;
+        break;
+      default:
+        throw bad("has an unknown unit at byte " + std::to_string(digits + 1));
+    }
+    if (n > kYear / unit) throw bad("is longer than a year");
+    total += n * unit;
+    if (total > kYear) throw bad("is longer than a year");
+    i = digits + 1;
+  }
+  if (total == 0) throw bad("is zero");
+  return total;
+}
+
 void rejectNegativeUnsigned(const boost::program_options::parsed_options& parsed) {
   namespace po = boost::program_options;
   for (const po::option& o : parsed.options) {

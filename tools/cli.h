@@ -36,6 +36,11 @@ enum class TimeBeyondRange {
 std::int64_t parseTimeArg(const std::string& value, const char* flag,
                           TimeBeyondRange beyond = TimeBeyondRange::kReject);
 
+// A step such as 30s, 5m, 1h, 1d or 1h30m (Prometheus' units s, m, h, d, w)
+// in ns; throws UsageError naming the flag for anything else, zero, or a
+// step past a year.
+std::int64_t parseStepArg(const std::string& value, const char* flag);
+
 // Boost.Program_options reads "-1" into an unsigned option as 2^64-1
 // (lexical_cast wraps): throws UsageError naming any unsigned option whose
 // text is negative.

@@ -24,6 +24,7 @@
 #include "ingest/stream_ingest.h"
 #include "ledger/ledger.h"
 #include "replay/fold/checkpoints.h"
+#include "replay/kueue/usage_rollups.h"
 #include "tools/cli.h"
 #include "tools/watch_command.h"
 
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
     ("from", po::value<std::vector<std::string>>(), "input file, or - for stdin (repeatable)")
     ("batch", po::value<std::size_t>()->default_value(1000), "records per atomic commit")
     ("no-sync", "do not fsync each commit (faster; a crash may lose the last commits, never corrupt)")
-    ("checkpoint-every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "write a checkpoint every N records after ingesting (0: none)")
+    ("checkpoint-every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "after ingesting, write a checkpoint every N records and the usage rollups (0: neither)")
     ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "the ConfigMap, NAMESPACE/NAME, whose controller_manager_config.yaml Kueue reads; any other is recorded but never changes the DRA mapping")
     ("output,o", po::value<std::string>()->default_value(""), "summary format: json or table")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
@@ -218,12 +219,16 @@ int main(int argc, char** argv) {
       std::signal(SIGINT, SIG_DFL);
       std::signal(SIGTERM, SIG_DFL);
       try {
-        if (!totals.interrupted)
-          replay::writeCheckpoints(*ledger, vm["checkpoint-every"].as<std::uint64_t>());
+        if (!totals.interrupted) {
+          const auto every = vm["checkpoint-every"].as<std::uint64_t>();
+          replay::writeCheckpoints(*ledger, every);
+          if (every > 0) replay::writeUsageRollups(*ledger);
+        }
       } catch (const replay::ReplayError& e) {
-        spdlog::warn("checkpoints not written: {}", e.what());
+        spdlog::warn("checkpoints or usage rollups not written: {}", e.what());
       } catch (const kj::Exception& e) {
-        spdlog::warn("checkpoints not written: {}", replay::damagedObject(e).what());
+        spdlog::warn("checkpoints or usage rollups not written: {}",
+                     replay::damagedObject(e).what());
       }
     }
     const auto& s = ingester.stats();

@@ -1,6 +1,7 @@
 // ledger-query: point-in-time questions (docs/reference.md "ledger-query").
 //   state --at TIME | --seq N        the state report as of that moment
 //   usage --at TIME [--cluster-queue NAME]
+//   usage --from T1 --to T2 --step 5m [--cluster-queue NAME]   a time series
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
@@ -30,12 +31,13 @@ int main(int argc, char** argv) {
     ("at", po::value<std::string>(), "the moment (RFC 3339 or now)")
     ("seq", po::value<std::uint64_t>(), "the moment as a seq")
     ("cluster-queue", po::value<std::string>(), "usage/report: only this ClusterQueue")
-    ("from", po::value<std::string>(), "workload/report: period start")
-    ("to", po::value<std::string>(), "workload/report: period end")
+    ("from", po::value<std::string>(), "workload/report/usage --step: period start")
+    ("to", po::value<std::string>(), "workload/report/usage --step: period end")
+    ("step", po::value<std::string>(), "usage: a series from --from to --to, one point per step (5m, 1h, 1d)")
     ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace or workload")
     ("svg", po::value<std::string>(), "report: also write a usage chart to this SVG file")
     ("workload", po::value<std::string>(), "admit: a Workload (or Job) manifest file, YAML or JSON")
-    ("no-checkpoints", "fold from the start, ignoring checkpoints")
+    ("no-checkpoints", "fold from the start, ignoring checkpoints and usage rollups")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("command", po::value<std::string>()->default_value(""), "command")
     ("target", po::value<std::string>()->default_value(""), "NAMESPACE/NAME");
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
   return cli::runProgram("ledger-query", [&]() -> int {
     cli::setUpLogging(vm["log-format"].as<std::string>(), "info");
     const std::string command = vm["command"].as<std::string>();
-    const bool csv = command == "report";
+    const bool csv = command == "report" || (command == "usage" && vm.count("step"));
     cli::QueryArgs args;
     args.output = cli::resolveOutput(vm["output"].as<std::string>(), csv);
     args.useCheckpoints = !vm.count("no-checkpoints");
@@ -58,6 +60,10 @@ int main(int argc, char** argv) {
     if (vm.count("from")) args.from = cli::parseTimeArg(vm["from"].as<std::string>(), "--from");
     if (vm.count("to")) args.to = cli::parseTimeArg(vm["to"].as<std::string>(), "--to");
     if (vm.count("cluster-queue")) args.clusterQueue = vm["cluster-queue"].as<std::string>();
+    if (vm.count("step")) {
+      args.stepText = vm["step"].as<std::string>();
+      args.stepNs = cli::parseStepArg(args.stepText, "--step");
+    }
     if (vm.count("svg")) args.svg = vm["svg"].as<std::string>();
     if (vm.count("workload")) args.workloadFile = vm["workload"].as<std::string>();
     args.by = vm["by"].as<std::string>();

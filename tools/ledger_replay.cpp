@@ -16,9 +16,11 @@
 
 #include "ingest/ingester.h"
 #include "ingest/projector.h"
+#include "ledger/format.h"
 #include "ledger/verify.h"
 #include "replay/fold/checkpoints.h"
 #include "replay/fold/replayer.h"
+#include "replay/kueue/usage_rollups.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
@@ -83,7 +85,9 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
   }
   replay::CheckpointVerification cps;
   if (log.ok()) cps = replay::verifyCheckpoints(ledger);
-  const bool ok = log.ok() && cps.firstBadSeq == 0;
+  replay::RollupVerification rollups;
+  if (log.ok() && cps.firstBadSeq == 0) rollups = replay::verifyUsageRollups(ledger);
+  const bool ok = log.ok() && cps.firstBadSeq == 0 && rollups.firstBad.empty();
   // Where verification failed: a seq, or a derived family's key.
   std::string where;
   if (!log.ok()) {
@@ -91,8 +95,12 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                                  : log.badFamily + " key " + log.badKey;
   } else if (cps.firstBadSeq != 0) {
     where = "seq " + std::to_string(cps.firstBadSeq);
+  } else if (!rollups.firstBad.empty()) {
+    where = "the usage rollup of the " + rollups.firstBad;
   }
-  const std::string& problem = !log.ok() ? log.problem : cps.problem;
+  const std::string& problem = !log.ok()              ? log.problem
+                               : cps.firstBadSeq != 0 ? cps.problem
+                                                      : rollups.problem;
   if (output == cli::OutputFormat::kJson) {
     nlohmann::ordered_json j;
     j["ok"] = ok;
@@ -111,8 +119,11 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                    "object index holds exactly the entries the records form (when it covers "
                    "every record)",
                    "head matches last record",
-                   "checkpoints equal a fresh replay, their copies the projection records"};
+                   "checkpoints equal a fresh replay, their copies the projection records",
+                   "usage rollups equal a fresh integration of the log, and none is stored "
+                   "outside the hours they cover"};
     j["checkpointsChecked"] = cps.checked;
+    j["usageRollupsChecked"] = rollups.checked;
     if (!log.ok()) {
       if (log.firstBadSeq != 0) {
         j["firstBadSeq"] = log.firstBadSeq;
@@ -124,6 +135,10 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
     } else if (cps.firstBadSeq != 0) {
       j["firstBadSeq"] = cps.firstBadSeq;
       j["problem"] = cps.problem;
+    } else if (!rollups.firstBad.empty()) {
+      j["family"] = format::kUsageRollupsFamily;
+      j["bucket"] = rollups.firstBad;
+      j["problem"] = rollups.problem;
     }
     std::cout << j.dump(2) << "\n";
   } else {
@@ -132,6 +147,10 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                  "projection (derived again), time index, dedupe keys, live view, head\n";
     if (log.ok()) {
       std::cout << "checked " << cps.checked << " checkpoints against a fresh replay\n";
+      if (cps.firstBadSeq == 0) {
+        std::cout << "checked " << rollups.checked
+                  << " usage rollups against a fresh integration\n";
+      }
     }
     if (!ok) {
       std::cout << "FAILED at " << where << ": " << problem << "\n";
@@ -268,14 +287,18 @@ int main(int argc, char** argv) {
       if (command == "checkpoint") {
         cli::warnIfOlderProjections(*ledger);  // checkpoints are folds of the projection
         if (vm.count("rewrite")) {
-          if (Status st = ledger->dropCheckpoints(); !st.isOk()) {
-            spdlog::error("{}", st.toString());
-            return cli::exitCodeFor(st);
+          for (Status st : {ledger->dropCheckpoints(), ledger->dropUsageRollups()}) {
+            if (!st.isOk()) {
+              spdlog::error("{}", st.toString());
+              return cli::exitCodeFor(st);
+            }
           }
         }
         const auto written = replay::writeCheckpoints(*ledger, vm["every"].as<std::uint64_t>());
         std::cout << "wrote " << written << " checkpoints (every "
                   << vm["every"].as<std::uint64_t>() << " records)\n";
+        std::cout << "wrote " << replay::writeUsageRollups(*ledger)
+                  << " usage rollups (hours, days, months)\n";
         return cli::kExitOk;
       }
       std::uint64_t rewritten = 0;
@@ -288,6 +311,9 @@ int main(int argc, char** argv) {
         return cli::exitCodeFor(st);
       }
       std::cout << "rebuilt the projection of " << rewritten << " records\n";
+      // The rebuild dropped the usage rollups, integrals of the projection.
+      std::cout << "wrote " << replay::writeUsageRollups(*ledger)
+                << " usage rollups (hours, days, months)\n";
       return cli::kExitOk;
     }
     throw cli::UsageError("unknown command '" + command + "'");

@@ -2,6 +2,7 @@
 
 #include "replay/fold/replayer.h"
 #include "replay/kueue/usage_report.h"
+#include "replay/kueue/usage_rollups.h"
 #include "replay/kueue/workload_history.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/admit_command.h"
@@ -11,6 +12,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <tuple>
 
 namespace ledger::cli {
 
@@ -45,7 +47,122 @@ int runState(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   return kExitOk;
 }
 
+// A mean level as a short exact decimal: trailing zeros dropped.
+std::string meanText(const replay::Integral& integral, std::int64_t periodNs) {
+  std::string text = integral.meanOver(periodNs);
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text == "-0" ? "0" : text;
+}
+
+// usage --from --to --step: the mean reserved, admitted and nominal quota
+// per step and (ClusterQueue, flavor, resource), what a chart panel asks for.
+int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
+  if (!args.from || !args.to) throw UsageError("usage --step needs --from TIME and --to TIME");
+  if (*args.to <= *args.from) throw UsageError("--to must be after --from");
+  constexpr std::uint64_t kMaxPoints = 100000;
+  const std::uint64_t steps = (static_cast<std::uint64_t>(*args.to - *args.from) +
+                               static_cast<std::uint64_t>(*args.stepNs) - 1) /
+                              static_cast<std::uint64_t>(*args.stepNs);
+  if (steps > kMaxPoints) {
+    throw UsageError("--step " + args.stepText + " makes " + std::to_string(steps) +
+                     " points; at most " + std::to_string(kMaxPoints) + " (take a longer step)");
+  }
+  std::vector<std::int64_t> boundaries;
+  for (std::int64_t t = *args.from; t < *args.to; t += *args.stepNs) boundaries.push_back(t);
+  boundaries.push_back(*args.to);
+  ProgressBar progress("usage");
+  replay::FoldOptions fo;
+  fo.useCheckpoints = args.useCheckpoints;
+  fo.progress = progress.callback();
+  fo.onBadCheckpoint = warnBadCheckpoint;
+  std::vector<replay::UsageBucket> buckets;
+  if (args.useCheckpoints) {
+    try {
+      buckets = replay::usageSeries(ledger, boundaries, fo);
+    } catch (const replay::ReplayError& e) {
+      if (!e.corrupt()) throw;
+      std::cerr << "warning: " << e.what() << "; reading the period from the log\n";
+      buckets.clear();
+    }
+  }
+  if (buckets.empty()) {
+    replay::integrateUsage(ledger, boundaries, replay::UsageScope{}, fo,
+                           [&](replay::UsageBucket&& b) { buckets.push_back(std::move(b)); });
+  }
+  progress.done();
+  // (ClusterQueue, flavor, resource) -> per step: reserved, admitted, nominal.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  struct Point {
+    replay::Integral reserved, admitted, nominal;
+  };
+  std::map<Key, std::vector<Point>> series;
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    auto pointOf = [&](const Key& key) -> Point& {
+      auto& points = series[key];
+      points.resize(buckets.size());
+      return points[i];
+    };
+    for (const auto& [key, totals] : buckets[i].reserved) {
+      if (args.clusterQueue && key.clusterQueue != *args.clusterQueue) continue;
+      Point& p = pointOf({key.clusterQueue, key.flavor, key.resource});
+      p.reserved += totals.reserved;
+      p.admitted += totals.admitted;
+    }
+    for (const auto& [key, integral] : buckets[i].quota) {
+      if (args.clusterQueue && key.clusterQueue != *args.clusterQueue) continue;
+      pointOf({key.clusterQueue, key.flavor, key.resource}).nominal += integral;
+    }
+  }
+  for (auto& [key, points] : series) points.resize(buckets.size());
+  auto lengthOf = [&](std::size_t i) { return buckets[i].endNs - buckets[i].startNs; };
+  if (args.output == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["from"] = formatRfc3339(*args.from);
+    j["to"] = formatRfc3339(*args.to);
+    j["step"] = args.stepText;
+    j["series"] = nlohmann::ordered_json::array();
+    for (const auto& [key, points] : series) {
+      nlohmann::ordered_json s = {{"clusterQueue", std::get<0>(key)},
+                                  {"flavor", std::get<1>(key)},
+                                  {"resource", std::get<2>(key)},
+                                  {"points", nlohmann::ordered_json::array()}};
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        s["points"].push_back({{"time", formatRfc3339(buckets[i].startNs)},
+                               {"reserved", meanText(points[i].reserved, lengthOf(i))},
+                               {"admitted", meanText(points[i].admitted, lengthOf(i))},
+                               {"nominal", meanText(points[i].nominal, lengthOf(i))}});
+      }
+      j["series"].push_back(std::move(s));
+    }
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    for (const auto& [key, points] : series) {
+      rows.push_back({formatRfc3339(buckets[i].startNs), std::get<0>(key), std::get<1>(key),
+                      std::get<2>(key), meanText(points[i].reserved, lengthOf(i)),
+                      meanText(points[i].admitted, lengthOf(i)),
+                      meanText(points[i].nominal, lengthOf(i))});
+    }
+  }
+  if (args.output == OutputFormat::kCsv) {
+    out << "time,cluster_queue,flavor,resource,reserved,admitted,nominal\n";
+    for (const auto& row : rows) {
+      for (std::size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << row[c];
+      out << "\n";
+    }
+  } else {
+    out << render::renderTable(
+        {"TIME", "CLUSTERQUEUE", "FLAVOR", "RESOURCE", "RESERVED", "ADMITTED", "NOMINAL"}, rows);
+  }
+  return kExitOk;
+}
+
 int runUsage(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
+  if (args.stepNs) return runUsageSeries(ledger, args, out);
+  if (args.from || args.to) throw UsageError("usage --from/--to go with --step (or use report)");
   const auto state = stateAt(ledger, resolveSeq(ledger, args, true), args);
   auto report = replay::buildReport(state);
   if (args.clusterQueue) {
@@ -146,10 +263,16 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   fo.useCheckpoints = args.useCheckpoints;
   fo.progress = progress.callback();
   fo.onBadCheckpoint = warnBadCheckpoint;
-  const auto period =
-      replay::computeUsagePeriod(ledger, *args.from, *args.to, by, args.clusterQueue, fo,
-                                 args.svg ? replay::ChartSteps::kKeep : replay::ChartSteps::kOmit);
+  const auto period = replay::computeUsagePeriod(
+      ledger, *args.from, *args.to, by, args.clusterQueue, fo,
+      args.svg ? replay::ChartSteps::kKeep : replay::ChartSteps::kOmit,
+      args.useCheckpoints ? replay::UsageSource::kRollupsWhereStored : replay::UsageSource::kLog);
   progress.done();
+  if (!period.rollupProblem.empty()) {
+    std::cerr << "warning: " << period.rollupProblem
+              << "; the period was read from the log (`ledger-replay checkpoint --rewrite` "
+                 "writes the rollups anew)\n";
+  }
   if (args.svg) {
     std::ofstream svg(*args.svg);
     if (!svg) throw UsageError("cannot write " + *args.svg);

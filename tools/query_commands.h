@@ -19,6 +19,8 @@ struct QueryArgs {
   bool useCheckpoints = true;
   std::string target;  // NS/NAME
   std::optional<std::int64_t> at, from, to;
+  std::optional<std::int64_t> stepNs;  // usage: a series over --from..--to
+  std::string stepText;
   std::optional<std::uint64_t> seq;
   std::optional<std::string> clusterQueue, svg, workloadFile;
   std::string by = "cluster-queue";

@@ -36,6 +36,7 @@ inline const char* const kFamilyNames[] = {
     format::kCheckpointsFamily,
     format::kCheckpointObjectsFamily,
     format::kObjectIndexFamily,
+    format::kUsageRollupsFamily,
     format::kMetaFamily,
 };
 

@@ -597,7 +597,7 @@ TEST_CASE("a ledger whose CURRENT is lost is refused, never created anew over it
   rocksdb::DBOptions dbo;
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
   for (const char* name : {"default", "log", "projection", "time_index", "events", "live",
-                           "checkpoints", "checkpoint_objects", "object_index", "meta"}) {
+                           "checkpoints", "checkpoint_objects", "object_index", "usage_rollups", "meta"}) {
     families.emplace_back(name, rocksdb::ColumnFamilyOptions());
   }
   REQUIRE(rocksdb::RepairDB(path, dbo, families).ok());

@@ -2,6 +2,7 @@
 // range, and unsigned flags given a negative number.
 #include <limits>
 
+#include "replay/kueue/usage_rollups.h"
 #include "tests/kueue_objects.h"
 #include "tests/test_support.h"
 #include "tools/cli.h"
@@ -65,4 +66,98 @@ TEST_CASE("unsigned flags: a negative number is bad usage, not 2^64-1", "[cli]")
       po::command_line_parser(std::vector<std::string>{"--seq=-2"}).options(opts).run();
   CHECK_THROWS_WITH(cli::rejectNegativeUnsigned(parsed),
                     "--seq must be a non-negative integer, not '-2'");
+}
+
+TEST_CASE("step flags: units, sums, and what is refused", "[cli]") {
+  constexpr std::int64_t s = 1000000000;
+  CHECK(cli::parseStepArg("30s", "--step") == 30 * s);
+  CHECK(cli::parseStepArg("5m", "--step") == 300 * s);
+  CHECK(cli::parseStepArg("1h30m", "--step") == 5400 * s);
+  CHECK(cli::parseStepArg("1d", "--step") == 86400 * s);
+  CHECK(cli::parseStepArg("2w", "--step") == 14 * 86400 * s);
+  CHECK_THROWS_WITH(cli::parseStepArg("5", "--step"), Catch::Contains("is not a step"));
+  CHECK_THROWS_WITH(cli::parseStepArg("", "--step"), Catch::Contains("is not a step"));
+  CHECK_THROWS_WITH(cli::parseStepArg("5x", "--step"),
+                    Catch::Contains("has an unknown unit at byte 2"));
+  CHECK_THROWS_WITH(cli::parseStepArg("0m", "--step"), Catch::Contains("is zero"));
+  CHECK_THROWS_WITH(cli::parseStepArg("-5m", "--step"), Catch::Contains("is not a step"));
+  CHECK_THROWS_WITH(cli::parseStepArg("400d", "--step"), Catch::Contains("longer than a year"));
+  CHECK_THROWS_WITH(cli::parseStepArg("99999999999h", "--step"), Catch::Contains("is not a step"));
+}
+
+TEST_CASE("usage --step: mean reserved, admitted and nominal per step", "[cli][rollups]") {
+  using namespace ledger::testing::k8s;
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  // cq holds 4 CPUs from 00:00; w reserves 2 at 00:30, is admitted at 01:00,
+  // finishes at 01:30; a flavor created at 05:00 closes the hours before.
+  Json spec = {{"containers", Json::array({container("c", {{"cpu", "2"}})})}};
+  Json w = workload("ns", "w", "lq", Json::array({podSet("main", 1, spec)}));
+  auto rv = [](Json o, const std::string& v) {
+    o["metadata"]["resourceVersion"] = v;
+    return o;
+  };
+  const Json reserved = admitted(w, "cq", "default", {{"cpu", "2"}}, false);
+  const Json running = admitted(w, "cq", "default", {{"cpu", "2"}});
+  REQUIRE(
+      ingestText(*ledger,
+                 event("ADDED", resourceFlavor("default"), "2026-11-01T00:00:00Z") +
+                     event("ADDED", clusterQueue("cq", "v1beta2", "", {{"default", {{"cpu", 4}}}}),
+                           "2026-11-01T00:00:00Z") +
+                     event("ADDED", rv(reserved, "2"), "2026-11-01T00:30:00Z") +
+                     event("MODIFIED", rv(running, "3"), "2026-11-01T01:00:00Z") +
+                     event("MODIFIED", rv(finished(running), "4"), "2026-11-01T01:30:00Z") +
+                     event("ADDED", resourceFlavor("late"), "2026-11-01T05:00:00Z"))
+          .rejected == 0);
+  REQUIRE(replay::writeUsageRollups(*ledger) > 0);
+  cli::QueryArgs args;
+  args.from = cli::parseTimeArg("2026-11-01T00:00:00Z", "--from");
+  args.to = cli::parseTimeArg("2026-11-01T02:00:00Z", "--to");
+  auto series = [&](const std::string& step) {
+    args.stepText = step;
+    args.stepNs = cli::parseStepArg(step, "--step");
+    std::ostringstream out;
+    // Exit 0, or a UsageError thrown for main to map.
+    cli::runQuery(*ledger, "usage", args, out);
+    return out.str();
+  };
+  using Points = std::vector<std::array<std::string, 4>>;
+  auto points = [](const std::string& json) {
+    const auto j = nlohmann::json::parse(json);
+    REQUIRE(j["series"].size() == 1);
+    CHECK(j["series"][0]["clusterQueue"] == "cq");
+    CHECK(j["series"][0]["flavor"] == "default");
+    CHECK(j["series"][0]["resource"] == "cpu");
+    Points out;
+    for (const auto& p : j["series"][0]["points"]) {
+      out.push_back({p["time"], p["reserved"], p["admitted"], p["nominal"]});
+    }
+    return out;
+  };
+  SECTION("whole hours, read from the rollups") {
+    CHECK(points(series("1h")) ==
+          Points{{"2026-11-01T00:00:00Z", "1", "0", "4"}, {"2026-11-01T01:00:00Z", "1", "1", "4"}});
+  }
+  SECTION("half hours, integrated from the log") {
+    CHECK(points(series("30m")) == Points{{"2026-11-01T00:00:00Z", "0", "0", "4"},
+                                          {"2026-11-01T00:30:00Z", "2", "0", "4"},
+                                          {"2026-11-01T01:00:00Z", "2", "2", "4"},
+                                          {"2026-11-01T01:30:00Z", "0", "0", "4"}});
+  }
+  SECTION("a last step shorter than the others, as CSV") {
+    args.output = cli::OutputFormat::kCsv;
+    args.to = cli::parseTimeArg("2026-11-01T00:45:00Z", "--to");
+    CHECK(series("40m") ==
+          "time,cluster_queue,flavor,resource,reserved,admitted,nominal\n"
+          "2026-11-01T00:00:00Z,cq,default,cpu,0.5,0,4\n"
+          "2026-11-01T00:40:00Z,cq,default,cpu,2,0,4\n");
+  }
+  SECTION("bad periods are bad usage") {
+    args.to = args.from;
+    CHECK_THROWS_WITH(series("1h"), Catch::Contains("--to must be after --from"));
+    args.to = cli::parseTimeArg("2026-11-03T00:00:00Z", "--to");
+    CHECK_THROWS_WITH(series("1s"), Catch::Contains("at most 100000"));
+    args.from.reset();
+    CHECK_THROWS_WITH(series("1h"), Catch::Contains("needs --from"));
+  }
 }

@@ -1,0 +1,337 @@
+#include "replay/kueue/usage_levels.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <algorithm>
+#include <set>
+
+#include "replay/fold/scan_ahead.h"
+#include "replay/kueue/workload_usage.h"
+#include "schema/rollup.capnp.h"
+
+namespace ledger::replay {
+
+namespace {
+
+// What one workload holds and where it is charged.
+struct Contribution {
+  std::string clusterQueue;
+  std::string owner;
+  bool admitted = false;
+  std::map<FlavorResource, Quantity> usage;
+};
+
+std::map<FlavorResource, Quantity> nominalOf(schema::ClusterQueue::Reader cq) {
+  std::map<FlavorResource, Quantity> out;
+  for (auto rg : cq.getResourceGroups()) {
+    for (auto f : rg.getFlavors()) {
+      for (auto r : f.getResources()) {
+        out[{f.getName().cStr(), r.getName().cStr()}] +=
+            Quantity::tryParse(r.getNominalQuota().cStr()).value_or(Quantity());
+      }
+    }
+  }
+  return out;
+}
+
+class Integrator {
+ public:
+  Integrator(const UsageScope& scope, UsageSteps* steps, std::int64_t startNs)
+      : scope_(scope), steps_(steps), start_(startNs) {}
+
+  void seed(const ClusterState& state) {
+    for (const auto& [key, obj] : state.objects(ObjectKind::kClusterQueue)) {
+      setQueue(std::string(obj->name()), nominalOf(obj->projection().getBody().getClusterQueue()),
+               start_);
+    }
+    for (const auto& [key, obj] : state.objects(ObjectKind::kWorkload)) {
+      setWorkload(key,
+                  contributionOf(obj->ns(), obj->name(), obj->projection().getBody().getWorkload()),
+                  start_);
+    }
+  }
+
+  void applyRecord(schema::ProjectedRecord::Reader r, std::int64_t t) {
+    auto body = r.getObject().getBody();
+    auto id = r.getIdentity();
+    const bool deleted = r.getType() == schema::EventType::DELETED;
+    if (body.isWorkload()) {
+      const std::string ns = id.getNamespace().cStr();
+      const std::string name = id.getName().cStr();
+      setWorkload(ClusterState::key(ns, name),
+                  deleted ? std::nullopt : contributionOf(ns, name, body.getWorkload()), t);
+    } else if (body.isClusterQueue()) {
+      setQueue(id.getName().cStr(),
+               deleted ? std::nullopt : std::optional(nominalOf(body.getClusterQueue())), t);
+    }
+  }
+
+  UsageBucket cut(std::int64_t endNs) {
+    for (auto& [key, level] : reserved_) {
+      ReservedIntegrals& totals = bucket_.reserved[key];
+      totals.reserved.add(level.reserved, endNs - level.since);
+      totals.admitted.add(level.admitted, endNs - level.since);
+      level.since = endNs;
+    }
+    for (auto& [key, level] : quota_) {
+      bucket_.quota[key].add(level.value, endNs - level.since);
+      level.since = endNs;
+    }
+    UsageBucket out = std::move(bucket_);
+    out.startNs = start_;
+    out.endNs = endNs;
+    bucket_ = UsageBucket();
+    start_ = endNs;
+    // What the next bucket names from its start (usage_levels.h): every key
+    // a workload holds, and every nominal quota of a live ClusterQueue.
+    for (const auto& [key, level] : reserved_) bucket_.reserved[key];
+    for (const auto& [key, level] : quota_) bucket_.quota[key];
+    return out;
+  }
+
+ private:
+  struct ReservedLevel {
+    Quantity reserved;
+    Quantity admitted;
+    std::uint32_t holders = 0;
+    std::int64_t since = 0;
+  };
+  struct QuotaLevel {
+    Quantity value;
+    std::int64_t since = 0;
+  };
+
+  std::optional<Contribution> contributionOf(std::string_view ns, std::string_view name,
+                                             schema::Workload::Reader wl) const {
+    if (!wl.getHasAdmission()) return std::nullopt;
+    const WorkloadConditions conditions = conditionsOf(wl);
+    if (!conditions.reserving()) return std::nullopt;
+    Contribution c;
+    c.clusterQueue = wl.getAdmissionClusterQueue().cStr();
+    if (scope_.clusterQueue && *scope_.clusterQueue != c.clusterQueue) return std::nullopt;
+    c.owner = scope_.owner == Owner::kNamespace ? std::string(ns) : ClusterState::key(ns, name);
+    c.admitted = conditions.admitted;
+    c.usage = admissionUsage(wl, nullptr);
+    return c;
+  }
+
+  void setWorkload(const std::string& key, std::optional<Contribution> c, std::int64_t t) {
+    if (auto it = workloads_.find(key); it != workloads_.end()) {
+      charge(it->second, t, -1);
+      workloads_.erase(it);
+    }
+    if (c) {
+      charge(*c, t, +1);
+      workloads_.emplace(key, std::move(*c));
+    }
+  }
+
+  void charge(const Contribution& c, std::int64_t t, int sign) {
+    for (const auto& [fr, q] : c.usage) {
+      ReservedKey key{c.clusterQueue, c.owner, fr.first, fr.second};
+      auto it = reserved_.try_emplace(key, ReservedLevel{{}, {}, 0, t}).first;
+      ReservedLevel& level = it->second;
+      ReservedIntegrals& totals = bucket_.reserved[key];
+      totals.reserved.add(level.reserved, t - level.since);
+      totals.admitted.add(level.admitted, t - level.since);
+      level.since = t;
+      if (sign > 0) {
+        level.reserved = level.reserved + q;
+        if (c.admitted) level.admitted = level.admitted + q;
+        ++level.holders;
+      } else {
+        level.reserved = level.reserved - q;
+        if (c.admitted) level.admitted = level.admitted - q;
+        --level.holders;
+      }
+      // No holder left: the level is zero (each removal undid its addition).
+      if (level.holders == 0) reserved_.erase(it);
+      if (steps_ != nullptr) chartReserved(c.clusterQueue, fr.second, q, sign, t);
+    }
+  }
+
+  void setQueue(const std::string& cq, std::optional<std::map<FlavorResource, Quantity>> nominal,
+                std::int64_t t) {
+    if (scope_.clusterQueue && *scope_.clusterQueue != cq) return;
+    // Kueue's cache replaces a ClusterQueue's quotas whole; a key it no
+    // longer names falls to zero (and one this bucket named stays named).
+    std::set<FlavorResource> keys;
+    if (nominal) {
+      for (const auto& [fr, q] : *nominal) keys.insert(fr);
+    }
+    for (auto it = bucket_.quota.lower_bound(QuotaKey{cq, "", ""});
+         it != bucket_.quota.end() && it->first.clusterQueue == cq; ++it) {
+      keys.insert({it->first.flavor, it->first.resource});
+    }
+    for (const auto& fr : keys) {
+      QuotaKey key{cq, fr.first, fr.second};
+      auto it = quota_.try_emplace(key, QuotaLevel{{}, t}).first;
+      bucket_.quota[key].add(it->second.value, t - it->second.since);
+      it->second.since = t;
+      const Quantity* value = nullptr;
+      if (nominal) {
+        if (auto named = nominal->find(fr); named != nominal->end()) value = &named->second;
+      }
+      if (value != nullptr) {
+        it->second.value = *value;
+      } else {
+        quota_.erase(it);
+      }
+    }
+    if (steps_ != nullptr) chartNominal(cq, nominal, t);
+  }
+
+  // The chart's reserved level per (ClusterQueue, resource): one point per
+  // instant, the last change at an instant wins.
+  void chartReserved(const std::string& cq, const std::string& resource, const Quantity& q,
+                     int sign, std::int64_t t) {
+    Quantity& level = chartReserved_[{cq, resource}];
+    level = sign > 0 ? level + q : level - q;
+    auto& points = steps_->reserved[{cq, resource}];
+    if (!points.empty() && points.back().timeNs == t) {
+      points.back().value = level;
+    } else {
+      points.push_back(StepPoint{t, level});
+    }
+  }
+
+  // The chart's nominal level per (ClusterQueue, resource), summed over
+  // flavors: a point when it changes (or first appears).
+  void chartNominal(const std::string& cq,
+                    const std::optional<std::map<FlavorResource, Quantity>>& nominal,
+                    std::int64_t t) {
+    std::map<std::string, Quantity> byResource;
+    if (nominal) {
+      for (const auto& [fr, q] : *nominal) byResource[fr.second] += q;
+    }
+    for (auto it = chartNominal_.lower_bound({cq, ""});
+         it != chartNominal_.end() && it->first.first == cq; ++it) {
+      byResource.try_emplace(it->first.second);
+    }
+    for (const auto& [resource, v] : byResource) {
+      auto [it, fresh] = chartNominal_.try_emplace({cq, resource}, v);
+      if (!fresh && it->second == v) continue;
+      it->second = v;
+      steps_->nominal[{cq, resource}].push_back(StepPoint{t, v});
+    }
+  }
+
+  const UsageScope& scope_;
+  UsageSteps* steps_;
+  std::int64_t start_;
+  UsageBucket bucket_;
+  std::map<std::string, Contribution> workloads_;
+  std::map<ReservedKey, ReservedLevel> reserved_;
+  std::map<QuotaKey, QuotaLevel> quota_;
+  std::map<std::pair<std::string, std::string>, Quantity> chartReserved_;
+  std::map<std::pair<std::string, std::string>, Quantity> chartNominal_;
+};
+
+}  // namespace
+
+void UsageBucket::append(const UsageBucket& next) {
+  for (const auto& [key, totals] : next.reserved) {
+    ReservedIntegrals& mine = reserved[key];
+    mine.reserved += totals.reserved;
+    mine.admitted += totals.admitted;
+  }
+  for (const auto& [key, integral] : next.quota) quota[key] += integral;
+  endNs = next.endNs;
+}
+
+std::string UsageBucket::toRollup() const {
+  capnp::MallocMessageBuilder message;
+  auto root = message.initRoot<schema::UsageBucket>();
+  root.setStartNs(startNs);
+  root.setEndNs(endNs);
+  auto reservedList = root.initReserved(static_cast<unsigned>(reserved.size()));
+  unsigned i = 0;
+  for (const auto& [key, totals] : reserved) {
+    auto e = reservedList[i++];
+    e.setClusterQueue(key.clusterQueue);
+    e.setNamespace(key.owner);
+    e.setFlavor(key.flavor);
+    e.setResource(key.resource);
+    totals.reserved.toRollup(e.initReserved());
+    totals.admitted.toRollup(e.initAdmitted());
+  }
+  auto quotaList = root.initQuota(static_cast<unsigned>(quota.size()));
+  i = 0;
+  for (const auto& [key, integral] : quota) {
+    auto e = quotaList[i++];
+    e.setClusterQueue(key.clusterQueue);
+    e.setFlavor(key.flavor);
+    e.setResource(key.resource);
+    integral.toRollup(e.initNominal());
+  }
+  auto words = capnp::messageToFlatArray(message);
+  auto bytes = words.asBytes();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+}
+
+UsageBucket UsageBucket::fromRollup(kj::ArrayPtr<const capnp::word> words) {
+  UsageBucket out;
+  try {
+    capnp::FlatArrayMessageReader reader(words);
+    auto root = reader.getRoot<schema::UsageBucket>();
+    out.startNs = root.getStartNs();
+    out.endNs = root.getEndNs();
+    for (auto e : root.getReserved()) {
+      out.reserved[ReservedKey{e.getClusterQueue().cStr(), e.getNamespace().cStr(),
+                               e.getFlavor().cStr(), e.getResource().cStr()}] = ReservedIntegrals{
+          Integral::fromRollup(e.getReserved()), Integral::fromRollup(e.getAdmitted())};
+    }
+    for (auto e : root.getQuota()) {
+      out.quota[QuotaKey{e.getClusterQueue().cStr(), e.getFlavor().cStr(),
+                         e.getResource().cStr()}] = Integral::fromRollup(e.getNominal());
+    }
+  } catch (const kj::Exception& e) {
+    throw ReplayError(std::string("a usage rollup does not decode: ") + e.getDescription().cStr(),
+                      true);
+  }
+  return out;
+}
+
+void integrateUsage(const Ledger& ledger, const std::vector<std::int64_t>& boundaries,
+                    const UsageScope& scope, const FoldOptions& options,
+                    const std::function<void(UsageBucket&&)>& onBucket, UsageSteps* steps) {
+  if (boundaries.size() < 2) throw ReplayError("integrateUsage: give at least two boundaries");
+  if (!std::is_sorted(boundaries.begin(), boundaries.end())) {
+    throw ReplayError("integrateUsage: boundaries must ascend");
+  }
+  const std::int64_t fromNs = boundaries.front();
+  Replayer replayer(ledger);
+  const std::uint64_t fromSeq = replayer.seqAt(fromNs);
+  const std::uint64_t toSeq = replayer.seqAt(boundaries.back());
+  Integrator integrator(scope, steps, fromNs);
+  integrator.seed(replayer.foldTo(fromSeq, options));
+  std::size_t next = 1;
+  if (toSeq > fromSeq) {
+    // As long as a replay of the period, so it reports progress too (after
+    // the fold to the start, which reported its own).
+    const std::uint64_t total = toSeq - fromSeq;
+    std::uint64_t done = 0;
+    capnp::ReaderOptions limits;
+    limits.traversalLimitInWords = 1ULL << 30;
+    auto visit = [&](std::uint64_t, kj::ArrayPtr<const capnp::word> words) {
+      if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
+      capnp::FlatArrayMessageReader reader(words, limits);
+      auto r = reader.getRoot<schema::ProjectedRecord>();
+      const std::int64_t t = std::max(r.getTimeNs(), fromNs);
+      // Times never go back (ledger/format.h), and a record at a boundary
+      // belongs to the bucket ending there.
+      while (t > boundaries[next]) onBucket(integrator.cut(boundaries[next++]));
+      integrator.applyRecord(r, t);
+      return true;
+    };
+    // Reading the records and charging them cost about the same: a long
+    // period reads on the other core, as a long replay does.
+    Status st = scanProjectionAheadIfLong(ledger, fromSeq + 1, toSeq, visit);
+    if (!st.isOk()) throw ReplayError(st);
+    if (options.progress) options.progress(total, total);
+  }
+  while (next < boundaries.size()) onBucket(integrator.cut(boundaries[next++]));
+}
+
+}  // namespace ledger::replay

@@ -1,0 +1,324 @@
+#include "replay/kueue/usage_rollups.h"
+
+#include <chrono>
+#include <map>
+
+#include "ledger/format.h"
+#include "schema/k8s/rfc3339.h"
+
+namespace ledger::replay {
+
+namespace {
+
+constexpr std::int64_t kDayNs = 24 * kHourNs;
+constexpr char kHour = 'h';
+constexpr char kDay = 'd';
+constexpr char kMonth = 'm';
+
+std::int64_t floorTo(std::int64_t t, std::int64_t unit) {
+  std::int64_t q = t / unit;
+  if (t % unit < 0) --q;
+  return q * unit;
+}
+
+std::int64_t ceilTo(std::int64_t t, std::int64_t unit) {
+  const std::int64_t f = floorTo(t, unit);
+  return f == t ? t : f + unit;
+}
+
+std::chrono::year_month_day civilDay(std::int64_t t) {
+  using namespace std::chrono;
+  return year_month_day(floor<days>(sys_time<nanoseconds>(nanoseconds(t))));
+}
+
+std::int64_t nanosOf(std::chrono::sys_days day) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(day.time_since_epoch()).count();
+}
+
+// The start of the calendar month (UTC) holding t, and of the next one.
+std::int64_t monthStart(std::int64_t t) {
+  const auto ymd = civilDay(t);
+  return nanosOf(std::chrono::sys_days(ymd.year() / ymd.month() / 1));
+}
+
+std::int64_t nextMonth(std::int64_t monthStartNs) {
+  const auto ymd = civilDay(monthStartNs);
+  return nanosOf(std::chrono::sys_days(ymd.year() / ymd.month() / 1 + std::chrono::months(1)));
+}
+
+std::int64_t bucketEnd(char grain, std::int64_t start) {
+  return grain == kHour ? start + kHourNs : grain == kDay ? start + kDayNs : nextMonth(start);
+}
+
+std::string describe(char grain, std::int64_t start) {
+  const char* name = grain == kHour ? "hour " : grain == kDay ? "day " : "month ";
+  return name + formatRfc3339(start);
+}
+
+std::int64_t timeOfSeq(const Ledger& ledger, std::uint64_t seq) {
+  std::int64_t t = 0;
+  if (Status st = ledger.timeOf(seq, &t); !st.isOk()) throw ReplayError(st);
+  return t;
+}
+
+// The stored buckets of one grain covering [from, to) exactly, added up.
+UsageBucket readStored(const Ledger& ledger, char grain, std::int64_t from, std::int64_t to,
+                       std::uint64_t* storedRead = nullptr) {
+  UsageBucket sum;
+  bool any = false;
+  std::int64_t expected = from;
+  Status st = ledger.scanUsageRollups(
+      format::usageRollupKey(grain, from), format::usageRollupKey(grain, to),
+      [&](std::string_view key, kj::ArrayPtr<const capnp::word> words) {
+        const std::int64_t start = format::usageRollupStart(key);
+        UsageBucket bucket = UsageBucket::fromRollup(words);
+        if (start != expected || bucket.startNs != start ||
+            bucket.endNs != bucketEnd(grain, start)) {
+          throw ReplayError(
+              "the usage rollup of the " + describe(grain, expected) + " is missing or misplaced",
+              true);
+        }
+        expected = bucket.endNs;
+        if (storedRead != nullptr) ++*storedRead;
+        if (!any) {
+          sum = std::move(bucket);
+          any = true;
+        } else {
+          sum.append(bucket);
+        }
+        return true;
+      });
+  if (!st.isOk()) throw ReplayError(st);
+  if (expected != to) {
+    throw ReplayError("the usage rollup of the " + describe(grain, expected) + " is missing", true);
+  }
+  return sum;
+}
+
+// [from, to), whole hours inside the coverage: months, days and hours, the
+// largest stored bucket that fits at each step.
+UsageBucket readCovered(const Ledger& ledger, std::int64_t from, std::int64_t to,
+                        std::uint64_t* storedRead = nullptr) {
+  UsageBucket sum;
+  bool any = false;
+  auto add = [&](UsageBucket&& part) {
+    if (!any) {
+      sum = std::move(part);
+      any = true;
+    } else {
+      sum.append(part);
+    }
+  };
+  std::int64_t t = from;
+  while (t < to) {
+    char grain = kHour;
+    std::int64_t end = t + kHourNs;
+    if (monthStart(t) == t && nextMonth(t) <= to) {
+      grain = kMonth;
+      end = t;
+      while (end < to && nextMonth(end) <= to) end = nextMonth(end);
+    } else if (floorTo(t, kDayNs) == t && t + kDayNs <= to) {
+      grain = kDay;
+      end = t + kDayNs;
+      while (end + kDayNs <= to && monthStart(end) != end) end += kDayNs;
+    } else {
+      while (end + kHourNs <= to && floorTo(end, kDayNs) != end) end += kHourNs;
+    }
+    add(readStored(ledger, grain, t, end, storedRead));
+    t = end;
+  }
+  return sum;
+}
+
+UsageBucket integrateOne(const Ledger& ledger, std::int64_t from, std::int64_t to,
+                         const FoldOptions& options) {
+  UsageBucket out;
+  integrateUsage(ledger, {from, to}, UsageScope{}, options,
+                 [&](UsageBucket&& b) { out = std::move(b); });
+  return out;
+}
+
+// Writes the buckets of `grain` made of the finer grain's stored buckets
+// that the coverage completes and that are not stored yet.
+std::uint64_t rollUp(Ledger& ledger, char grain, char finer, const RollupCoverage& coverage) {
+  std::string last;
+  if (Status st = ledger.lastUsageRollup(grain, &last); !st.isOk()) throw ReplayError(st);
+  std::int64_t t =
+      last.empty() ? coverage.startNs : bucketEnd(grain, format::usageRollupStart(last));
+  std::map<std::string, std::string> batch;
+  for (; bucketEnd(grain, t) <= coverage.endNs; t = bucketEnd(grain, t)) {
+    batch[format::usageRollupKey(grain, t)] =
+        readStored(ledger, finer, t, bucketEnd(grain, t)).toRollup();
+  }
+  if (Status st = ledger.putUsageRollups(batch); !st.isOk()) throw ReplayError(st);
+  return batch.size();
+}
+
+}  // namespace
+
+std::optional<RollupCoverage> usageRollupCoverage(const Ledger& ledger) {
+  std::string last;
+  if (Status st = ledger.lastUsageRollup(kHour, &last); !st.isOk()) throw ReplayError(st);
+  if (last.empty()) return std::nullopt;
+  RollupCoverage out;
+  out.endNs = format::usageRollupStart(last) + kHourNs;
+  Status st = ledger.scanUsageRollups(format::usageRollupKey(kHour, INT64_MIN), last + '\0',
+                                      [&](std::string_view key, kj::ArrayPtr<const capnp::word>) {
+                                        out.startNs = format::usageRollupStart(key);
+                                        return false;
+                                      });
+  if (!st.isOk()) throw ReplayError(st);
+  return out;
+}
+
+std::uint64_t writeUsageRollups(Ledger& ledger, const FoldOptions& options) {
+  if (ledger.lastSeq() == 0) return 0;
+  const std::int64_t headTime = timeOfSeq(ledger, ledger.lastSeq());
+  auto coverage = usageRollupCoverage(ledger);
+  const std::int64_t start = coverage ? coverage->endNs : monthStart(timeOfSeq(ledger, 1));
+  // The last hour that ended before the head: a record appended later may
+  // still carry the head's time (times never go back, but may stand still).
+  const std::int64_t end = floorTo(headTime - 1, kHourNs);
+  std::uint64_t written = 0;
+  if (end > start) {
+    std::vector<std::int64_t> boundaries;
+    for (std::int64_t t = start; t <= end; t += kHourNs) boundaries.push_back(t);
+    std::map<std::string, std::string> batch;
+    auto flush = [&] {
+      if (Status st = ledger.putUsageRollups(batch); !st.isOk()) throw ReplayError(st);
+      written += batch.size();
+      batch.clear();
+    };
+    // Hours in order, a batch at a time: an interrupted run leaves whole
+    // hours, and the next run goes on from the last.
+    integrateUsage(ledger, boundaries, UsageScope{}, options, [&](UsageBucket&& bucket) {
+      batch[format::usageRollupKey(kHour, bucket.startNs)] = bucket.toRollup();
+      if (batch.size() >= 512) flush();
+    });
+    flush();
+    coverage = RollupCoverage{coverage ? coverage->startNs : start, end};
+  }
+  if (!coverage) return written;
+  written += rollUp(ledger, kDay, kHour, *coverage);
+  written += rollUp(ledger, kMonth, kDay, *coverage);
+  return written;
+}
+
+UsageBucket usageFromRollups(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs,
+                             const FoldOptions& options, std::uint64_t* storedRead) {
+  const auto coverage = usageRollupCoverage(ledger);
+  if (!coverage) return integrateOne(ledger, fromNs, toNs, options);
+  const std::int64_t a = std::max(ceilTo(fromNs, kHourNs), coverage->startNs);
+  const std::int64_t b = std::min(floorTo(toNs, kHourNs), coverage->endNs);
+  if (a >= b) return integrateOne(ledger, fromNs, toNs, options);
+  UsageBucket out = fromNs < a ? integrateOne(ledger, fromNs, a, options) : UsageBucket{};
+  UsageBucket middle = readCovered(ledger, a, b, storedRead);
+  if (fromNs < a) {
+    out.append(middle);
+  } else {
+    out = std::move(middle);
+  }
+  if (b < toNs) out.append(integrateOne(ledger, b, toNs, options));
+  return out;
+}
+
+std::vector<UsageBucket> usageSeries(const Ledger& ledger,
+                                     const std::vector<std::int64_t>& boundaries,
+                                     const FoldOptions& options) {
+  const auto coverage = usageRollupCoverage(ledger);
+  auto stored = [&](std::size_t i) {
+    return coverage && floorTo(boundaries[i], kHourNs) == boundaries[i] &&
+           floorTo(boundaries[i + 1], kHourNs) == boundaries[i + 1] &&
+           coverage->startNs <= boundaries[i] && boundaries[i + 1] <= coverage->endNs;
+  };
+  std::vector<UsageBucket> out;
+  std::size_t i = 0;
+  while (i + 1 < boundaries.size()) {
+    if (stored(i)) {
+      out.push_back(readCovered(ledger, boundaries[i], boundaries[i + 1]));
+      ++i;
+      continue;
+    }
+    // A run of buckets the rollups cannot serve: one pass over its records.
+    std::size_t j = i + 1;
+    while (j + 1 < boundaries.size() && !stored(j)) ++j;
+    integrateUsage(ledger,
+                   std::vector<std::int64_t>(boundaries.begin() + i, boundaries.begin() + j + 1),
+                   UsageScope{}, options, [&](UsageBucket&& b) { out.push_back(std::move(b)); });
+    i = j;
+  }
+  return out;
+}
+
+RollupVerification verifyUsageRollups(const Ledger& ledger) {
+  RollupVerification v;
+  std::map<std::string, UsageBucket> stored;
+  try {
+    Status st =
+        ledger.scanUsageRollups(std::string(1, '\0'), std::string(1, '\xff'),
+                                [&](std::string_view key, kj::ArrayPtr<const capnp::word> words) {
+                                  if (key.size() != format::kUsageRollupKeySize ||
+                                      (key[0] != kHour && key[0] != kDay && key[0] != kMonth)) {
+                                    throw ReplayError("a usage rollup key is malformed", true);
+                                  }
+                                  stored.emplace(std::string(key), UsageBucket::fromRollup(words));
+                                  return true;
+                                });
+    if (!st.isOk()) {
+      v.firstBad = "usage rollups";
+      v.problem = st.toString();
+      return v;
+    }
+  } catch (const ReplayError& e) {
+    v.firstBad = "usage rollups";
+    v.problem = e.what();
+    return v;
+  }
+  const auto coverage = usageRollupCoverage(ledger);
+  if (!coverage) return v;
+  auto check = [&](char grain, const UsageBucket& fresh) {
+    if (!v.firstBad.empty()) return;
+    auto it = stored.find(format::usageRollupKey(grain, fresh.startNs));
+    if (it == stored.end()) {
+      v.firstBad = describe(grain, fresh.startNs);
+      v.problem = "missing";
+    } else if (!(it->second == fresh)) {
+      v.firstBad = describe(grain, fresh.startNs);
+      v.problem = "differs from a fresh integration of the log";
+    } else {
+      ++v.checked;
+      stored.erase(it);
+    }
+  };
+  std::vector<std::int64_t> boundaries;
+  for (std::int64_t t = coverage->startNs; t <= coverage->endNs; t += kHourNs) {
+    boundaries.push_back(t);
+  }
+  std::optional<UsageBucket> day, month;
+  integrateUsage(ledger, boundaries, UsageScope{}, {}, [&](UsageBucket&& hour) {
+    for (auto* sum : {&day, &month}) {
+      if (*sum) {
+        (*sum)->append(hour);
+      } else {
+        *sum = hour;
+      }
+    }
+    check(kHour, hour);
+    if (floorTo(hour.endNs, kDayNs) == hour.endNs) {
+      if (floorTo(day->startNs, kDayNs) == day->startNs) check(kDay, *day);
+      day.reset();
+    }
+    if (monthStart(hour.endNs) == hour.endNs) {
+      if (monthStart(month->startNs) == month->startNs) check(kMonth, *month);
+      month.reset();
+    }
+  });
+  if (v.firstBad.empty() && !stored.empty()) {
+    const auto& key = stored.begin()->first;
+    v.firstBad = describe(key[0], format::usageRollupStart(key));
+    v.problem = "stored outside the hours the rollups cover";
+  }
+  return v;
+}
+
+}  // namespace ledger::replay

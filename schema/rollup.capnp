@@ -1,0 +1,44 @@
+# A usage rollup: the exact integrals of one bucket (an hour, a day or a
+# calendar month, UTC) at the finest grain the reports need
+# (replay/kueue/usage_rollups.h). Derived data in the `usage_rollups` column
+# family (ledger/format.h); dropping it changes no answer, only its speed.
+#
+# An integral is nano-units x nanoseconds, a signed integer of up to 256 bits
+# stored as its magnitude's bytes, big-endian, without leading zeros, and a
+# sign flag. Strings repeat from bucket to bucket; RocksDB's compression
+# takes the repetition.
+@0xcfbb1e4bb3bcfde4;
+
+$import "/capnp/c++.capnp".namespace("ledger::schema");
+
+struct Integral {
+  magnitude @0 :Data;
+  negative @1 :Bool;
+}
+
+# Reserved and admitted quota of the workloads of one namespace in one
+# ClusterQueue, charged to one (flavor, resource). Present when a workload
+# held it at the bucket's start or a record touched it during the bucket.
+struct ReservedEntry {
+  clusterQueue @0 :Text;
+  namespace @1 :Text;
+  flavor @2 :Text;
+  resource @3 :Text;
+  reserved @4 :Integral;
+  admitted @5 :Integral;
+}
+
+# A ClusterQueue's nominal quota of one (flavor, resource).
+struct QuotaEntry {
+  clusterQueue @0 :Text;
+  flavor @1 :Text;
+  resource @2 :Text;
+  nominal @3 :Integral;
+}
+
+struct UsageBucket {
+  startNs @0 :Int64;
+  endNs @1 :Int64;
+  reserved @2 :List(ReservedEntry);
+  quota @3 :List(QuotaEntry);
+}

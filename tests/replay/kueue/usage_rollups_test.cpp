@@ -1,0 +1,251 @@
+// Usage rollups against the log's own integration, on a simulated cluster
+// whose history crosses a calendar month, so hours, days and a month are all
+// stored and read.
+#include <random>
+
+#include "ledger/format.h"
+#include "replay/fold/checkpoints.h"
+#include "replay/kueue/usage_report.h"
+#include "replay/kueue/usage_rollups.h"
+#include "tests/test_support.h"
+#include "tests/tools/sim_stream.h"
+
+using namespace ledger;
+using namespace ledger::testing;
+
+namespace {
+
+constexpr std::int64_t kHour = replay::kHourNs;
+
+// The simulated cluster started on 2026-11-30T18:00:00Z: its history runs
+// into December.
+std::string monthCrossingStream(std::uint64_t seed, std::uint64_t events) {
+  gen::SimOptions o;
+  o.seed = seed;
+  o.events = events;
+  o.nodes = 8;
+  o.queues = 4;
+  o.startNs = 1796061600LL * 1000000000LL;
+  gen::ClusterSim sim(o);
+  std::ostringstream out;
+  sim.writeAll(out);
+  return out.str();
+}
+
+std::int64_t timeOfSeq(const Ledger& ledger, std::uint64_t seq) {
+  std::int64_t t = 0;
+  REQUIRE(ledger.timeOf(seq, &t).isOk());
+  return t;
+}
+
+// Every row, to the nano-unit-nanosecond.
+void requireSameRows(const replay::UsagePeriod& a, const replay::UsagePeriod& b) {
+  REQUIRE(a.rows.size() == b.rows.size());
+  for (std::size_t i = 0; i < a.rows.size(); ++i) {
+    INFO(a.rows[i].group << " " << a.rows[i].resource);
+    CHECK(a.rows[i].group == b.rows[i].group);
+    CHECK(a.rows[i].resource == b.rows[i].resource);
+    CHECK(a.rows[i].reserved == b.rows[i].reserved);
+    CHECK(a.rows[i].quota.has_value() == b.rows[i].quota.has_value());
+    if (a.rows[i].quota && b.rows[i].quota) CHECK(*a.rows[i].quota == *b.rows[i].quota);
+  }
+}
+
+std::string storedRollup(const Ledger& ledger, char grain, std::int64_t start) {
+  std::string value;
+  REQUIRE(ledger.getRaw(format::kUsageRollupsFamily, format::usageRollupKey(grain, start), &value)
+              .isOk());
+  return value;
+}
+
+}  // namespace
+
+TEST_CASE("a report from usage rollups equals the log's integration to the nano-unit",
+          "[generator][report][rollups]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("ledger"));
+  REQUIRE(ingestText(*ledger, monthCrossingStream(7, 15000)).rejected == 0);
+  REQUIRE(replay::writeCheckpoints(*ledger, 2000) > 0);
+  REQUIRE(replay::writeUsageRollups(*ledger) > 0);
+  const auto coverage = replay::usageRollupCoverage(*ledger);
+  REQUIRE(coverage);
+  const std::int64_t first = timeOfSeq(*ledger, 1);
+  const std::int64_t head = timeOfSeq(*ledger, ledger->lastSeq());
+  // Hours from the first record's month to the last hour before the head.
+  CHECK(coverage->startNs <= first);
+  CHECK(coverage->endNs < head);
+  CHECK(coverage->endNs + kHour >= head);
+  // The simulated history crosses a month: a month bucket is stored.
+  std::string lastMonth;
+  REQUIRE(ledger->lastUsageRollup('m', &lastMonth).isOk());
+  REQUIRE_FALSE(lastMonth.empty());
+
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<std::int64_t> instant(first - 3 * 24 * kHour, head + 2 * kHour);
+  std::vector<std::pair<std::int64_t, std::int64_t>> periods = {
+      {coverage->startNs, coverage->endNs},        // every stored hour
+      {first - 24 * kHour, head + kHour},          // the whole history and more
+      {format::usageRollupStart(lastMonth), head}  // a month and the open tail
+  };
+  for (int i = 0; i < 40; ++i) {
+    std::int64_t a = instant(rng), b = instant(rng);
+    if (a > b) std::swap(a, b);
+    // Some on whole hours, as reports are often asked.
+    if (i % 4 == 0) a = a / kHour * kHour;
+    if (i % 5 == 0) b = b / kHour * kHour;
+    periods.emplace_back(a, b);
+  }
+  const std::string someQueue = "team-01";
+  std::uint64_t storedRead = 0;
+  for (const auto& [from, to] : periods) {
+    for (auto by : {replay::GroupBy::kClusterQueue, replay::GroupBy::kNamespace}) {
+      for (const std::optional<std::string>& only :
+           {std::optional<std::string>(), std::optional<std::string>(someQueue)}) {
+        INFO("from " << from << " to " << to << " by " << static_cast<int>(by)
+                     << (only ? " one queue" : ""));
+        const auto fromRollups =
+            replay::computeUsagePeriod(*ledger, from, to, by, only, {}, replay::ChartSteps::kOmit,
+                                       replay::UsageSource::kRollupsWhereStored);
+        const auto fromLog = replay::computeUsagePeriod(
+            *ledger, from, to, by, only, {}, replay::ChartSteps::kOmit, replay::UsageSource::kLog);
+        CHECK(fromRollups.rollupProblem.empty());
+        CHECK(fromLog.rollupBucketsRead == 0);
+        storedRead += fromRollups.rollupBucketsRead;
+        requireSameRows(fromRollups, fromLog);
+      }
+    }
+  }
+  // The periods were served from stored buckets, not only from the log.
+  CHECK(storedRead > 100);
+  const auto whole = replay::computeUsagePeriod(*ledger, coverage->startNs, coverage->endNs,
+                                                replay::GroupBy::kClusterQueue, std::nullopt, {},
+                                                replay::ChartSteps::kOmit);
+  CHECK(whole.rows.size() > 4);
+  // A month, some days and some hours at most: a few dozen buckets.
+  CHECK(whole.rollupBucketsRead < 60);
+}
+
+TEST_CASE("usage rollups grow with the ledger and a series reads them",
+          "[generator][report][rollups]") {
+  TempDir dir;
+  const std::string stream = monthCrossingStream(9, 12000);
+  const std::size_t half = stream.find('\n', stream.size() / 2) + 1;
+  auto grown = openLedger(dir.path("grown"));
+  REQUIRE(ingestText(*grown, stream.substr(0, half)).rejected == 0);
+  REQUIRE(replay::writeUsageRollups(*grown) > 0);
+  const auto before = replay::usageRollupCoverage(*grown);
+  REQUIRE(ingestText(*grown, stream.substr(half)).rejected == 0);
+  REQUIRE(replay::writeUsageRollups(*grown) > 0);
+  const auto after = replay::usageRollupCoverage(*grown);
+  REQUIRE(before);
+  REQUIRE(after);
+  CHECK(after->startNs == before->startNs);
+  CHECK(after->endNs > before->endNs);
+
+  // Written in two runs or in one: the same bytes.
+  auto whole = openLedger(dir.path("whole"));
+  REQUIRE(ingestText(*whole, stream).rejected == 0);
+  REQUIRE(replay::writeUsageRollups(*whole) > 0);
+  std::map<std::string, std::string> a, b;
+  REQUIRE(grown
+              ->scanRaw(format::kUsageRollupsFamily,
+                        [&](std::string_view k, std::string_view v) { a[std::string(k)] = v; })
+              .isOk());
+  REQUIRE(whole
+              ->scanRaw(format::kUsageRollupsFamily,
+                        [&](std::string_view k, std::string_view v) { b[std::string(k)] = v; })
+              .isOk());
+  CHECK(a.size() > 24);
+  CHECK(a == b);
+  CHECK(replay::verifyUsageRollups(*grown).firstBad.empty());
+
+  // An hourly series over the covered hours, then past them into the open
+  // hour: served from rollups, equal to one pass over the log.
+  std::vector<std::int64_t> boundaries;
+  for (std::int64_t t = after->endNs - 30 * kHour; t <= after->endNs; t += kHour) {
+    boundaries.push_back(t);
+  }
+  boundaries.push_back(after->endNs + kHour / 2);
+  const auto served = replay::usageSeries(*grown, boundaries);
+  std::vector<replay::UsageBucket> integrated;
+  replay::integrateUsage(*grown, boundaries, replay::UsageScope{}, {},
+                         [&](replay::UsageBucket&& bucket) { integrated.push_back(bucket); });
+  REQUIRE(served.size() == boundaries.size() - 1);
+  REQUIRE(integrated.size() == served.size());
+  for (std::size_t i = 0; i < served.size(); ++i) {
+    INFO("step " << i);
+    CHECK(served[i] == integrated[i]);
+  }
+}
+
+TEST_CASE("verify finds a damaged usage rollup, and a report reads around it",
+          "[generator][report][rollups]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("ledger"));
+  REQUIRE(ingestText(*ledger, monthCrossingStream(7, 8000)).rejected == 0);
+  REQUIRE(replay::writeUsageRollups(*ledger) > 0);
+  const auto coverage = replay::usageRollupCoverage(*ledger);
+  REQUIRE(coverage);
+  auto sound = replay::verifyUsageRollups(*ledger);
+  CHECK(sound.firstBad.empty());
+  CHECK(sound.checked > 24);
+  const std::int64_t hour = coverage->endNs - 2 * kHour;
+  const std::string original = storedRollup(*ledger, 'h', hour);
+  const auto report = [&] {
+    return replay::computeUsagePeriod(*ledger, hour - 3 * kHour, coverage->endNs,
+                                      replay::GroupBy::kClusterQueue, std::nullopt, {},
+                                      replay::ChartSteps::kOmit);
+  };
+  const auto truth = report();
+  REQUIRE(truth.rollupProblem.empty());
+  REQUIRE(truth.rollupBucketsRead > 0);
+
+  SECTION("a flipped byte fails the checksum") {
+    std::string damaged = original;
+    damaged[damaged.size() - 3] ^= 0x10;
+    REQUIRE(ledger
+                ->putRawForTesting(format::kUsageRollupsFamily, format::usageRollupKey('h', hour),
+                                   damaged)
+                .isOk());
+    const auto v = replay::verifyUsageRollups(*ledger);
+    CHECK_FALSE(v.firstBad.empty());
+    CHECK(v.problem.find("checksum") != std::string::npos);
+    const auto around = report();
+    CHECK(around.rollupProblem.find("checksum") != std::string::npos);
+    requireSameRows(around, truth);
+  }
+  SECTION("another bucket's value, checksum intact, differs from the log") {
+    const std::string other = storedRollup(*ledger, 'h', hour - kHour);
+    REQUIRE(ledger
+                ->putRawForTesting(format::kUsageRollupsFamily, format::usageRollupKey('h', hour),
+                                   other)
+                .isOk());
+    const auto v = replay::verifyUsageRollups(*ledger);
+    CHECK(v.firstBad.find("hour") == 0);
+    CHECK(v.problem.find("differs") != std::string::npos);
+    // The report notices the misplaced bucket and reads the log instead.
+    const auto around = report();
+    CHECK_FALSE(around.rollupProblem.empty());
+    requireSameRows(around, truth);
+  }
+  SECTION("a bucket deleted, or one stored outside the coverage") {
+    REQUIRE(
+        ledger->deleteRawForTesting(format::kUsageRollupsFamily, format::usageRollupKey('h', hour))
+            .isOk());
+    CHECK(replay::verifyUsageRollups(*ledger).problem == "missing");
+    const auto around = report();
+    CHECK(around.rollupProblem.find("missing") != std::string::npos);
+    requireSameRows(around, truth);
+    REQUIRE(ledger
+                ->putRawForTesting(format::kUsageRollupsFamily, format::usageRollupKey('h', hour),
+                                   original)
+                .isOk());
+    REQUIRE(replay::verifyUsageRollups(*ledger).firstBad.empty());
+    REQUIRE(ledger
+                ->putRawForTesting(format::kUsageRollupsFamily,
+                                   format::usageRollupKey('d', coverage->endNs + 24 * kHour),
+                                   storedRollup(*ledger, 'h', hour))
+                .isOk());
+    CHECK(replay::verifyUsageRollups(*ledger).problem.find("outside") != std::string::npos);
+  }
+}
