@@ -184,7 +184,7 @@ int runExport(const Ledger& ledger, std::uint64_t from) {
 int runStats(const Ledger& ledger, cli::OutputFormat output) {
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> families;  // count, bytes
   for (const char* f : {"log", "projection", "checkpoints", "checkpoint_objects", "time_index",
-                        "events", "live", "object_index"}) {
+                        "events", "live", "object_index", "usage_rollups"}) {
     auto& totals = families[f];  // a pair, not bindings: lambdas may not capture those (clang)
     Status st = ledger.scanRaw(f, [&](std::string_view k, std::string_view v) {
       ++totals.first;
