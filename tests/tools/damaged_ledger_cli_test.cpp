@@ -7,8 +7,8 @@
 // An edit of any derived family that keeps RocksDB's checksums valid fails
 // `verify` with exit 3.
 //
-// Runs the real ledger-replay and ledger-ingest binaries (paths in
-// $LEDGER_REPLAY, $LEDGER_INGEST).
+// Runs the real ledger-replay, ledger-ingest and ledger-query binaries (paths
+// in $LEDGER_REPLAY, $LEDGER_INGEST, $LEDGER_QUERY).
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +22,8 @@
 #include <filesystem>
 #include <functional>
 
+#include "replay/kueue/usage_rollups.h"
+#include "schema/k8s/rfc3339.h"
 #include "tests/kueue_objects.h"
 #include "tests/tamper_support.h"
 #include "tests/test_support.h"
@@ -316,4 +318,60 @@ TEST_CASE("an earlier build's ledger: verify and reports name the rebuild, not a
   const CommandRun report = runCommand(replay + dir.path("l"));
   CHECK(report.exitCode == 0);
   CHECK_THAT(report.output, !Catch::Contains("older projector"));
+}
+
+TEST_CASE(
+    "an edited usage rollup with a valid checksum fails verify; checkpoint --rewrite mends it",
+    "[crash][verify][rollups]") {
+  const std::string replayBinary = programFromEnv("LEDGER_REPLAY");
+  const std::string query = programFromEnv("LEDGER_QUERY");
+  TempDir dir;
+  const std::int64_t hour = 3600LL * 1000000000LL;
+  const std::int64_t start = *tryParseRfc3339("2026-11-01T00:00:00Z");
+  {
+    auto ledger = openLedger(dir.path("l"));
+    // cq holds 10 CPUs from midnight; a flavor at 03:00 closes hours 0-2.
+    REQUIRE(ingestText(
+                *ledger,
+                event("ADDED", resourceFlavor("default"), "2026-11-01T00:00:00Z") +
+                    event("ADDED", clusterQueue("cq", "v1beta2", "", {{"default", {{"cpu", 10}}}}),
+                          "2026-11-01T00:00:00Z") +
+                    event("ADDED", resourceFlavor("late"), "2026-11-01T03:00:00Z"))
+                .rejected == 0);
+    REQUIRE(replay::writeUsageRollups(*ledger) > 0);
+    // Someone with write access doubles hour 1's quota integral and
+    // recomputes the checksum: the storage layer cannot tell.
+    const std::string key = format::usageRollupKey('h', start + hour);
+    std::string raw;
+    REQUIRE(ledger->getRaw(format::kUsageRollupsFamily, key, &raw).isOk());
+    auto words = tamper::wordsOf(std::string_view(raw).substr(format::kChunkHeaderSize));
+    replay::UsageBucket bucket = replay::UsageBucket::fromRollup(words);
+    REQUIRE(bucket.quota.size() == 1);
+    bucket.quota.begin()->second += bucket.quota.begin()->second;
+    const std::string payload = bucket.toRollup();
+    REQUIRE(ledger
+                ->putRawForTesting(
+                    format::kUsageRollupsFamily, key,
+                    format::encodeU64(XXH3_64bits(payload.data(), payload.size())) + payload)
+                .isOk());
+  }
+  const std::string ledgerFlag = " --ledger " + dir.path("l");
+  const std::string period = " --from 2026-11-01T00:00:00Z --to 2026-11-01T03:00:00Z -o csv";
+  // The report trusts the edited bucket, as it trusts projections; verify
+  // is what catches both.
+  CHECK(runCommand(query + " report" + ledgerFlag + period)
+            .output.find(",cpu,0.000000000,0.000000,"
+                         "144000.000000000,") != std::string::npos);
+  CHECK(runCommand(query + " report" + ledgerFlag + period + " --no-checkpoints")
+            .output.find(",cpu,0.000000000,0.000000,108000.000000000,") != std::string::npos);
+  const CommandRun verify = runCommand(replayBinary + ledgerFlag + " verify -o table");
+  INFO(verify.output);
+  CHECK(verify.exitCode == 3);
+  CHECK(verify.output.find("FAILED at the usage rollup of the hour 2026-11-01T01:00:00Z: differs "
+                           "from a fresh integration of the log") != std::string::npos);
+  REQUIRE(runCommand(replayBinary + ledgerFlag + " checkpoint --rewrite").exitCode == 0);
+  const CommandRun again = runCommand(replayBinary + ledgerFlag + " verify -o table");
+  INFO(again.output);
+  CHECK(again.exitCode == 0);
+  CHECK(again.output.find("usage rollups against a fresh integration") != std::string::npos);
 }
