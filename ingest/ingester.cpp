@@ -274,12 +274,21 @@ void Ingester::record(const std::string& source, PreparedEvent event, std::uint6
     __extension__ const __int128 ahead = static_cast<__int128>(*event.timeNs) - now;
     if (ahead > options_.farFutureNs) {
       ++stats_.farFuture;
-      spdlog::warn(
-          "{}{}: {} {}: event time {} is more than {} s ahead of the clock ({}); later events "
-          "stamped earlier will be raised to it",
-          source, where(event.line, position), id.kind,
-          id.namespace_.empty() ? id.name : id.namespace_ + "/" + id.name,
-          formatRfc3339(*event.timeNs), options_.farFutureNs / 1000000000, formatRfc3339(now));
+      if (stats_.farFuture <= kFarFutureNamed) {
+        spdlog::warn(
+            "{}{}: {} {}: event time {} is more than {} s ahead of the clock ({}); later events "
+            "stamped earlier will be raised to it",
+            source, where(event.line, position), id.kind,
+            id.namespace_.empty() ? id.name : id.namespace_ + "/" + id.name,
+            formatRfc3339(*event.timeNs), options_.farFutureNs / 1000000000, formatRfc3339(now));
+      } else if (stats_.farFuture == kFarFutureNamed + 1) {
+        // A stream recorded ahead of this clock (a replayed or simulated
+        // one) has millions: named, they buried the log and slowed ingest.
+        spdlog::warn(
+            "{}{}: further events more than {} s ahead of the clock are counted, not "
+            "named",
+            source, where(event.line, position), options_.farFutureNs / 1000000000);
+      }
     }
   }
   rec.projection = std::move(event.projection);

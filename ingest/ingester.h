@@ -57,6 +57,9 @@ class LedgerError : public std::runtime_error {
   Status status_;
 };
 
+// Far-future events named one by one in warnings; the rest are counted.
+inline constexpr std::uint64_t kFarFutureNamed = 10;
+
 struct IngestStats {
   std::uint64_t recorded = 0;
   std::uint64_t duplicates = 0;
@@ -64,8 +67,9 @@ struct IngestStats {
   std::uint64_t errorEvents = 0;
   std::uint64_t timesRaised = 0;
   // Events whose time is more than IngestOptions::farFutureNs ahead of the
-  // wall clock, each also named in a warning: one bad clock would otherwise
-  // drag every later event up to its time with only the count above.
+  // wall clock, the first kFarFutureNamed also named in a warning: one bad
+  // clock would otherwise drag every later event up to its time with only
+  // the count above.
   std::uint64_t farFuture = 0;
   std::uint64_t rejected = 0;  // events record() skipped for their rejection
   std::map<std::string, std::uint64_t> recordedByKind;

@@ -233,8 +233,8 @@ int main(int argc, char** argv) {
     }
     const auto& s = ingester.stats();
     if (s.farFuture > 0) {
-      spdlog::warn("{} event time(s) more than a day ahead of the clock (each named above)",
-                   s.farFuture);
+      spdlog::warn("{} event time(s) more than a day ahead of the clock (the first {} named above)",
+                   s.farFuture, std::min<std::uint64_t>(s.farFuture, ingest::kFarFutureNamed));
     }
     if (s.timesRaised > 0) {
       spdlog::warn("{} event time(s) earlier than the previous record were raised to it",

@@ -1,5 +1,8 @@
 // Recording events: idempotency, bookmarks, error events, managedFields,
 // upserts, and what the projection keeps.
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "ingest/projector.h"
 #include "ledger/format.h"
 #include "ledger/verify.h"
@@ -320,6 +323,36 @@ TEST_CASE("an event far ahead of the clock is flagged on its own and counted", "
   CHECK(ingester.stats().farFuture == 1);
   CHECK(ingester.stats().timesRaised == 1);
   CHECK(ingester.stats().recorded == 4);
+}
+
+// A stream recorded ahead of this clock (a simulated month) named every one
+// of its millions of events: the first few are named, the rest counted.
+TEST_CASE("far-future events past the first few are counted, not named", "[ingest][time]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  std::string stream;
+  for (int i = 0; i < 25; ++i) {
+    stream += event("ADDED", ns("n" + std::to_string(i), std::to_string(i + 1)),
+                    "2031-01-01T00:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "Z");
+  }
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
+  ingest::IngestOptions io;
+  io.wallClock = [] { return *tryParseRfc3339("2026-11-01T00:00:00Z"); };
+  ingest::Ingester ingester(*ledger, io);
+  std::istringstream in(stream);
+  ingest::ingestStream(in, "test", ingester, {});
+  ingester.flush();
+  spdlog::set_default_logger(previous);
+  CHECK(ingester.stats().farFuture == 25);
+  std::size_t named = 0, summary = 0;
+  for (const auto& line : sink->last_formatted()) {
+    named += line.find("ahead of the clock (2026-11-01") != std::string::npos;
+    summary += line.find("are counted, not named") != std::string::npos;
+  }
+  CHECK(named == ingest::kFarFutureNamed);
+  CHECK(summary == 1);
 }
 
 // uid and resourceVersion are unique per object only within one API server's
