@@ -47,7 +47,8 @@ int runState(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
 
 int runUsage(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   const auto state = stateAt(ledger, resolveSeq(ledger, args, true), args);
-  auto report = replay::buildReport(state);
+  // Only the ClusterQueue rows are printed: no digest.
+  auto report = replay::buildReport(state, {.digest = false});
   if (args.clusterQueue) {
     std::erase_if(report.clusterQueues, [&](const replay::ClusterQueueReport& q) {
       return q.name != *args.clusterQueue;
