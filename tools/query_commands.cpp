@@ -38,7 +38,7 @@ int runState(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   const auto state = stateAt(ledger, resolveSeq(ledger, args, true), args);
   const auto report = replay::buildReport(state);
   if (args.output == OutputFormat::kJson) {
-    out << render::reportToJson(report).dump(2) << "\n";
+    out << render::reportJsonText(report) << "\n";
   } else {
     out << render::reportToTable(report);
   }
