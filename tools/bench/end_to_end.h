@@ -7,7 +7,7 @@
 // there, printed at every size with its ratio to the full replay.
 // Thread-compatible. Errors: a question that cannot be asked (no
 // ledger-query beside this program, a run that fails) comes back as a
-// failed EndToEndAnswer; facts() throws like the other phases.
+// failed EndToEndAnswer; factsPhase throws like the other phases.
 #pragma once
 
 #include <cstdint>
