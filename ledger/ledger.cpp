@@ -374,6 +374,16 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   dbo.max_background_jobs = 2;
   dbo.paranoid_checks = true;
   dbo.max_open_files = maxOpenTableFiles();
+  if (options.readOnly) {
+    // A reader runs no compaction, which is all that the table files'
+    // statistics serve: RocksDB would read them from up to 20 files on
+    // every open.
+    dbo.skip_stats_update_on_db_open = true;
+    // The few table files RocksDB opens at once (up to 16 per family) are
+    // opened on this thread: starting a pool of threads for them on every
+    // open of a command-line question cost more than opening them.
+    dbo.max_file_opening_threads = 1;
+  }
   dbo.max_total_wal_size = options.maxWalBytes;
   // Recovery replays the write-ahead log up to an incomplete record at its
   // end and fails on any other damage. The default, kPointInTimeRecovery,

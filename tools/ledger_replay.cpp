@@ -50,7 +50,7 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
   progress.done();
   const replay::StateReport report = replay::buildReport(state);
   if (output == cli::OutputFormat::kJson) {
-    std::cout << render::reportToJson(report).dump(2) << "\n";
+    std::cout << render::reportJsonText(report) << "\n";
   } else {
     std::cout << render::reportToTable(report);
   }

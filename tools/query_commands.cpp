@@ -40,7 +40,7 @@ int runState(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   const auto state = stateAt(ledger, resolveSeq(ledger, args, true), args);
   const auto report = replay::buildReport(state);
   if (args.output == OutputFormat::kJson) {
-    out << render::reportToJson(report).dump(2) << "\n";
+    out << render::reportJsonText(report) << "\n";
   } else {
     out << render::reportToTable(report);
   }
@@ -164,7 +164,8 @@ int runUsage(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   if (args.stepNs) return runUsageSeries(ledger, args, out);
   if (args.from || args.to) throw UsageError("usage --from/--to go with --step (or use report)");
   const auto state = stateAt(ledger, resolveSeq(ledger, args, true), args);
-  auto report = replay::buildReport(state);
+  // Only the ClusterQueue rows are printed: no digest.
+  auto report = replay::buildReport(state, {.digest = false});
   if (args.clusterQueue) {
     std::erase_if(report.clusterQueues, [&](const replay::ClusterQueueReport& q) {
       return q.name != *args.clusterQueue;

@@ -79,7 +79,8 @@ class AlignedBuffer {
 // answered in order by value(i, status, bytes); stops at the first failure
 // it returns. MultiGet, not an iterator: a point lookup consults only the
 // one table file whose range holds the key, where an iterator's Seek
-// positions every level. Batches bound the pinned blocks.
+// positions every level. Batches bound the pinned blocks; the blocks read
+// are not kept in the block cache.
 Status lookUpSorted(
     rocksdb::DB& db, rocksdb::ColumnFamilyHandle* family, std::size_t count, std::size_t batch,
     const std::function<std::string(std::size_t)>& key,

@@ -43,8 +43,9 @@ void auditConfig(AuditContext& ctx, StateReport& report) {
   }
 }
 
-// The report over `state`, given the digest being computed beside it.
-StateReport buildReportWith(const ClusterState& state, std::future<std::string>& digest) {
+// The report over `state`, given the digest being computed beside it (none:
+// no digest).
+StateReport buildReportWith(const ClusterState& state, std::future<std::string>* digest) {
   AuditContext ctx(state);
   StateReport report;
   report.seq = state.seq();
@@ -60,7 +61,7 @@ StateReport buildReportWith(const ClusterState& state, std::future<std::string>&
     }
   }
   report.findings = std::move(ctx.findings);
-  report.digest = digest.get();
+  if (digest != nullptr) report.digest = digest->get();
   // Findings in a stable order: type, object, message.
   std::sort(report.findings.begin(), report.findings.end(), [](const Finding& a, const Finding& b) {
     return std::tie(a.type, a.object, a.message) < std::tie(b.type, b.object, b.message);
@@ -72,21 +73,24 @@ StateReport buildReportWith(const ClusterState& state, std::future<std::string>&
 
 }  // namespace
 
-StateReport buildReport(const ClusterState& state) {
+StateReport buildReport(const ClusterState& state, const ReportOptions& options) {
   // The digest copies and hashes every live object - a quarter of a report's
   // time at two thousand objects - and nothing else here needs it: it runs
   // on another core meanwhile (ClusterState::digest may run beside readers).
   // A kj::Exception must not leave the digest's thread (replayer.h,
   // damagedObject).
-  auto digest = std::async(std::launch::async, [&state] {
-    try {
-      return toHex(state.digest());
-    } catch (const kj::Exception& e) {
-      throw damagedObject(e);
-    }
-  });
+  std::future<std::string> digest;
+  if (options.digest) {
+    digest = std::async(std::launch::async, [&state] {
+      try {
+        return toHex(state.digest());
+      } catch (const kj::Exception& e) {
+        throw damagedObject(e);
+      }
+    });
+  }
   try {
-    return buildReportWith(state, digest);
+    return buildReportWith(state, options.digest ? &digest : nullptr);
   } catch (const kj::Exception& e) {
     throw damagedObject(e);
   }

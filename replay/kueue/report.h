@@ -134,6 +134,18 @@ struct StateReport {
   std::optional<ConfigReport> config;  // absent when no source was ever seen
 };
 
-StateReport buildReport(const ClusterState& state);
+// What buildReport computes. A caller that prints only part of the report
+// (`ledger-query usage`: the ClusterQueue rows) leaves out what it does not
+// print; what it computes is the same either way.
+struct ReportOptions {
+  // The state digest: a canonical copy of every live object, hashed, about
+  // a quarter of a report's work. Without it `digest` is empty, and an
+  // object damaged only in fields the audits do not read goes unnoticed
+  // (the digest reads every object in full; `ledger-replay verify` checks
+  // the ledger itself).
+  bool digest = true;
+};
+
+StateReport buildReport(const ClusterState& state, const ReportOptions& options = {});
 
 }  // namespace ledger::replay

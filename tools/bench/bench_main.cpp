@@ -7,17 +7,19 @@
 // RocksDB write baseline, ingest through the real ingest path, the baseline
 // again (the faster of the two counts), a raw scan of the projection, a full
 // replay, the raw scan again, checkpoints, point-in-time queries with the
-// page cache warm, the full replay again, then the full replay and the
-// queries with the ledger dropped from the page cache.
+// page cache warm, the full replay again, the questions a user types timed
+// end to end with the real ledger-query (end_to_end.h), then the full replay
+// and the queries with the ledger dropped from the page cache.
 // Prints a markdown table per size and the scaling rows.
 //
-//   ledger-bench --ledger DIR [--queries N]
+//   ledger-bench --ledger DIR [--queries N] [--runs N]
 //
 // measures an existing ledger instead (one too big to generate within the
 // run, or a production one): the same read side (only the checkpoints
 // missing are written). Benchmarks are not
 // tests: it exits 0 when every phase ran, whatever the numbers; 2 when a
 // phase failed, 1 on bad usage.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -28,6 +30,7 @@
 #include <thread>
 
 #include "tools/bench/bench_report.h"
+#include "tools/bench/end_to_end.h"
 #include "tools/bench/phases.h"
 #include "tools/bench/raw_baseline.h"
 #include "tools/cli.h"
@@ -44,6 +47,7 @@ struct Config {
   fs::path workdir;
   std::uint64_t seed = 1;
   int nodes = 64, queues = 16, queries = 200;
+  int runs = 5;  // timed runs of each end-to-end question
   std::size_t batch = 5000;
   bool keep = false;
 };
@@ -81,9 +85,10 @@ PhaseOutcome faster(PhaseOutcome a, PhaseOutcome b) {
 
 // The read side of one ledger, each phase in its own child: raw scan, full
 // replay, raw scan (the faster scan counts), the checkpoints still missing,
-// queries with the page cache warm, the full replay again; then the full
-// replay and the queries with the page cache dropped.
-void measureReadSide(const std::string& dir, int queries, std::uint64_t seed,
+// queries with the page cache warm, the full replay again, the end-to-end
+// questions; then the full replay and the queries with the page cache
+// dropped.
+void measureReadSide(const std::string& dir, int queries, int runs, std::uint64_t seed,
                      const std::function<void(const std::string&)>& log, SizeRun* run) {
   log("raw scan, replay, raw scan");
   PhaseOutcome scan1 = runPhase([&] { return rawScanPhase(dir); });
@@ -98,6 +103,14 @@ void measureReadSide(const std::string& dir, int queries, std::uint64_t seed,
   run->query = runPhase([&] { return queryPhase(dir, queries, seed, PageCache::kWarm); });
   log("replay after the queries");
   run->replayAfterQueries = runPhase([&] { return replayPhase(dir); });
+  log("end-to-end questions, " + std::to_string(runs) + " runs of ledger-query each");
+  run->facts = runPhase([&] { return factsPhase(dir); });
+  if (run->facts.ok) {
+    const std::string program = findLedgerQuery();
+    for (const EndToEndQuestion& q : endToEndQuestions(factsFrom(run->facts))) {
+      run->endToEnd.push_back(askEndToEnd(program, dir, q, runs));
+    }
+  }
   log("replay and " + std::to_string(queries) + " queries, page cache dropped");
   run->replayCold = runPhase([&] { return replayPhase(dir, PageCache::kCold); });
   run->queryCold = runPhase([&] { return queryPhase(dir, queries, seed, PageCache::kCold); });
@@ -138,7 +151,7 @@ SizeRun runSize(const Config& c, std::uint64_t n) {
   run.settle = runPhase([&] { return settlePhase(ledgerDir); });
   run.ledgerBytes = static_cast<double>(directoryBytes(ledgerDir));
   measureReadSide(
-      ledgerDir, c.queries, c.seed, [&](const std::string& what) { log(n, what); }, &run);
+      ledgerDir, c.queries, c.runs, c.seed, [&](const std::string& what) { log(n, what); }, &run);
   if (!c.keep) {
     std::error_code ec;
     fs::remove(events, ec);
@@ -149,7 +162,7 @@ SizeRun runSize(const Config& c, std::uint64_t n) {
 }
 
 // The read side on an existing ledger (--ledger).
-int runExistingLedger(const std::string& dir, int queries, std::uint64_t seed) {
+int runExistingLedger(const std::string& dir, int queries, int runs, std::uint64_t seed) {
   if (!fs::exists(dir)) {
     std::cerr << "ledger-bench: no ledger at " << dir << "\n";
     return ledger::cli::kExitUsage;
@@ -160,7 +173,7 @@ int runExistingLedger(const std::string& dir, int queries, std::uint64_t seed) {
   run.settle = runPhase([&] { return settlePhase(dir); });
   run.ledgerBytes = get(run.settle, "bytes.total") - get(run.settle, "bytes.checkpoints");
   measureReadSide(
-      dir, queries, seed,
+      dir, queries, runs, seed,
       [&](const std::string& what) {
         std::cerr << "ledger-bench [" << dir << "] " << what << std::endl;
       },
@@ -169,7 +182,7 @@ int runExistingLedger(const std::string& dir, int queries, std::uint64_t seed) {
   printLedgerTable(std::cout, run, Targets{});
   bool failed = false;
   for (const PhaseOutcome* p : run.readPhases()) failed = failed || !p->ok;
-  failed = failed || !run.settle.ok;
+  failed = failed || !run.settle.ok || !run.endToEndOk();
   return failed ? ledger::cli::kExitInput : ledger::cli::kExitOk;
 }
 
@@ -188,6 +201,7 @@ int main(int argc, char** argv) {
     ("nodes", po::value<int>()->default_value(64), "simulated GPU nodes")
     ("queues", po::value<int>()->default_value(16), "simulated ClusterQueues")
     ("queries", po::value<int>()->default_value(200), "point-in-time queries per size")
+    ("runs", po::value<int>()->default_value(5), "timed runs of each end-to-end question (ledger-query)")
     ("batch", po::value<std::size_t>()->default_value(5000), "records per commit, ledger and baseline alike")
     ("keep", "keep the generated streams and databases")
     ("ledger", po::value<std::string>(), "measure this existing ledger's read side instead");
@@ -210,6 +224,7 @@ int main(int argc, char** argv) {
     c.nodes = vm["nodes"].as<int>();
     c.queues = vm["queues"].as<int>();
     c.queries = vm["queries"].as<int>();
+    c.runs = std::max(1, vm["runs"].as<int>());
     c.batch = vm["batch"].as<std::size_t>();
     c.keep = vm.count("keep") != 0;
   } catch (const std::exception& e) {
@@ -217,7 +232,7 @@ int main(int argc, char** argv) {
     return ledger::cli::kExitUsage;
   }
   if (vm.count("ledger"))
-    return runExistingLedger(vm["ledger"].as<std::string>(), c.queries, c.seed);
+    return runExistingLedger(vm["ledger"].as<std::string>(), c.queries, c.runs, c.seed);
   bool ownWorkdir = false;
   std::string workdir = vm["workdir"].as<std::string>();
   if (workdir.empty()) {
@@ -247,6 +262,7 @@ int main(int argc, char** argv) {
       failed = failed || !runs.back().rawWrite.ok || !runs.back().ingest.ok ||
                !runs.back().rawTableWrite.ok;
       for (const PhaseOutcome* p : runs.back().readPhases()) failed = failed || !p->ok;
+      failed = failed || !runs.back().endToEndOk();
     }
   } catch (const std::exception& e) {
     std::cerr << "ledger-bench: " << e.what() << "\n";

@@ -67,6 +67,42 @@ Derived derive(const SizeRun& r) {
   return d;
 }
 
+// `text` inside a markdown table cell.
+std::string cell(std::string text) {
+  for (std::size_t i = text.find('|'); i != std::string::npos; i = text.find('|', i + 2)) {
+    text.insert(i, "\\");
+  }
+  return text;
+}
+
+// The questions asked of the real ledger-query (end_to_end.h): the median
+// wall time against the full replay, with the targets where they
+// apply (a wall time at 10M records, a share of the replay from 1M).
+void printEndToEndRows(std::ostream& out, const SizeRun& r, const Derived& d) {
+  for (const EndToEndAnswer& a : r.endToEnd) {
+    const EndToEndQuestion& q = a.question;
+    out << "| " << q.row << ", end to end, median of " << a.runs << " | ";
+    if (!a.ok) {
+      out << "failed | | | " << cell(a.error) << " |\n";
+      continue;
+    }
+    const double share = ratio(a.medianMs, d.fullMs);
+    std::string target;
+    if (q.targetMsAt10M) {
+      target += "<= " + fmt("%.0f", *q.targetMsAt10M) + " ms at 10M: " +
+                (r.events >= 10000000 ? verdict(a.medianMs <= *q.targetMsAt10M) : "n/a below 10M");
+    }
+    if (q.targetRatioAt1M) {
+      target += std::string(target.empty() ? "" : "; ") + "<= " + fmt("%.2g", *q.targetRatioAt1M) +
+                " of the replay from 1M: " +
+                (r.events >= 1000000 ? verdict(share <= *q.targetRatioAt1M) : "n/a below 1M");
+    }
+    out << fmt("%.0f", a.medianMs) << " ms (" << fmt("%.0f", a.minMs) << "-" << fmt("%.0f", a.maxMs)
+        << ") | " << fmt("%.0f", d.fullMs) << " ms (full replay) | " << fmt("%.3f", share) << " | "
+        << target << " |\n";
+  }
+}
+
 // The rows both tables share: replay against the raw scan, point-in-time
 // queries against the full replay, and the state report.
 void printReadRows(std::ostream& out, const SizeRun& r, const Derived& d, const Targets& t) {
@@ -94,6 +130,7 @@ void printReadRows(std::ostream& out, const SizeRun& r, const Derived& d, const 
   out << "| state report after a query (20 queries), median / p99 | "
       << fmt("%.2f", get(r.query, "reportMedianMs")) << " / "
       << fmt("%.2f", get(r.query, "reportP99Ms")) << " ms | | | |\n";
+  printEndToEndRows(out, r, d);
 }
 
 // How the queries were timed, and what the page cache held.
@@ -105,7 +142,9 @@ std::string queryNote(const SizeRun& r) {
          " s, untimed), as the raw scan before the replay reads its family. Page cache "
          "dropped: posix_fadvise(DONTNEED) on every file of the ledger before the replay and "
          "before each query (RocksDB's caches in the process stay, as in a long-running "
-         "reader).";
+         "reader). End to end: the real ledger-query of this build, a process per run timed "
+         "from its start to its exit with its output discarded, after one untimed run; the "
+         "ratio is to the full replay (the mean of the two).";
 }
 
 }  // namespace
@@ -171,8 +210,9 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
 
 void printScaling(std::ostream& out, const std::vector<SizeRun>& runs) {
   out << "\n### Scaling\n\n| events | ingest MB/s (vs raw: wall, CPU) | replay records/s (vs "
-         "raw scan: wall, CPU) | full replay | query median / p99 (speedup) | stored / raw JSON | "
-         "peak RSS ingest / replay / query |\n|---|---|---|---|---|---|---|\n";
+         "raw scan: wall, CPU) | full replay | query median / p99 (speedup) | end to end, median "
+         "(share of the full replay) | stored / raw JSON | peak RSS ingest / replay / query "
+         "|\n|---|---|---|---|---|---|---|---|\n";
   for (const SizeRun& r : runs) {
     const Derived d = derive(r);
     out << "| " << human(static_cast<double>(r.events)) << " | " << fmt("%.1f", d.ingestMbps)
@@ -181,8 +221,15 @@ void printScaling(std::ostream& out, const std::vector<SizeRun>& runs) {
         << fmt("%.2f", ratio(d.replayRps, d.scanRps)) << ", "
         << fmt("%.2f", ratio(d.replayCpuRps, d.scanCpuRps)) << ") | "
         << fmt("%.2f", d.fullMs / 1000) << " s | " << fmt("%.1f", d.medianMs) << " / "
-        << fmt("%.1f", d.p99Ms) << " ms (" << fmt("%.0f", ratio(d.fullMs, d.medianMs)) << "x) | "
-        << fmt("%.1f%%", ratio(d.stored, r.jsonBytes) * 100) << " | "
+        << fmt("%.1f", d.p99Ms) << " ms (" << fmt("%.0f", ratio(d.fullMs, d.medianMs)) << "x) | ";
+    std::string endToEnd;
+    for (const EndToEndAnswer& a : r.endToEnd) {
+      endToEnd +=
+          (endToEnd.empty() ? "" : "; ") + a.question.brief + " " +
+          (a.ok ? fmt("%.0f", a.medianMs) + " ms (" + fmt("%.3f", ratio(a.medianMs, d.fullMs)) + ")"
+                : std::string("failed"));
+    }
+    out << endToEnd << " | " << fmt("%.1f%%", ratio(d.stored, r.jsonBytes) * 100) << " | "
         << fmt("%.0f", r.ingest.maxRssMb) << " / " << fmt("%.0f", get(r.replay, "rssMb")) << " / "
         << fmt("%.0f", r.query.maxRssMb) << " MB |\n";
   }

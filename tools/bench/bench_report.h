@@ -3,12 +3,14 @@
 // scaling rows across sizes. Pure formatting; thread-compatible.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "tools/bench/child.h"
+#include "tools/bench/end_to_end.h"
 
 namespace ledger::bench {
 
@@ -27,13 +29,22 @@ struct SizeRun {
   // The full replay and the queries again, with the ledger's files dropped
   // from the page cache first (phases.h, PageCache::kCold).
   PhaseOutcome replayCold, queryCold;
+  // The ledger's facts for the end-to-end questions, and their answers
+  // (end_to_end.h), asked with the page cache warm after the replays.
+  PhaseOutcome facts;
+  std::vector<EndToEndAnswer> endToEnd;
   double ledgerBytes = 0;      // directory, before checkpoints
   double checkpointBytes = 0;  // the checkpoints family after they were written
 
   // The phases of measureReadSide, for checking that all ran.
   std::vector<const PhaseOutcome*> readPhases() const {
-    return {&replay,     &rawScan,  &checkpoints, &settleCheckpoints, &query, &replayAfterQueries,
-            &replayCold, &queryCold};
+    return {&replay, &rawScan,    &checkpoints, &settleCheckpoints, &query, &replayAfterQueries,
+            &facts,  &replayCold, &queryCold};
+  }
+  // Whether every end-to-end question was answered.
+  bool endToEndOk() const {
+    return std::all_of(endToEnd.begin(), endToEnd.end(),
+                       [](const EndToEndAnswer& a) { return a.ok; });
   }
 };
 

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +16,12 @@
 namespace ledger::bench {
 
 namespace {
+
+// What the body handed back with phaseText, as protocol lines.
+std::string& pendingTexts() {
+  static std::string texts;
+  return texts;
+}
 
 void writeAll(int fd, const std::string& text) {
   std::size_t done = 0;
@@ -35,6 +42,7 @@ void writeAll(int fd, const std::string& text) {
       std::snprintf(buf, sizeof buf, " %.17g\n", value);
       out += key + buf;
     }
+    out += pendingTexts();
   } catch (const std::exception& e) {
     out = std::string("!error ") + e.what() + "\n";
     code = 1;
@@ -46,6 +54,12 @@ void writeAll(int fd, const std::string& text) {
 }
 
 }  // namespace
+
+void phaseText(const std::string& key, const std::string& text) {
+  std::string line = "=" + key + " " + text;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  pendingTexts() += line + "\n";
+}
 
 PhaseOutcome runPhase(const std::function<Metrics()>& body) {
   int fds[2];
@@ -78,6 +92,11 @@ PhaseOutcome runPhase(const std::function<Metrics()>& body) {
   while (std::getline(lines, line)) {
     if (line.rfind("!error ", 0) == 0) {
       out.error = line.substr(7);
+      continue;
+    }
+    if (line.starts_with('=')) {
+      const auto space = line.find(' ');
+      if (space != std::string::npos) out.texts[line.substr(1, space - 1)] = line.substr(space + 1);
       continue;
     }
     const auto space = line.rfind(' ');

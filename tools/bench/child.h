@@ -1,6 +1,7 @@
 // Runs one benchmark phase in a child process (fork), so that each phase's
 // peak RSS is its own (wait4's ru_maxrss) and a phase that crashes or leaks
-// does not disturb the next. The child hands back named numbers.
+// does not disturb the next. The child hands back named numbers, and named
+// lines of text (phaseText).
 //
 // The parent must not hold RocksDB handles or other threads when it forks
 // (only the forking thread survives in the child).
@@ -21,10 +22,16 @@ struct PhaseOutcome {
   bool ok = false;
   std::string error;
   Metrics metrics;
-  double maxRssMb = 0;  // peak resident set of the child
+  std::map<std::string, std::string> texts;  // what the body passed to phaseText
+  double maxRssMb = 0;                       // peak resident set of the child
 };
 
 PhaseOutcome runPhase(const std::function<Metrics()>& body);
+
+// Called by a phase's body (in the child): hands `text` back under `key`
+// (without spaces) beside the metrics (PhaseOutcome::texts). Line breaks in
+// `text` become spaces.
+void phaseText(const std::string& key, const std::string& text);
 
 // This process's peak resident set so far (VmHWM), in MB; 0 if unknown.
 double peakRssMb();

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "schema/k8s/rfc3339.h"
+#include "tools/render/json_text.h"
 
 namespace ledger::render {
 
@@ -11,22 +12,6 @@ using namespace ledger::replay;
 namespace {
 
 using OJ = nlohmann::ordered_json;
-
-OJ resources(const ResourceList& list) {
-  OJ j = OJ::object();
-  for (const auto& [name, q] : list) j[name] = q.toString();
-  return j;
-}
-
-OJ optionalQuantity(const std::optional<Quantity>& q) {
-  return q ? OJ(q->toString()) : OJ(nullptr);
-}
-
-// A sum past the exact range (QuantityOverflow) is shown as such, never as
-// the number it was when the range ran out.
-OJ exactOrNull(const Quantity& q, bool unrepresentable) {
-  return unrepresentable ? OJ(nullptr) : OJ(q.toString());
-}
 
 std::string exactOrText(const Quantity& q, bool unrepresentable) {
   return unrepresentable ? "unrepresentable" : q.toString();
@@ -38,106 +23,269 @@ std::string joinResources(const ResourceList& list) {
   return out.empty() ? "-" : out;
 }
 
+void writeResources(JsonText& j, const ResourceList& list) {
+  j.beginObject();
+  for (const auto& [name, q] : list) {
+    j.key(name);
+    j.string(q.toString());
+  }
+  j.endObject();
+}
+
+void writeOptionalQuantity(JsonText& j, const std::optional<Quantity>& q) {
+  if (q) {
+    j.string(q->toString());
+  } else {
+    j.null();
+  }
+}
+
+// A sum past the exact range (QuantityOverflow) is shown as such, never as
+// the number it was when the range ran out.
+void writeExactOrNull(JsonText& j, const Quantity& q, bool unrepresentable) {
+  if (unrepresentable) {
+    j.null();
+  } else {
+    j.string(q.toString());
+  }
+}
+
+void writeStringOrNull(JsonText& j, const std::string& s) {
+  if (s.empty()) {
+    j.null();
+  } else {
+    j.string(s);
+  }
+}
+
+void writeStrings(JsonText& j, const std::vector<std::string>& list) {
+  j.beginArray();
+  for (const auto& s : list) j.string(s);
+  j.endArray();
+}
+
+void writeAt(JsonText& j, std::uint64_t seq, std::int64_t timeNs) {
+  j.beginObject();
+  j.key("seq");
+  j.number(seq);
+  j.key("time");
+  if (seq == 0) {
+    j.null();
+  } else {
+    j.string(formatRfc3339(timeNs));
+  }
+  j.endObject();
+}
+
+void writeClusterQueue(JsonText& j, const ClusterQueueReport& q) {
+  j.beginObject();
+  j.key("name");
+  j.string(q.name);
+  j.key("cohort");
+  j.string(q.cohort);
+  j.key("quotas");
+  j.beginArray();
+  for (const auto& r : q.quotas) {
+    j.beginObject();
+    j.key("flavor");
+    j.string(r.flavor);
+    j.key("resource");
+    j.string(r.resource);
+    j.key("nominal");
+    j.string(r.nominal.toString());
+    j.key("borrowingLimit");
+    writeOptionalQuantity(j, r.borrowingLimit);
+    j.key("lendingLimit");
+    writeOptionalQuantity(j, r.lendingLimit);
+    j.key("reserved");
+    writeExactOrNull(j, r.reserved, r.reservedUnrepresentable);
+    j.key("admitted");
+    writeExactOrNull(j, r.admitted, r.admittedUnrepresentable);
+    j.endObject();
+  }
+  j.endArray();
+  j.key("workloads");
+  j.beginObject();
+  j.key("pending");
+  j.number(q.pending);
+  j.key("reserved");
+  j.number(q.reserved);
+  j.key("admitted");
+  j.number(q.admitted);
+  j.endObject();
+  j.key("draHeld");
+  j.beginObject();
+  j.key("devices");
+  j.number(q.heldDevices);
+  j.key("counters");
+  j.beginArray();
+  for (const auto& h : q.heldCounters) {
+    j.beginObject();
+    j.key("driver");
+    j.string(h.driver);
+    j.key("counter");
+    j.string(h.counter);
+    j.key("consumed");
+    writeExactOrNull(j, h.consumed, h.consumedUnrepresentable);
+    j.endObject();
+  }
+  j.endArray();
+  j.endObject();
+  j.endObject();
+}
+
+void writeWorkload(JsonText& j, const replay::WorkloadReport& w) {
+  j.beginObject();
+  j.key("namespace");
+  j.string(w.ns);
+  j.key("name");
+  j.string(w.name);
+  j.key("uid");
+  j.string(w.uid);
+  j.key("clusterQueue");
+  j.string(w.clusterQueue);
+  j.key("localQueue");
+  j.string(w.localQueue);
+  j.key("state");
+  j.string(w.state);
+  j.key("recorded");
+  writeResources(j, w.recorded);
+  j.key("computed");
+  writeResources(j, w.computed);
+  j.key("computedAt");
+  writeAt(j, w.computedAtSeq, w.computedAtNs);
+  j.key("errors");
+  writeStrings(j, w.errors);
+  if (w.hasCurrent) {
+    j.key("current");
+    j.beginObject();
+    j.key("computed");
+    writeResources(j, w.currentComputed);
+    j.key("errors");
+    writeStrings(j, w.currentErrors);
+    j.endObject();
+  }
+  j.endObject();
+}
+
+void writePool(JsonText& j, const replay::PoolReport& p) {
+  j.beginObject();
+  j.key("driver");
+  j.string(p.driver);
+  j.key("pool");
+  j.string(p.pool);
+  j.key("generation");
+  j.number(p.generation);
+  j.key("complete");
+  j.boolean(p.complete);
+  j.key("resourceSliceCount");
+  j.number(p.resourceSliceCount);
+  j.key("devices");
+  j.number(p.devices);
+  j.key("counters");
+  j.beginArray();
+  for (const auto& c : p.counters) {
+    j.beginObject();
+    j.key("counterSet");
+    j.string(c.counterSet);
+    j.key("counter");
+    j.string(c.counter);
+    j.key("capacity");
+    j.string(c.capacity.toString());
+    j.key("consumed");
+    writeExactOrNull(j, c.consumed, c.consumedUnrepresentable);
+    j.endObject();
+  }
+  j.endArray();
+  j.key("allocations");
+  j.beginArray();
+  for (const auto& a : p.allocations) {
+    j.beginObject();
+    j.key("device");
+    j.string(a.device);
+    j.key("request");
+    j.string(a.request);
+    j.key("claim");
+    j.string(a.claim);
+    j.key("pod");
+    writeStringOrNull(j, a.pod);
+    j.key("workload");
+    writeStringOrNull(j, a.workload);
+    j.key("clusterQueue");
+    writeStringOrNull(j, a.clusterQueue);
+    j.key("published");
+    j.boolean(a.published);
+    j.endObject();
+  }
+  j.endArray();
+  j.endObject();
+}
+
 }  // namespace
 
 OJ atToJson(std::uint64_t seq, std::int64_t timeNs) {
-  return OJ{{"seq", seq}, {"time", seq == 0 ? OJ(nullptr) : OJ(formatRfc3339(timeNs))}};
+  JsonText j;
+  writeAt(j, seq, timeNs);
+  return OJ::parse(j.text());
 }
 
 OJ clusterQueueToJson(const ClusterQueueReport& q) {
-  OJ rows = OJ::array();
-  for (const auto& r : q.quotas) {
-    rows.push_back(OJ{{"flavor", r.flavor},
-                      {"resource", r.resource},
-                      {"nominal", r.nominal.toString()},
-                      {"borrowingLimit", optionalQuantity(r.borrowingLimit)},
-                      {"lendingLimit", optionalQuantity(r.lendingLimit)},
-                      {"reserved", exactOrNull(r.reserved, r.reservedUnrepresentable)},
-                      {"admitted", exactOrNull(r.admitted, r.admittedUnrepresentable)}});
-  }
-  OJ held = OJ::array();
-  for (const auto& h : q.heldCounters) {
-    held.push_back(OJ{{"driver", h.driver},
-                      {"counter", h.counter},
-                      {"consumed", exactOrNull(h.consumed, h.consumedUnrepresentable)}});
-  }
-  return OJ{
-      {"name", q.name},
-      {"cohort", q.cohort},
-      {"quotas", rows},
-      {"workloads", OJ{{"pending", q.pending}, {"reserved", q.reserved}, {"admitted", q.admitted}}},
-      {"draHeld", OJ{{"devices", q.heldDevices}, {"counters", held}}}};
+  JsonText j;
+  writeClusterQueue(j, q);
+  return OJ::parse(j.text());
 }
 
-OJ reportToJson(const StateReport& report) {
-  OJ j;
-  j["at"] = atToJson(report.seq, report.timeNs);
-  j["digest"] = report.digest;
-  OJ cqs = OJ::array();
-  for (const auto& q : report.clusterQueues) cqs.push_back(clusterQueueToJson(q));
-  j["clusterQueues"] = cqs;
-  OJ wls = OJ::array();
-  for (const auto& w : report.workloads) {
-    OJ wl{{"namespace", w.ns},
-          {"name", w.name},
-          {"uid", w.uid},
-          {"clusterQueue", w.clusterQueue},
-          {"localQueue", w.localQueue},
-          {"state", w.state},
-          {"recorded", resources(w.recorded)},
-          {"computed", resources(w.computed)},
-          {"computedAt", atToJson(w.computedAtSeq, w.computedAtNs)},
-          {"errors", w.errors}};
-    if (w.hasCurrent) {
-      wl["current"] = OJ{{"computed", resources(w.currentComputed)}, {"errors", w.currentErrors}};
-    }
-    wls.push_back(std::move(wl));
-  }
-  j["workloads"] = wls;
-  OJ pools = OJ::array();
-  for (const auto& p : report.pools) {
-    OJ counters = OJ::array();
-    for (const auto& c : p.counters) {
-      counters.push_back(OJ{{"counterSet", c.counterSet},
-                            {"counter", c.counter},
-                            {"capacity", c.capacity.toString()},
-                            {"consumed", exactOrNull(c.consumed, c.consumedUnrepresentable)}});
-    }
-    OJ allocations = OJ::array();
-    for (const auto& a : p.allocations) {
-      allocations.push_back(
-          OJ{{"device", a.device},
-             {"request", a.request},
-             {"claim", a.claim},
-             {"pod", a.pod.empty() ? OJ(nullptr) : OJ(a.pod)},
-             {"workload", a.workload.empty() ? OJ(nullptr) : OJ(a.workload)},
-             {"clusterQueue", a.clusterQueue.empty() ? OJ(nullptr) : OJ(a.clusterQueue)},
-             {"published", a.published}});
-    }
-    pools.push_back(OJ{{"driver", p.driver},
-                       {"pool", p.pool},
-                       {"generation", p.generation},
-                       {"complete", p.complete},
-                       {"resourceSliceCount", p.resourceSliceCount},
-                       {"devices", p.devices},
-                       {"counters", counters},
-                       {"allocations", allocations}});
-  }
-  j["pools"] = pools;
-  OJ findings = OJ::array();
+std::string reportJsonText(const StateReport& report) {
+  JsonText j;
+  j.beginObject();
+  j.key("at");
+  writeAt(j, report.seq, report.timeNs);
+  j.key("digest");
+  j.string(report.digest);
+  j.key("clusterQueues");
+  j.beginArray();
+  for (const auto& q : report.clusterQueues) writeClusterQueue(j, q);
+  j.endArray();
+  j.key("workloads");
+  j.beginArray();
+  for (const auto& w : report.workloads) writeWorkload(j, w);
+  j.endArray();
+  j.key("pools");
+  j.beginArray();
+  for (const auto& p : report.pools) writePool(j, p);
+  j.endArray();
+  j.key("findings");
+  j.beginArray();
   for (const auto& f : report.findings) {
-    findings.push_back(OJ{{"type", f.type}, {"object", f.object}, {"message", f.message}});
+    j.beginObject();
+    j.key("type");
+    j.string(f.type);
+    j.key("object");
+    j.string(f.object);
+    j.key("message");
+    j.string(f.message);
+    j.endObject();
   }
-  j["findings"] = findings;
+  j.endArray();
   if (report.config) {
-    const ConfigReport& c = *report.config;
-    j["config"] = OJ{{"mappingSource", c.mappingSource.empty() ? OJ(nullptr) : OJ(c.mappingSource)},
-                     {"changedAt", atToJson(c.changedAtSeq, c.changedAtNs)},
-                     {"effectiveAt", atToJson(c.effectiveAtSeq, c.effectiveAtNs)},
-                     {"effective", c.controllerRestart ? "controllerRestart" : "eventTime"}};
+    const replay::ConfigReport& c = *report.config;
+    j.key("config");
+    j.beginObject();
+    j.key("mappingSource");
+    writeStringOrNull(j, c.mappingSource);
+    j.key("changedAt");
+    writeAt(j, c.changedAtSeq, c.changedAtNs);
+    j.key("effectiveAt");
+    writeAt(j, c.effectiveAtSeq, c.effectiveAtNs);
+    j.key("effective");
+    j.string(c.controllerRestart ? "controllerRestart" : "eventTime");
+    j.endObject();
   }
-  return j;
+  j.endObject();
+  return j.take();
 }
+
+OJ reportToJson(const StateReport& report) { return OJ::parse(reportJsonText(report)); }
 
 std::string renderTable(const std::vector<std::string>& headers,
                         const std::vector<std::vector<std::string>>& rows) {

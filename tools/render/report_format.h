@@ -1,5 +1,7 @@
 // Printing a StateReport: the contract's JSON (fields in contract order,
-// arrays already sorted) and a kubectl-like table for people.
+// arrays already sorted) and a kubectl-like table for people. The JSON is
+// written as text (json_text.h); the nlohmann values below are that text
+// parsed, for callers that add to it or look into it.
 //
 // Rendering is the programs' job (tools/), apart from the rules that compute
 // the report (replay/kueue). Pure functions; thread-safe; never throw except std::bad_alloc.
@@ -15,6 +17,9 @@ namespace ledger::render {
 using replay::ClusterQueueReport;
 using replay::StateReport;
 
+// What reportToJson(report).dump(2) prints, written directly: a report of
+// thousands of objects without building its tree of JSON nodes first.
+std::string reportJsonText(const StateReport& report);
 nlohmann::ordered_json reportToJson(const StateReport& report);
 nlohmann::ordered_json clusterQueueToJson(const ClusterQueueReport& q);
 nlohmann::ordered_json atToJson(std::uint64_t seq, std::int64_t timeNs);

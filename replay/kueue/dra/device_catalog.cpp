@@ -20,7 +20,8 @@ void buildCelDevice(CatalogDevice& d) {
   const auto fail = [&](std::string error) {
     if (d.inputError.empty()) d.inputError = std::move(error);
   };
-  for (auto attr : d.device.getAttributes()) {
+  const auto attributes = d.device.getAttributes();
+  for (auto attr : attributes) {
     auto [domain, id] = qualifiedName(attr.getName().cStr(), d.driver);
     auto value = attr.getValue();
     cel::AttributeValue v;
@@ -51,7 +52,13 @@ void buildCelDevice(CatalogDevice& d) {
         fail("attribute " + std::string(attr.getName().cStr()) + ": unsupported attribute value");
         continue;
     }
-    d.celDevice.attributes[domain][id] = std::move(v);
+    auto inDomain = d.celDevice.attributes.find(domain);
+    if (inDomain == d.celDevice.attributes.end()) {
+      // Room for every attribute at once: a device has one or two domains.
+      inDomain = d.celDevice.attributes.emplace(std::move(domain), cel::AttributeMap()).first;
+      inDomain->second.reserve(attributes.size());
+    }
+    inDomain->second.insert_or_assign(std::move(id), std::move(v));
   }
   for (auto cap : d.device.getCapacity()) {
     auto [domain, id] = qualifiedName(cap.getName().cStr(), d.driver);
@@ -119,8 +126,8 @@ DeviceCatalog::DeviceCatalog(const ClusterState& state) {
       devices_.push_back(std::move(d));
       if (current) {
         pool.devices.push_back(&devices_.back());
-        byName_[{devices_.back().driver, devices_.back().pool, devices_.back().name}] =
-            &devices_.back();
+        const CatalogDevice& added = devices_.back();
+        byName_[{added.driver, added.pool, added.name}] = &added;
       }
     }
   }

@@ -11,6 +11,8 @@
 
 #include <map>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -69,7 +71,10 @@ class DeviceCatalog {
  private:
   std::vector<CatalogDevice> devices_;
   std::map<std::pair<std::string, std::string>, Pool> pools_;
-  std::map<std::tuple<std::string, std::string, std::string>, const CatalogDevice*> byName_;
+  // Keyed by views of the device's own strings (devices_ never grows once
+  // built, so they stay where they are).
+  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, const CatalogDevice*>
+      byName_;
   std::vector<std::string> problems_;
 };
 
