@@ -149,6 +149,23 @@ std::string queryNote(const SizeRun& r) {
 
 }  // namespace
 
+// The object index and the usage rollups on disk, against the rest of the
+// ledger (checkpoints aside), as the checkpoint phase left them.
+void printDerivedStorageRow(std::ostream& out, const SizeRun& r) {
+  const double mb = 1024.0 * 1024.0;
+  const double index = get(r.checkpoints, "bytes.object_index");
+  const double rollups = get(r.checkpoints, "bytes.usage_rollups");
+  const double ledgerBytes = get(r.checkpoints, "bytes.total") -
+                             get(r.checkpoints, "bytes.checkpoints") -
+                             get(r.checkpoints, "bytes.checkpoint_objects") - index - rollups;
+  const double share = ratio(index + rollups, ledgerBytes);
+  out << "| object index + usage rollups (" << fmt("%.0f", get(r.checkpoints, "rollupsWritten"))
+      << " rollups written in " << fmt("%.1f", get(r.checkpoints, "rollupSeconds")) << " s) | "
+      << fmt("%.1f", index / mb) << " + " << fmt("%.1f", rollups / mb) << " MB | "
+      << fmt("%.1f", ledgerBytes / mb) << " MB (the rest, checkpoints aside) | "
+      << fmt("%.1f%%", share * 100) << " | <= 5%: " << verdict(share <= 0.05) << " |\n";
+}
+
 void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, const Targets& t) {
   const Derived d = derive(r);
   const double mb = 1024.0 * 1024.0;
@@ -191,6 +208,7 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
       << fmt("%.1f", get(r.checkpoints, "seconds")) << " s) | " << fmt("%.1f", d.checkpoints / mb)
       << " MB | | " << fmt("%.1f%%", ratio(d.checkpoints, r.jsonBytes) * 100)
       << " of raw JSON | |\n";
+  printDerivedStorageRow(out, r);
   out << "| peak RSS: ingest / replay / query | " << fmt("%.0f", r.ingest.maxRssMb) << " / "
       << fmt("%.0f", get(r.replay, "rssMb")) << " / " << fmt("%.0f", r.query.maxRssMb) << " MB | "
       << fmt("%.0f", r.rawWrite.maxRssMb) << " MB (raw write) | | replay flat |\n";
@@ -247,6 +265,7 @@ void printLedgerTable(std::ostream& out, const SizeRun& r, const Targets& t) {
       << fmt("%.1f", d.checkpoints / mb) << " MB | " << fmt("%.1f", r.ledgerBytes / mb)
       << " MB (ledger) | " << fmt("%.1f%%", ratio(d.checkpoints, r.ledgerBytes) * 100)
       << " extra | |\n";
+  printDerivedStorageRow(out, r);
   out << "| peak RSS: replay / query | " << fmt("%.0f", get(r.replay, "rssMb")) << " / "
       << fmt("%.0f", r.query.maxRssMb) << " MB | | | |\n";
   out << "\nReplay: Replayer::foldTo without checkpoints, state report excluded (built afterwards "

@@ -22,7 +22,8 @@ namespace ledger::bench {
 
 namespace {
 
-constexpr std::int64_t kDayNs = 24LL * 3600 * 1000 * 1000 * 1000;
+constexpr std::int64_t kHourNs = 3600LL * 1000 * 1000 * 1000;
+constexpr std::int64_t kDayNs = 24 * kHourNs;
 
 // The workload first in key order in the state at `seq`; "" when none.
 std::string firstWorkload(const replay::Replayer& replayer, std::uint64_t seq) {
@@ -118,6 +119,10 @@ std::vector<EndToEndQuestion> endToEndQuestions(const LedgerFacts& f) {
   const std::string first = formatRfc3339(f.firstNs);
   const std::string last = formatRfc3339(f.lastNs);
   const std::string dayBefore = formatRfc3339(std::max(f.firstNs, middle - kDayNs));
+  // On the hour, as a dashboard asks, and within the history.
+  const std::int64_t lastHour = f.lastNs / kHourNs * kHourNs;
+  const std::string thirtyDaysBefore =
+      formatRfc3339(std::max(f.firstNs / kHourNs * kHourNs, lastHour - 30 * kDayNs));
   std::vector<EndToEndQuestion> q;
   if (!f.workload.empty()) {
     q.push_back({"`ledger-query workload NS/NAME` (a workload alive halfway)",
@@ -131,9 +136,24 @@ std::vector<EndToEndQuestion> endToEndQuestions(const LedgerFacts& f) {
                {"report", "--from", first, "--to", last, "-o", "json"},
                200,
                0.1});
+  q.push_back({"`ledger-query report` over the whole history, from the log (`--no-checkpoints`)",
+               "report all, log",
+               {"report", "--from", first, "--to", last, "--no-checkpoints", "-o", "json"},
+               std::nullopt,
+               std::nullopt});
   q.push_back({"`ledger-query report` over one day (up to halfway)",
                "report day",
                {"report", "--from", dayBefore, "--to", mid, "-o", "json"},
+               200,
+               std::nullopt});
+  q.push_back({"`ledger-query report` over one hour (halfway, off the hour)",
+               "report hour",
+               {"report", "--from", formatRfc3339(middle - kHourNs), "--to", mid, "-o", "json"},
+               200,
+               std::nullopt});
+  q.push_back({"`ledger-query usage --step 1h` over 30 days (up to the end)",
+               "series",
+               {"usage", "--step", "1h", "--from", thirtyDaysBefore, "--to", last, "-o", "json"},
                200,
                std::nullopt});
   q.push_back({"`ledger-query state --at T` (T halfway)",
