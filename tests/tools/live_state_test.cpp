@@ -1,6 +1,7 @@
 // The --watch daemon's live state (tools/live_state.h) wired as
-// tools/watch_command.cpp wires it, against the fake API server: a finding
-// opens and closes on /metrics as the cluster changes, the recomputed usage
+// tools/watch_command.cpp wires it, against the fake API server: findings
+// (QuotaExceeded; UnchargedDRA for a pod's MIG partition, then its corrected
+// charge) open and close on /metrics as the cluster changes, the recomputed usage
 // equals the report of a fresh replay of the same ledger, and a restart
 // (from a checkpoint plus the records after it) shows the same metrics.
 // The exposition is parsed strictly (Prometheus text format 0.0.4).
@@ -157,13 +158,14 @@ struct Daemon {
   std::unique_ptr<cli::LiveState> live;
   std::unique_ptr<kube::WatchDaemon> daemon;
 
-  Daemon(Ledger& ledger, const FakeApiServer& server) {
+  Daemon(Ledger& ledger, const FakeApiServer& server,
+         const std::string& resources =
+             "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
+             "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io") {
     live = std::make_unique<cli::LiveState>(ledger, 50ms);
     kube::DaemonOptions o;
     o.cluster = kube::serverUrlConfig(server.url());
-    o.resources = kube::parseResources(
-        "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
-        "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io");
+    o.resources = kube::parseResources(resources);
     o.writer.flushInterval = 20ms;
     o.informer.backoffInitial = 20ms;
     o.informer.backoffMax = 200ms;
@@ -210,7 +212,128 @@ Series replayed(const Ledger& ledger, std::uint64_t seq) {
   return reportSeries(parseExposition(render::reportToMetrics(reportOf(ledger, seq))));
 }
 
+// A MIG partition with its share of the GPU's memory counter.
+Json migDevice(const std::string& name, const std::string& memory) {
+  return device(
+      name, {{"type", {{"string", "mig"}}}},
+      Json::array({{{"counterSet", "gpu-0-cs"}, {"counters", {{"memory", {{"value", memory}}}}}}}));
+}
+
+const Json kJobOwner = Json::array({{{"apiVersion", "batch/v1"},
+                                     {"kind", "Job"},
+                                     {"name", "ja"},
+                                     {"uid", "job-ja"},
+                                     {"controller", true}}});
+const Json kPodSpec = {{"containers", Json::array({container("c", {{"cpu", "1"}})})}};
+
+// Job ja's Workload in a/lq, admitted to team-a with `usage`.
+Json jobWorkload(const Json& usage) {
+  Json wl = admitted(workload("a", "wl-ja", "lq", Json::array({podSet("main", 1, kPodSpec)})),
+                     "team-a", "default", usage);
+  wl["metadata"]["ownerReferences"] = kJobOwner;
+  return wl;
+}
+
 }  // namespace
+
+TEST_CASE(
+    "live metrics: a pod's DRA device the workload's quota does not charge opens "
+    "UnchargedDRA; the corrected charge closes it",
+    "[watch][live]") {
+  TempDir dir;
+  FakeApiServer server;
+  for (const Resource& r :
+       {kFlavors, kClusterQueues, kLocalQueues, kWorkloads, Resource{"", "v1", "pods", "Pod", true},
+        Resource{"kueue.openshift.io", "v1", "kueues", "Kueue", false},
+        Resource{"resource.k8s.io", "v1", "deviceclasses", "DeviceClass", false},
+        Resource{"resource.k8s.io", "v1", "resourceslices", "ResourceSlice", false},
+        Resource{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", true}}) {
+    server.serve(r);
+  }
+  // Kueue's DRA mapping: DeviceClass mig.nvidia.com charged as gpu.memory,
+  // from the devices' memory counter (as tests/replay/kueue/pools_test.cpp).
+  Json mapping = {{"name", "gpu.memory"},
+                  {"deviceClassNames", {"mig.nvidia.com"}},
+                  {"sources", Json::array({counterSource("memory", "gpu.nvidia.com")})}};
+  server.create("kueues", kueueConfig(Json::array({mapping})));
+  server.create(
+      "deviceclasses",
+      deviceClass("mig.nvidia.com", {"device.attributes['gpu.nvidia.com'].type == 'mig'"}));
+  Json counters =
+      Json::array({{{"name", "gpu-0-cs"}, {"counters", {{"memory", {{"value", "40320Mi"}}}}}}});
+  server.create("resourceslices", resourceSlice("node-1-counters", "gpu.nvidia.com", "node-1", 1, 2,
+                                                nullptr, counters));
+  server.create("resourceslices",
+                resourceSlice("node-1-devices", "gpu.nvidia.com", "node-1", 1, 2,
+                              Json::array({migDevice("mig-a", "4864Mi")}), nullptr));
+  server.create("resourceflavors", resourceFlavor("default"));
+  server.create(
+      "clusterqueues",
+      clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", 10}, {"gpu.memory", "80Gi"}}}}));
+  server.create("localqueues", localQueue("a", "lq", "team-a"));
+  server.create("workloads", jobWorkload({{"cpu", "1"}}));
+  server.start();
+  auto ledger = openLedger(dir.path("ledger"));
+  Daemon d(*ledger, server,
+           "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
+           "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io,pods,kueues.kueue.openshift.io,"
+           "deviceclasses.resource.k8s.io,resourceslices.resource.k8s.io,"
+           "resourceclaims.resource.k8s.io");
+  const std::string uncharged =
+      "ledger_open_findings{type=\"UnchargedDRA\",cluster_queue=\"team-a\"}";
+  const std::string consumed =
+      "ledger_pool_counter_consumed{driver=\"gpu.nvidia.com\",pool=\"node-1\",counter_set="
+      "\"gpu-0-cs\",counter=\"memory\"}";
+  Series s = d.await(kReservedCpu, 1);
+  CHECK(valueOf(s, uncharged) == 0);
+  CHECK(valueOf(s, consumed) == 0);
+  CHECK(valueOf(s,
+                "ledger_pool_counter_capacity{driver=\"gpu.nvidia.com\",pool=\"node-1\","
+                "counter_set=\"gpu-0-cs\",counter=\"memory\"}") == 40320.0 * 1024 * 1024);
+
+  // The Job's pod gets partition mig-a through its claim: held, not charged.
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", metadata("a", "ja-pod", "1")},
+              {"spec", kPodSpec},
+              {"status", {{"phase", "Running"}}}};
+  pod["metadata"]["ownerReferences"] = kJobOwner;
+  server.create("pods", pod);
+  Json claim = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", metadata("a", "ja-claim", "1")},
+      {"spec", {{"devices", {{"requests", Json::array({exactRequest("gpu", "mig.nvidia.com")})}}}}},
+      {"status",
+       {{"allocation",
+         {{"devices",
+           {{"results", Json::array({{{"request", "gpu"},
+                                      {"driver", "gpu.nvidia.com"},
+                                      {"pool", "node-1"},
+                                      {"device", "mig-a"}}})}}}}},
+        {"reservedFor",
+         Json::array({{{"resource", "pods"}, {"name", "ja-pod"}, {"uid", "uid-a-ja-pod"}}})}}}};
+  claim["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "v1"},
+                                                       {"kind", "Pod"},
+                                                       {"name", "ja-pod"},
+                                                       {"uid", "uid-a-ja-pod"},
+                                                       {"controller", true}}});
+  server.create("resourceclaims", claim);
+  s = d.await(uncharged, 1);
+  CHECK(valueOf(s, consumed) == 4864.0 * 1024 * 1024);
+
+  // The charge corrected: the Workload's usage now carries the partition.
+  server.update("workloads", "a", "wl-ja", [](Json& o) {
+    o["status"] = jobWorkload({{"cpu", "1"}, {"gpu.memory", "4864Mi"}})["status"];
+  });
+  s = d.await(uncharged, 0);
+  CHECK(valueOf(s,
+                "ledger_cluster_queue_reserved{cluster_queue=\"team-a\",flavor=\"default\","
+                "resource=\"gpu.memory\"}") == 4864.0 * 1024 * 1024);
+  REQUIRE(FakeApiServer::waitFor([&] { return d.live->seq() == ledger->lastSeq(); }, 10000));
+  s = d.await("ledger_state_seq", static_cast<double>(ledger->lastSeq()));
+  CHECK(reportSeries(s) == replayed(*ledger, ledger->lastSeq()));
+}
 
 TEST_CASE(
     "live metrics: a QuotaExceeded finding opens and closes; usage equals a replay; a "
