@@ -11,7 +11,9 @@
 
 #include "ingest/kube/watch_daemon.h"
 #include "ledger/ledger.h"
+#include "replay/fold/replayer.h"
 #include "tools/cli.h"
+#include "tools/live_state.h"
 
 namespace po = boost::program_options;
 
@@ -111,6 +113,19 @@ int runWatch(const po::variables_map& vm) {
   }
   spdlog::info("ledger {} at seq {}; commits {}", dir, ledger->lastSeq(),
                lo.sync ? "are fsync'd" : "are not fsync'd (--no-sync)");
+  // The folded state /metrics reports, restored before the first commit so
+  // that every commit after it is folded.
+  std::unique_ptr<LiveState> live;
+  try {
+    live = std::make_unique<LiveState>(*ledger);
+  } catch (const replay::ReplayError& e) {
+    spdlog::error("restoring the live state failed: {}", e.what());
+    return exitCodeFor(e.status());
+  }
+  o.writer.afterCommit = [&live](std::uint64_t first, std::uint64_t last) {
+    live->afterCommit(first, last);
+  };
+  o.extraMetrics = [&live](std::int64_t nowNs) { return live->metricsText(nowNs); };
   kube::WatchDaemon daemon(*ledger, o);
   try {
     daemon.start();

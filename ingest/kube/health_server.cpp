@@ -33,8 +33,9 @@ std::pair<std::string, int> parseListenAddress(const std::string& address) {
   return {host, port};
 }
 
-HealthServer::HealthServer(Metrics& metrics, std::function<bool()> healthy)
-    : metrics_(metrics), healthy_(std::move(healthy)) {}
+HealthServer::HealthServer(Metrics& metrics, std::function<bool()> healthy,
+                           MetricsProvider extraMetrics)
+    : metrics_(metrics), healthy_(std::move(healthy)), extraMetrics_(std::move(extraMetrics)) {}
 
 HealthServer::~HealthServer() { stop(); }
 
@@ -77,7 +78,9 @@ void HealthServer::start(const std::string& address) {
     const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
-    res.set_content(metrics_.render(now), "text/plain; version=0.0.4; charset=utf-8");
+    std::string body = metrics_.render(now);
+    if (extraMetrics_) body += extraMetrics_(now);
+    res.set_content(body, "text/plain; version=0.0.4; charset=utf-8");
   });
   // ":PORT": every interface, IPv6 and IPv4 when the kernel has IPv6.
   std::vector<std::string> hosts = {host};

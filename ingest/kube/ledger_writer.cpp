@@ -362,7 +362,7 @@ void LedgerWriter::setBlocked(bool blocked) {
   changed_.notify_all();
 }
 
-void LedgerWriter::onCommit(const AppendResult&) {
+void LedgerWriter::onCommit(const AppendResult& result) {
   for (const auto& [kind, n] : ingester_.stats().recordedByKind) {
     auto& committed = committedByKind_[kind];
     if (n > committed) metrics_.recordsAppended(kind, n - committed);
@@ -373,6 +373,13 @@ void LedgerWriter::onCommit(const AppendResult&) {
   dirtySince_.reset();
   metrics_.setOldestUncommitted(std::nullopt);
   updateStoredBytes(false);
+  if (options_.afterCommit && result.firstSeq != 0) {
+    try {
+      options_.afterCommit(result.firstSeq, result.lastSeq);
+    } catch (const std::exception& e) {
+      spdlog::error("after commit {}..{}: {}", result.firstSeq, result.lastSeq, e.what());
+    }
+  }
 }
 
 void LedgerWriter::updateStoredBytes(bool force) {

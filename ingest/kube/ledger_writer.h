@@ -46,6 +46,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -96,6 +97,13 @@ struct WriterOptions {
   // doubles with each failure, up to retryMax.
   std::chrono::milliseconds retryInitial{1000};
   std::chrono::milliseconds retryMax{30000};
+  // Called on the writer thread after each commit that appended records,
+  // with the committed range [firstSeq, lastSeq], once the records are
+  // readable from the ledger. Lets a higher layer keep derived state live
+  // (tools/live_state.h folds them) without this layer knowing replay. It
+  // delays the next commit while it runs; it must not throw (an exception
+  // is logged and the writer goes on).
+  std::function<void(std::uint64_t firstSeq, std::uint64_t lastSeq)> afterCommit;
 };
 
 class LedgerWriter {

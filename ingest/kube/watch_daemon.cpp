@@ -8,7 +8,8 @@ WatchDaemon::WatchDaemon(Ledger& ledger, DaemonOptions options)
     : ledger_(ledger),
       options_(std::move(options)),
       writer_(ledger, metrics_, options_.writer),
-      server_(metrics_, [this] { return !writer_.failed() && !stopping_; }) {}
+      server_(
+          metrics_, [this] { return !writer_.failed() && !stopping_; }, options_.extraMetrics) {}
 
 WatchDaemon::~WatchDaemon() { stop(); }
 

@@ -40,6 +40,9 @@ struct DaemonOptions {
   WriterOptions writer;
   InformerOptions informer;
   std::string listen = kDefaultListen;  // empty: no HTTP endpoints
+  // Appended to /metrics (HealthServer's contract); may be empty. The
+  // writer's hook after each commit is writer.afterCommit.
+  HealthServer::MetricsProvider extraMetrics;
 };
 
 class WatchDaemon {

@@ -2,6 +2,7 @@
 // kubelet's probes time out after a second, and the sidecar's readiness is
 // part of Kueue's Pod's, so a few idle connections from any Pod must not
 // take Kueue out of Ready. A second daemon cannot bind the same port.
+// /metrics ends with the optional provider's text (the live state's).
 #include "ingest/kube/health_server.h"
 
 #include <arpa/inet.h>
@@ -11,7 +12,10 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ledger::kube {
@@ -61,6 +65,35 @@ TEST_CASE("health server: a port in use is refused", "[health]") {
   CHECK_THROWS_WITH(second.start("127.0.0.1:" + std::to_string(first.port())),
                     Catch::Contains("cannot bind"));
   first.stop();
+}
+
+TEST_CASE("health server: /metrics appends the provider's text, asked on each scrape", "[health]") {
+  Metrics metrics;
+  metrics.committed(7);
+  // Written on the server's threads.
+  std::atomic<int> asked = 0;
+  std::atomic<std::int64_t> askedAt = 0;
+  HealthServer server(
+      metrics, [] { return true; },
+      [&](std::int64_t nowNs) {
+        ++asked;
+        askedAt = nowNs;
+        return std::string("# HELP extra_metric E.\n# TYPE extra_metric gauge\nextra_metric 1\n");
+      });
+  server.start("127.0.0.1:0");
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_read_timeout(std::chrono::seconds(5));
+  for (int i = 1; i <= 2; ++i) {
+    auto res = client.Get("/metrics");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(res->body.find("ledger_head_seq 7\n") != std::string::npos);
+    CHECK(res->body.size() > std::string("extra_metric 1\n").size());
+    CHECK(res->body.substr(res->body.size() - 15) == "extra_metric 1\n");
+    CHECK(asked == i);
+  }
+  CHECK(askedAt > 0);
+  server.stop();
 }
 
 }  // namespace ledger::kube

@@ -511,6 +511,11 @@ TEST_CASE("SIGKILL mid-stream: each restart resumes; nothing lost, nothing dupli
   CHECK(kills == 6);
   REQUIRE(
       FakeApiServer::waitFor([&] { return scrape(port, "ledger_head_seq") == kChanges; }, 20000));
+  // The program's live state (tools/watch_command.cpp wires it): restored
+  // from what the killed runs committed, then folded up to the head.
+  REQUIRE(
+      FakeApiServer::waitFor([&] { return scrape(port, "ledger_state_seq") == kChanges; }, 10000));
+  CHECK(scrape(port, "ledger_live_state_ok") == 1);
   kill(pid, SIGTERM);
   CHECK(waitExit(pid, 10000) == 0);
 

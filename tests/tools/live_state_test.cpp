@@ -1,0 +1,400 @@
+// The --watch daemon's live state (tools/live_state.h) wired as
+// tools/watch_command.cpp wires it, against the fake API server: findings
+// (QuotaExceeded; UnchargedDRA for a pod's MIG partition, then its corrected
+// charge) open and close on /metrics as the cluster changes, the recomputed usage
+// equals the report of a fresh replay of the same ledger, and a restart
+// (from a checkpoint plus the records after it) shows the same metrics.
+// The exposition is parsed strictly (Prometheus text format 0.0.4).
+#include <httplib.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ingest/kube/watch_daemon.h"
+#include "replay/fold/checkpoints.h"
+#include "tests/ingest/fake_apiserver.h"
+#include "tests/kueue_objects.h"
+#include "tests/test_support.h"
+#include "tools/live_state.h"
+#include "tools/render/report_metrics.h"
+
+using namespace ledger;
+using namespace ledger::testing;
+using namespace ledger::testing::k8s;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Resource = FakeApiServer::Resource;
+using Series = std::map<std::string, double>;  // "name{labels}" -> value
+
+bool nameChar(char c, bool first) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+         (!first && c >= '0' && c <= '9');
+}
+
+// Parses `text` by the text format's rules, failing the test on any line
+// that breaks them: "# HELP name text", "# TYPE name type" before the
+// family's first sample and once per family, samples "name{l="v",...} value"
+// with escaped label values (\\, \", \n), a float value (NaN, +Inf allowed),
+// no duplicate series.
+Series parseExposition(const std::string& text) {
+  Series out;
+  std::set<std::string> typed, sampled;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    INFO(line);
+    REQUIRE(!line.empty());
+    if (line[0] == '#') {
+      std::istringstream words(line);
+      std::string hash, keyword, name;
+      words >> hash >> keyword >> name;
+      REQUIRE((keyword == "HELP" || keyword == "TYPE"));
+      REQUIRE(!name.empty());
+      if (keyword == "TYPE") {
+        std::string type;
+        words >> type;
+        REQUIRE((type == "gauge" || type == "counter"));
+        REQUIRE(sampled.count(name) == 0);
+        REQUIRE(typed.insert(name).second);
+      }
+      continue;
+    }
+    std::size_t i = 0;
+    while (i < line.size() && nameChar(line[i], i == 0)) ++i;
+    REQUIRE(i > 0);
+    const std::string name = line.substr(0, i);
+    REQUIRE(typed.count(name) == 1);
+    sampled.insert(name);
+    std::string series = name;
+    if (i < line.size() && line[i] == '{') {
+      series += '{';
+      ++i;
+      bool firstLabel = true;
+      while (i < line.size() && line[i] != '}') {
+        if (!firstLabel) {
+          REQUIRE(line[i] == ',');
+          series += line[i++];
+        }
+        firstLabel = false;
+        const std::size_t start = i;
+        while (i < line.size() && nameChar(line[i], i == start)) ++i;
+        REQUIRE(i > start);
+        series += line.substr(start, i - start);
+        REQUIRE(line.substr(i, 2) == "=\"");
+        series += "=\"";
+        i += 2;
+        for (;;) {
+          REQUIRE(i < line.size());
+          if (line[i] == '"') break;
+          if (line[i] == '\\') {
+            REQUIRE(i + 1 < line.size());
+            REQUIRE((line[i + 1] == '\\' || line[i + 1] == '"' || line[i + 1] == 'n'));
+            series += line[i++];
+          }
+          series += line[i++];
+        }
+        series += line[i++];
+      }
+      REQUIRE(i < line.size());
+      series += line[i++];
+    }
+    REQUIRE(i < line.size());
+    REQUIRE(line[i] == ' ');
+    const std::string number = line.substr(i + 1);
+    char* end = nullptr;
+    const double v = std::strtod(number.c_str(), &end);
+    REQUIRE(!number.empty());
+    REQUIRE(end == number.c_str() + number.size());
+    REQUIRE(out.emplace(series, v).second);
+  }
+  return out;
+}
+
+std::string scrapeText(int port) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(5, 0);
+  auto res = c.Get("/metrics");
+  REQUIRE(res);
+  REQUIRE(res->status == 200);
+  return res->body;
+}
+
+double valueOf(const Series& s, const std::string& series) {
+  auto it = s.find(series);
+  return it == s.end() ? -1 : it->second;
+}
+
+// The series a fresh replay reports, without the daemon's own.
+Series reportSeries(const Series& all) {
+  Series out;
+  for (const auto& [k, v] : all) {
+    if (k.rfind("ledger_cluster_queue_", 0) == 0 || k.rfind("ledger_open_findings", 0) == 0 ||
+        k.rfind("ledger_pool_", 0) == 0 || k == "ledger_state_seq") {
+      out.emplace(k, v);
+    }
+  }
+  return out;
+}
+
+const Resource kFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", "ResourceFlavor", false};
+const Resource kClusterQueues{"kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue", false};
+const Resource kLocalQueues{"kueue.x-k8s.io", "v1beta2", "localqueues", "LocalQueue", true};
+const Resource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", "Workload", true};
+
+// A Workload in team-a/lq admitted to ClusterQueue team-a, `cpu` charged
+// and requested.
+Json cpuWorkload(const std::string& name, const std::string& cpu) {
+  Json spec = {{"containers", Json::array({container("c", {{"cpu", cpu}})})}};
+  return admitted(workload("team-a", name, "lq", Json::array({podSet("main", 1, spec)})), "team-a",
+                  "default", {{"cpu", cpu}});
+}
+
+struct Daemon {
+  std::unique_ptr<cli::LiveState> live;
+  std::unique_ptr<kube::WatchDaemon> daemon;
+
+  Daemon(Ledger& ledger, const FakeApiServer& server,
+         const std::string& resources =
+             "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
+             "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io") {
+    live = std::make_unique<cli::LiveState>(ledger, 50ms);
+    kube::DaemonOptions o;
+    o.cluster = kube::serverUrlConfig(server.url());
+    o.resources = kube::parseResources(resources);
+    o.writer.flushInterval = 20ms;
+    o.informer.backoffInitial = 20ms;
+    o.informer.backoffMax = 200ms;
+    o.listen = "127.0.0.1:0";
+    // As tools/watch_command.cpp wires them.
+    cli::LiveState* l = live.get();
+    o.writer.afterCommit = [l](std::uint64_t first, std::uint64_t last) {
+      l->afterCommit(first, last);
+    };
+    o.extraMetrics = [l](std::int64_t nowNs) { return l->metricsText(nowNs); };
+    daemon = std::make_unique<kube::WatchDaemon>(ledger, o);
+    daemon->start();
+    REQUIRE(FakeApiServer::waitFor([&] { return daemon->metrics().ready(); }, 10000));
+  }
+  ~Daemon() { daemon->stop(); }
+
+  Series scrape() { return parseExposition(scrapeText(daemon->listenPort())); }
+  // Scrapes until `series` shows `want` (the live state renders at most
+  // every 50 ms here).
+  Series await(const std::string& series, double want) {
+    Series s;
+    const bool seen = FakeApiServer::waitFor(
+        [&] {
+          s = scrape();
+          return valueOf(s, series) == want;
+        },
+        10000);
+    INFO(series << " wanted " << want << ", last " << valueOf(s, series));
+    REQUIRE(seen);
+    return s;
+  }
+};
+
+const std::string kExceeded =
+    "ledger_open_findings{type=\"QuotaExceeded\",cluster_queue=\"team-a\"}";
+const std::string kReservedCpu =
+    "ledger_cluster_queue_reserved{cluster_queue=\"team-a\",flavor=\"default\",resource=\"cpu\"}";
+const std::string kNominalCpu =
+    "ledger_cluster_queue_nominal_quota{cluster_queue=\"team-a\",flavor=\"default\",resource="
+    "\"cpu\"}";
+
+// The metrics a fresh replay of the ledger at `seq` gives.
+Series replayed(const Ledger& ledger, std::uint64_t seq) {
+  return reportSeries(parseExposition(render::reportToMetrics(reportOf(ledger, seq))));
+}
+
+// A MIG partition with its share of the GPU's memory counter.
+Json migDevice(const std::string& name, const std::string& memory) {
+  return device(
+      name, {{"type", {{"string", "mig"}}}},
+      Json::array({{{"counterSet", "gpu-0-cs"}, {"counters", {{"memory", {{"value", memory}}}}}}}));
+}
+
+const Json kJobOwner = Json::array({{{"apiVersion", "batch/v1"},
+                                     {"kind", "Job"},
+                                     {"name", "ja"},
+                                     {"uid", "job-ja"},
+                                     {"controller", true}}});
+const Json kPodSpec = {{"containers", Json::array({container("c", {{"cpu", "1"}})})}};
+
+// Job ja's Workload in a/lq, admitted to team-a with `usage`.
+Json jobWorkload(const Json& usage) {
+  Json wl = admitted(workload("a", "wl-ja", "lq", Json::array({podSet("main", 1, kPodSpec)})),
+                     "team-a", "default", usage);
+  wl["metadata"]["ownerReferences"] = kJobOwner;
+  return wl;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "live metrics: a pod's DRA device the workload's quota does not charge opens "
+    "UnchargedDRA; the corrected charge closes it",
+    "[watch][live]") {
+  TempDir dir;
+  FakeApiServer server;
+  for (const Resource& r :
+       {kFlavors, kClusterQueues, kLocalQueues, kWorkloads, Resource{"", "v1", "pods", "Pod", true},
+        Resource{"kueue.openshift.io", "v1", "kueues", "Kueue", false},
+        Resource{"resource.k8s.io", "v1", "deviceclasses", "DeviceClass", false},
+        Resource{"resource.k8s.io", "v1", "resourceslices", "ResourceSlice", false},
+        Resource{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", true}}) {
+    server.serve(r);
+  }
+  // Kueue's DRA mapping: DeviceClass mig.nvidia.com charged as gpu.memory,
+  // from the devices' memory counter (as tests/replay/kueue/pools_test.cpp).
+  Json mapping = {{"name", "gpu.memory"},
+                  {"deviceClassNames", {"mig.nvidia.com"}},
+                  {"sources", Json::array({counterSource("memory", "gpu.nvidia.com")})}};
+  server.create("kueues", kueueConfig(Json::array({mapping})));
+  server.create(
+      "deviceclasses",
+      deviceClass("mig.nvidia.com", {"device.attributes['gpu.nvidia.com'].type == 'mig'"}));
+  Json counters =
+      Json::array({{{"name", "gpu-0-cs"}, {"counters", {{"memory", {{"value", "40320Mi"}}}}}}});
+  server.create("resourceslices", resourceSlice("node-1-counters", "gpu.nvidia.com", "node-1", 1, 2,
+                                                nullptr, counters));
+  server.create("resourceslices",
+                resourceSlice("node-1-devices", "gpu.nvidia.com", "node-1", 1, 2,
+                              Json::array({migDevice("mig-a", "4864Mi")}), nullptr));
+  server.create("resourceflavors", resourceFlavor("default"));
+  server.create(
+      "clusterqueues",
+      clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", 10}, {"gpu.memory", "80Gi"}}}}));
+  server.create("localqueues", localQueue("a", "lq", "team-a"));
+  server.create("workloads", jobWorkload({{"cpu", "1"}}));
+  server.start();
+  auto ledger = openLedger(dir.path("ledger"));
+  Daemon d(*ledger, server,
+           "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
+           "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io,pods,kueues.kueue.openshift.io,"
+           "deviceclasses.resource.k8s.io,resourceslices.resource.k8s.io,"
+           "resourceclaims.resource.k8s.io");
+  const std::string uncharged =
+      "ledger_open_findings{type=\"UnchargedDRA\",cluster_queue=\"team-a\"}";
+  const std::string consumed =
+      "ledger_pool_counter_consumed{driver=\"gpu.nvidia.com\",pool=\"node-1\",counter_set="
+      "\"gpu-0-cs\",counter=\"memory\"}";
+  Series s = d.await(kReservedCpu, 1);
+  CHECK(valueOf(s, uncharged) == 0);
+  CHECK(valueOf(s, consumed) == 0);
+  CHECK(valueOf(s,
+                "ledger_pool_counter_capacity{driver=\"gpu.nvidia.com\",pool=\"node-1\","
+                "counter_set=\"gpu-0-cs\",counter=\"memory\"}") == 40320.0 * 1024 * 1024);
+
+  // The Job's pod gets partition mig-a through its claim: held, not charged.
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", metadata("a", "ja-pod", "1")},
+              {"spec", kPodSpec},
+              {"status", {{"phase", "Running"}}}};
+  pod["metadata"]["ownerReferences"] = kJobOwner;
+  server.create("pods", pod);
+  Json claim = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", metadata("a", "ja-claim", "1")},
+      {"spec", {{"devices", {{"requests", Json::array({exactRequest("gpu", "mig.nvidia.com")})}}}}},
+      {"status",
+       {{"allocation",
+         {{"devices",
+           {{"results", Json::array({{{"request", "gpu"},
+                                      {"driver", "gpu.nvidia.com"},
+                                      {"pool", "node-1"},
+                                      {"device", "mig-a"}}})}}}}},
+        {"reservedFor",
+         Json::array({{{"resource", "pods"}, {"name", "ja-pod"}, {"uid", "uid-a-ja-pod"}}})}}}};
+  claim["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "v1"},
+                                                       {"kind", "Pod"},
+                                                       {"name", "ja-pod"},
+                                                       {"uid", "uid-a-ja-pod"},
+                                                       {"controller", true}}});
+  server.create("resourceclaims", claim);
+  s = d.await(uncharged, 1);
+  CHECK(valueOf(s, consumed) == 4864.0 * 1024 * 1024);
+
+  // The charge corrected: the Workload's usage now carries the partition.
+  server.update("workloads", "a", "wl-ja", [](Json& o) {
+    o["status"] = jobWorkload({{"cpu", "1"}, {"gpu.memory", "4864Mi"}})["status"];
+  });
+  s = d.await(uncharged, 0);
+  CHECK(valueOf(s,
+                "ledger_cluster_queue_reserved{cluster_queue=\"team-a\",flavor=\"default\","
+                "resource=\"gpu.memory\"}") == 4864.0 * 1024 * 1024);
+  REQUIRE(FakeApiServer::waitFor([&] { return d.live->seq() == ledger->lastSeq(); }, 10000));
+  s = d.await("ledger_state_seq", static_cast<double>(ledger->lastSeq()));
+  CHECK(reportSeries(s) == replayed(*ledger, ledger->lastSeq()));
+}
+
+TEST_CASE(
+    "live metrics: a QuotaExceeded finding opens and closes; usage equals a replay; a "
+    "restart from a checkpoint shows the same",
+    "[watch][live]") {
+  TempDir dir;
+  FakeApiServer server;
+  for (const auto& r : {kFlavors, kClusterQueues, kLocalQueues, kWorkloads}) server.serve(r);
+  server.create("resourceflavors", resourceFlavor("default"));
+  server.create("clusterqueues",
+                clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", "4"}}}}));
+  server.create("localqueues", localQueue("team-a", "lq", "team-a"));
+  server.create("workloads", cpuWorkload("w1", "1500m"));
+  server.start();
+  auto ledger = openLedger(dir.path("ledger"));
+
+  Series before;
+  {
+    Daemon d(*ledger, server);
+    Series s = d.await(kReservedCpu, 1.5);
+    CHECK(valueOf(s, kNominalCpu) == 4);
+    CHECK(valueOf(s, kExceeded) == 0);
+    CHECK(valueOf(s, "ledger_live_state_ok") == 1);
+    for (const char* type : render::kFindingTypes) {
+      INFO(type);
+      CHECK(valueOf(s, std::string("ledger_open_findings{type=\"") + type +
+                           "\",cluster_queue=\"team-a\"}") == 0);
+    }
+
+    // 1.5 + 3 reserved of a nominal 4, no cohort to borrow from.
+    server.create("workloads", cpuWorkload("w2", "3"));
+    s = d.await(kExceeded, 1);
+    CHECK(valueOf(s, kReservedCpu) == 4.5);
+    {
+      const Series fresh =
+          replayed(*ledger, static_cast<std::uint64_t>(valueOf(s, "ledger_state_seq")));
+      CHECK(reportSeries(s) == fresh);
+    }
+
+    // Corrected: w2 finishes, its quota is released (Kueue releases a
+    // finished workload's reservation).
+    server.update("workloads", "team-a", "w2", [](Json& o) { o = finished(o); });
+    s = d.await(kExceeded, 0);
+    CHECK(valueOf(s, kReservedCpu) == 1.5);
+    REQUIRE(FakeApiServer::waitFor([&] { return d.live->seq() == ledger->lastSeq(); }, 10000));
+    s = d.await("ledger_state_seq", static_cast<double>(ledger->lastSeq()));
+    before = reportSeries(s);
+    CHECK(before == replayed(*ledger, ledger->lastSeq()));
+    CHECK(valueOf(s, "ledger_last_record_age_seconds") >= 0);
+  }
+
+  SECTION("restart from the log") {
+    Daemon d(*ledger, server);
+    CHECK(reportSeries(d.scrape()) == before);
+  }
+  SECTION("restart from a checkpoint plus the records after it") {
+    REQUIRE(replay::writeCheckpoints(*ledger, 3) >= 1);
+    Daemon d(*ledger, server);
+    CHECK(reportSeries(d.scrape()) == before);
+    // And it goes on folding after the restore.
+    server.create("workloads", cpuWorkload("w3", "3"));
+    d.await(kExceeded, 1);
+  }
+}

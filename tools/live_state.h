@@ -1,0 +1,64 @@
+// The --watch daemon's folded state, kept live: restored at construction
+// from the newest checkpoint plus the records after it (Replayer::foldTo),
+// then advanced after each commit by the same fold (Replayer::foldInto), so
+// the numbers /metrics shows are those `ledger-replay` and `ledger-query`
+// compute on the same ledger at the same seq.
+//
+// The writer thread calls afterCommit() (LedgerWriter's hook); the HTTP
+// threads call metricsText(). The report (replay::buildReport) is built on
+// a scrape, not on each commit, and at most once per `minInterval` while
+// the state keeps changing: a burst of commits costs folds only, and a
+// scrape sees a change at most minInterval late. A scrape that builds the
+// report holds the state's lock meanwhile, so the next fold (and the commit
+// after it) waits for it.
+//
+// Ownership: borrows the Ledger, which must outlive the LiveState.
+// Thread safety: every member may be called from any thread (one mutex);
+// afterCommit() is meant for the one writer thread.
+// Errors: the constructor throws replay::ReplayError when the ledger cannot
+// be folded (the caller exits as ledger-replay would). Later, a fold or
+// report that fails (a damaged stored object) is logged once and freezes
+// the metrics at the last good state, with ledger_live_state_ok 0; nothing
+// throws into the writer or the HTTP threads except std::bad_alloc.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "ledger/ledger.h"
+#include "replay/fold/cluster_state.h"
+
+namespace ledger::cli {
+
+class LiveState {
+ public:
+  explicit LiveState(const Ledger& ledger,
+                     std::chrono::milliseconds minInterval = std::chrono::seconds(1));
+  LiveState(const LiveState&) = delete;
+  LiveState& operator=(const LiveState&) = delete;
+
+  // Folds the records up to `lastSeq` (the committed range's end).
+  void afterCommit(std::uint64_t firstSeq, std::uint64_t lastSeq);
+  // The report's metrics (tools/render/report_metrics.h) and the live
+  // state's own: ledger_live_state_ok, ledger_last_record_age_seconds.
+  std::string metricsText(std::int64_t nowNs);
+  // The last record folded.
+  std::uint64_t seq() const;
+
+ private:
+  void render();  // mu_ held
+
+  const Ledger& ledger_;
+  const std::chrono::milliseconds minInterval_;
+  mutable std::mutex mu_;
+  replay::ClusterState state_;
+  bool ok_ = true;
+  bool dirty_ = true;
+  std::chrono::steady_clock::time_point renderedAt_;
+  std::string rendered_;
+  std::int64_t renderedTimeNs_ = 0;  // the rendered state's last record time
+};
+
+}  // namespace ledger::cli
