@@ -7,6 +7,7 @@
 #include "schema/k8s/rfc3339.h"
 #include "tools/admit_command.h"
 #include "tools/progress.h"
+#include "tools/render/json_text.h"
 #include "tools/render/report_format.h"
 #include "tools/render/usage_chart.h"
 
@@ -61,87 +62,117 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
   if (!args.from || !args.to) throw UsageError("usage --step needs --from TIME and --to TIME");
   if (*args.to <= *args.from) throw UsageError("--to must be after --from");
   constexpr std::uint64_t kMaxPoints = 100000;
-  const std::uint64_t steps = (static_cast<std::uint64_t>(*args.to - *args.from) +
-                               static_cast<std::uint64_t>(*args.stepNs) - 1) /
-                              static_cast<std::uint64_t>(*args.stepNs);
+  // Unsigned: the period may span the whole int64 range of times.
+  const std::uint64_t span =
+      static_cast<std::uint64_t>(*args.to) - static_cast<std::uint64_t>(*args.from);
+  const std::uint64_t steps = span / static_cast<std::uint64_t>(*args.stepNs) +
+                              (span % static_cast<std::uint64_t>(*args.stepNs) != 0 ? 1 : 0);
   if (steps > kMaxPoints) {
     throw UsageError("--step " + args.stepText + " makes " + std::to_string(steps) +
                      " points; at most " + std::to_string(kMaxPoints) + " (take a longer step)");
   }
   std::vector<std::int64_t> boundaries;
-  for (std::int64_t t = *args.from; t < *args.to; t += *args.stepNs) boundaries.push_back(t);
+  for (std::uint64_t i = 0; i < steps; ++i) {
+    boundaries.push_back(*args.from + static_cast<std::int64_t>(i) * *args.stepNs);
+  }
   boundaries.push_back(*args.to);
   ProgressBar progress("usage");
   replay::FoldOptions fo;
   fo.useCheckpoints = args.useCheckpoints;
   fo.progress = progress.callback();
   fo.onBadCheckpoint = warnBadCheckpoint;
-  std::vector<replay::UsageBucket> buckets;
-  if (args.useCheckpoints) {
-    try {
-      buckets = replay::usageSeries(ledger, boundaries, fo);
-    } catch (const replay::ReplayError& e) {
-      if (!e.corrupt()) throw;
-      std::cerr << "warning: " << e.what() << "; reading the period from the log\n";
-      buckets.clear();
-    }
-  }
-  if (buckets.empty()) {
-    replay::integrateUsage(ledger, boundaries, replay::UsageScope{}, fo,
-                           [&](replay::UsageBucket&& b) { buckets.push_back(std::move(b)); });
-  }
-  progress.done();
   // (ClusterQueue, flavor, resource) -> per step: reserved, admitted, nominal.
   using Key = std::tuple<std::string, std::string, std::string>;
   struct Point {
     replay::Integral reserved, admitted, nominal;
   };
   std::map<Key, std::vector<Point>> series;
-  for (std::size_t i = 0; i < buckets.size(); ++i) {
-    auto pointOf = [&](const Key& key) -> Point& {
-      auto& points = series[key];
-      points.resize(buckets.size());
-      return points[i];
+  std::size_t step = 0;
+  auto add = [&](replay::UsageBucket&& bucket) {
+    auto pointOf = [&](Key key) -> Point& {
+      auto& points = series[std::move(key)];
+      points.resize(steps);
+      return points[step];
     };
-    for (const auto& [key, totals] : buckets[i].reserved) {
+    for (const auto& [key, totals] : bucket.reserved) {
       if (args.clusterQueue && key.clusterQueue != *args.clusterQueue) continue;
       Point& p = pointOf({key.clusterQueue, key.flavor, key.resource});
       p.reserved += totals.reserved;
       p.admitted += totals.admitted;
     }
-    for (const auto& [key, integral] : buckets[i].quota) {
+    for (const auto& [key, integral] : bucket.quota) {
       if (args.clusterQueue && key.clusterQueue != *args.clusterQueue) continue;
       pointOf({key.clusterQueue, key.flavor, key.resource}).nominal += integral;
     }
-  }
-  for (auto& [key, points] : series) points.resize(buckets.size());
-  auto lengthOf = [&](std::size_t i) { return buckets[i].endNs - buckets[i].startNs; };
-  if (args.output == OutputFormat::kJson) {
-    nlohmann::ordered_json j;
-    j["from"] = formatRfc3339(*args.from);
-    j["to"] = formatRfc3339(*args.to);
-    j["step"] = args.stepText;
-    j["series"] = nlohmann::ordered_json::array();
-    for (const auto& [key, points] : series) {
-      nlohmann::ordered_json s = {{"clusterQueue", std::get<0>(key)},
-                                  {"flavor", std::get<1>(key)},
-                                  {"resource", std::get<2>(key)},
-                                  {"points", nlohmann::ordered_json::array()}};
-      for (std::size_t i = 0; i < points.size(); ++i) {
-        s["points"].push_back({{"time", formatRfc3339(buckets[i].startNs)},
-                               {"reserved", meanText(points[i].reserved, lengthOf(i))},
-                               {"admitted", meanText(points[i].admitted, lengthOf(i))},
-                               {"nominal", meanText(points[i].nominal, lengthOf(i))}});
-      }
-      j["series"].push_back(std::move(s));
+    ++step;
+  };
+  bool served = false;
+  if (args.useCheckpoints) {
+    try {
+      replay::usageSeries(ledger, boundaries, fo, add);
+      served = true;
+    } catch (const replay::ReplayError& e) {
+      if (!e.corrupt()) throw;
+      std::cerr << "warning: " << e.what() << "; reading the period from the log\n";
     }
-    out << j.dump(2) << "\n";
+  }
+  if (!served) {
+    series.clear();
+    step = 0;
+    replay::integrateUsage(ledger, boundaries, replay::UsageScope{}, fo, add);
+  }
+  progress.done();
+  std::vector<std::int64_t> starts(boundaries.begin(), boundaries.end() - 1);
+  auto lengthOf = [&](std::size_t i) { return boundaries[i + 1] - boundaries[i]; };
+  if (args.output == OutputFormat::kJson) {
+    // Written as text: a month of hourly points for every queue is a
+    // hundred thousand objects, and a tree of nodes first doubled the time.
+    render::JsonText j;
+    j.beginObject();
+    j.key("from");
+    j.string(formatRfc3339(*args.from));
+    j.key("to");
+    j.string(formatRfc3339(*args.to));
+    j.key("step");
+    j.string(args.stepText);
+    j.key("series");
+    j.beginArray();
+    std::vector<std::string> times;
+    for (std::int64_t t : starts) times.push_back(formatRfc3339(t));
+    for (const auto& [key, points] : series) {
+      j.beginObject();
+      j.key("clusterQueue");
+      j.string(std::get<0>(key));
+      j.key("flavor");
+      j.string(std::get<1>(key));
+      j.key("resource");
+      j.string(std::get<2>(key));
+      j.key("points");
+      j.beginArray();
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        j.beginObject();
+        j.key("time");
+        j.string(times[i]);
+        j.key("reserved");
+        j.string(meanText(points[i].reserved, lengthOf(i)));
+        j.key("admitted");
+        j.string(meanText(points[i].admitted, lengthOf(i)));
+        j.key("nominal");
+        j.string(meanText(points[i].nominal, lengthOf(i)));
+        j.endObject();
+      }
+      j.endArray();
+      j.endObject();
+    }
+    j.endArray();
+    j.endObject();
+    out << j.text() << "\n";
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < buckets.size(); ++i) {
+  for (std::size_t i = 0; i < steps; ++i) {
     for (const auto& [key, points] : series) {
-      rows.push_back({formatRfc3339(buckets[i].startNs), std::get<0>(key), std::get<1>(key),
+      rows.push_back({formatRfc3339(starts[i]), std::get<0>(key), std::get<1>(key),
                       std::get<2>(key), meanText(points[i].reserved, lengthOf(i)),
                       meanText(points[i].admitted, lengthOf(i)),
                       meanText(points[i].nominal, lengthOf(i))});

@@ -24,6 +24,36 @@ constexpr std::size_t kMaxMagnitudeBytes = 32;
 }  // namespace
 
 std::string exactDecimal(Int256 value, const Int256& scale, int digits) {
+  // The same digits in 128 bits when everything fits with room for the
+  // rounding: a series prints hundreds of thousands of values, and Boost's
+  // 256-bit division was most of that.
+  static const Int256 kSmall = Int256(1) << 96;
+  if (digits >= 0 && digits <= 9 && value < kSmall && value > -kSmall && scale < kSmall) {
+    __extension__ using I128 = __int128;
+    const I128 v = static_cast<I128>(value < 0 ? Int256(-value) : value);
+    const I128 sc = static_cast<I128>(scale);
+    I128 pow = 1;
+    for (int i = 0; i < digits; ++i) pow *= 10;
+    // |v| < 2^96 and pow <= 1e9 < 2^30: the product stays below 2^127.
+    const I128 scaled = (v * pow + sc / 2) / sc;
+    auto text = [](I128 n) {
+      std::string t;
+      do {
+        t.push_back(static_cast<char>('0' + static_cast<int>(n % 10)));
+        n /= 10;
+      } while (n > 0);
+      return std::string(t.rbegin(), t.rend());
+    };
+    std::string out;
+    if (value < 0) out.push_back('-');
+    out += text(scaled / pow);
+    if (digits > 0) {
+      std::string f = text(scaled % pow);
+      f.insert(f.begin(), static_cast<std::size_t>(digits) - f.size(), '0');
+      out += "." + f;
+    }
+    return out;
+  }
   const bool negative = value < 0;
   if (negative) value = -value;
   const Int256 pow = pow10(digits);

@@ -222,20 +222,18 @@ UsageBucket usageFromRollups(const Ledger& ledger, std::int64_t fromNs, std::int
   return out;
 }
 
-std::vector<UsageBucket> usageSeries(const Ledger& ledger,
-                                     const std::vector<std::int64_t>& boundaries,
-                                     const FoldOptions& options) {
+void usageSeries(const Ledger& ledger, const std::vector<std::int64_t>& boundaries,
+                 const FoldOptions& options, const std::function<void(UsageBucket&&)>& onBucket) {
   const auto coverage = usageRollupCoverage(ledger);
   auto stored = [&](std::size_t i) {
     return coverage && floorTo(boundaries[i], kHourNs) == boundaries[i] &&
            floorTo(boundaries[i + 1], kHourNs) == boundaries[i + 1] &&
            coverage->startNs <= boundaries[i] && boundaries[i + 1] <= coverage->endNs;
   };
-  std::vector<UsageBucket> out;
   std::size_t i = 0;
   while (i + 1 < boundaries.size()) {
     if (stored(i)) {
-      out.push_back(readCovered(ledger, boundaries[i], boundaries[i + 1]));
+      onBucket(readCovered(ledger, boundaries[i], boundaries[i + 1]));
       ++i;
       continue;
     }
@@ -244,10 +242,9 @@ std::vector<UsageBucket> usageSeries(const Ledger& ledger,
     while (j + 1 < boundaries.size() && !stored(j)) ++j;
     integrateUsage(ledger,
                    std::vector<std::int64_t>(boundaries.begin() + i, boundaries.begin() + j + 1),
-                   UsageScope{}, options, [&](UsageBucket&& b) { out.push_back(std::move(b)); });
+                   UsageScope{}, options, onBucket);
     i = j;
   }
-  return out;
 }
 
 RollupVerification verifyUsageRollups(const Ledger& ledger) {

@@ -51,10 +51,11 @@ UsageBucket usageFromRollups(const Ledger& ledger, std::int64_t fromNs, std::int
                              const FoldOptions& options = {}, std::uint64_t* storedRead = nullptr);
 
 // Consecutive buckets [boundaries[i], boundaries[i+1]) as integrateUsage
-// gives them, served from rollups where a bucket is whole stored hours.
-std::vector<UsageBucket> usageSeries(const Ledger& ledger,
-                                     const std::vector<std::int64_t>& boundaries,
-                                     const FoldOptions& options = {});
+// gives them, in order to onBucket, served from rollups where a bucket is
+// whole stored hours. One at a time: a month of hours for every queue is
+// more than a series needs to hold at once.
+void usageSeries(const Ledger& ledger, const std::vector<std::int64_t>& boundaries,
+                 const FoldOptions& options, const std::function<void(UsageBucket&&)>& onBucket);
 
 struct RollupVerification {
   std::uint64_t checked = 0;

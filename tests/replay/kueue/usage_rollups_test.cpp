@@ -166,7 +166,9 @@ TEST_CASE("usage rollups grow with the ledger and a series reads them",
     boundaries.push_back(t);
   }
   boundaries.push_back(after->endNs + kHour / 2);
-  const auto served = replay::usageSeries(*grown, boundaries);
+  std::vector<replay::UsageBucket> served;
+  replay::usageSeries(*grown, boundaries, {},
+                      [&](replay::UsageBucket&& bucket) { served.push_back(std::move(bucket)); });
   std::vector<replay::UsageBucket> integrated;
   replay::integrateUsage(*grown, boundaries, replay::UsageScope{}, {},
                          [&](replay::UsageBucket&& bucket) { integrated.push_back(bucket); });
