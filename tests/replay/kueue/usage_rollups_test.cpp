@@ -64,7 +64,7 @@ TEST_CASE("a report from usage rollups equals the log's integration to the nano-
           "[generator][report][rollups]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("ledger"));
-  REQUIRE(ingestText(*ledger, monthCrossingStream(7, 15000)).rejected == 0);
+  REQUIRE(ingestText(*ledger, monthCrossingStream(7, 6000)).rejected == 0);
   REQUIRE(replay::writeCheckpoints(*ledger, 2000) > 0);
   REQUIRE(replay::writeUsageRollups(*ledger) > 0);
   const auto coverage = replay::usageRollupCoverage(*ledger);
@@ -87,7 +87,7 @@ TEST_CASE("a report from usage rollups equals the log's integration to the nano-
       {first - 24 * kHour, head + kHour},          // the whole history and more
       {format::usageRollupStart(lastMonth), head}  // a month and the open tail
   };
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 16; ++i) {
     std::int64_t a = instant(rng), b = instant(rng);
     if (a > b) std::swap(a, b);
     // Some on whole hours, as reports are often asked.
@@ -128,7 +128,7 @@ TEST_CASE("a report from usage rollups equals the log's integration to the nano-
 TEST_CASE("usage rollups grow with the ledger and a series reads them",
           "[generator][report][rollups]") {
   TempDir dir;
-  const std::string stream = monthCrossingStream(9, 12000);
+  const std::string stream = monthCrossingStream(9, 8000);
   const std::size_t half = stream.find('\n', stream.size() / 2) + 1;
   auto grown = openLedger(dir.path("grown"));
   REQUIRE(ingestText(*grown, stream.substr(0, half)).rejected == 0);
@@ -184,7 +184,7 @@ TEST_CASE("verify finds a damaged usage rollup, and a report reads around it",
           "[generator][report][rollups]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("ledger"));
-  REQUIRE(ingestText(*ledger, monthCrossingStream(7, 8000)).rejected == 0);
+  REQUIRE(ingestText(*ledger, monthCrossingStream(7, 4000)).rejected == 0);
   REQUIRE(replay::writeUsageRollups(*ledger) > 0);
   const auto coverage = replay::usageRollupCoverage(*ledger);
   REQUIRE(coverage);
