@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -23,6 +24,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <rocksdb/db.h>
 
 #include "ingest/ingester.h"
 #include "ingest/stream_ingest.h"
@@ -223,6 +226,37 @@ inline std::uint64_t lastSeqOfKind(const Ledger& ledger, const std::string& kind
 // one segment shortened to match: what was written first (the identity, the
 // object's kind) still reads, so the record folds; what was written last
 // points outside the message (tests/fuzz/ledger_bytes_fuzz.cpp found this).
+// Rewrites the closed ledger at `path` as an earlier build left it: the
+// column families `dropFamilies` gone, the meta keys `dropMetaKeys` deleted,
+// and the format version `version`.
+inline void makeEarlierFormat(const std::string& path, const std::string& version,
+                              const std::vector<std::string>& dropFamilies,
+                              const std::vector<std::string>& dropMetaKeys = {}) {
+  rocksdb::DBOptions dbo;
+  std::vector<std::string> names;
+  REQUIRE(rocksdb::DB::ListColumnFamilies(dbo, path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& n : names) descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  REQUIRE(rocksdb::DB::Open(dbo, path, descriptors, &handles, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (std::find(dropFamilies.begin(), dropFamilies.end(), names[i]) != dropFamilies.end()) {
+      REQUIRE(db->DropColumnFamily(handles[i]).ok());
+    }
+    if (names[i] == format::kMetaFamily) {
+      REQUIRE(db->Put(rocksdb::WriteOptions(), handles[i], std::string(format::kFormatKey), version)
+                  .ok());
+      for (const auto& key : dropMetaKeys) {
+        REQUIRE(db->Delete(rocksdb::WriteOptions(), handles[i], key).ok());
+      }
+    }
+  }
+  for (auto* h : handles) REQUIRE(db->DestroyColumnFamilyHandle(h).ok());
+  REQUIRE(db->Close().ok());
+}
+
 inline void cutLastWordOfProjection(Ledger& ledger, std::uint64_t seq) {
   std::string value;
   REQUIRE(ledger.getRaw(format::kProjectionFamily, format::seqKey(seq), &value).isOk());

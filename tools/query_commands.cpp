@@ -122,7 +122,6 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
     replay::integrateUsage(ledger, boundaries, replay::UsageScope{}, fo, add);
   }
   progress.done();
-  std::vector<std::int64_t> starts(boundaries.begin(), boundaries.end() - 1);
   auto lengthOf = [&](std::size_t i) { return boundaries[i + 1] - boundaries[i]; };
   if (args.output == OutputFormat::kJson) {
     // Written as text: a month of hourly points for every queue is a
@@ -138,7 +137,7 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
     j.key("series");
     j.beginArray();
     std::vector<std::string> times;
-    for (std::int64_t t : starts) times.push_back(formatRfc3339(t));
+    for (std::size_t i = 0; i < steps; ++i) times.push_back(formatRfc3339(boundaries[i]));
     for (const auto& [key, points] : series) {
       j.beginObject();
       j.key("clusterQueue");
@@ -172,7 +171,7 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < steps; ++i) {
     for (const auto& [key, points] : series) {
-      rows.push_back({formatRfc3339(starts[i]), std::get<0>(key), std::get<1>(key),
+      rows.push_back({formatRfc3339(boundaries[i]), std::get<0>(key), std::get<1>(key),
                       std::get<2>(key), meanText(points[i].reserved, lengthOf(i)),
                       meanText(points[i].admitted, lengthOf(i)),
                       meanText(points[i].nominal, lengthOf(i))});

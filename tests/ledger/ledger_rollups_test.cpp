@@ -2,7 +2,6 @@
 // payloads read back in key order, damage reported as corruption, and the
 // family added to a ledger of format 3.
 #include <capnp/common.h>
-#include <rocksdb/db.h>
 
 #include "ledger/format.h"
 #include "tests/test_support.h"
@@ -96,26 +95,7 @@ TEST_CASE("a format-3 ledger gets usage_rollups when opened for writing", "[ledg
     CHECK(ledger->formatVersion() == format::kCurrentFormat);
   }
   // What format 3 wrote: no usage_rollups family, format "3".
-  {
-    rocksdb::DBOptions dbo;
-    std::vector<std::string> names;
-    REQUIRE(rocksdb::DB::ListColumnFamilies(dbo, dir.path("l"), &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-    for (const auto& n : names) descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(dbo, dir.path("l"), descriptors, &handles, &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == format::kUsageRollupsFamily) REQUIRE(db->DropColumnFamily(handles[i]).ok());
-      if (names[i] == format::kMetaFamily) {
-        REQUIRE(db->Put(rocksdb::WriteOptions(), handles[i], std::string(format::kFormatKey), "3")
-                    .ok());
-      }
-    }
-    for (auto* h : handles) REQUIRE(db->DestroyColumnFamilyHandle(h).ok());
-    REQUIRE(db->Close().ok());
-  }
+  makeEarlierFormat(dir.path("l"), "3", {format::kUsageRollupsFamily});
   {
     Ledger::Options ro;
     ro.readOnly = true;

@@ -221,31 +221,10 @@ TEST_CASE("a format-1 ledger is read as it is, and upgraded when opened for writ
     REQUIRE(ledger->append({pending("a", 1), pending("b", 2)}, {}, &r).isOk());
   }
   // What version 1 wrote: no checkpoint_objects, no object_index, format "1".
-  {
-    rocksdb::DBOptions dbo;
-    std::vector<std::string> names;
-    REQUIRE(rocksdb::DB::ListColumnFamilies(dbo, dir.path("l"), &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-    for (const auto& n : names) descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(dbo, dir.path("l"), descriptors, &handles, &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == format::kCheckpointObjectsFamily || names[i] == format::kObjectIndexFamily) {
-        REQUIRE(db->DropColumnFamily(handles[i]).ok());
-      }
-      if (names[i] == format::kMetaFamily) {
-        REQUIRE(db->Put(rocksdb::WriteOptions(), handles[i], std::string(format::kFormatKey), "1")
-                    .ok());
-        REQUIRE(
-            db->Delete(rocksdb::WriteOptions(), handles[i], std::string(format::kObjectIndexKey))
-                .ok());
-      }
-    }
-    for (auto* h : handles) REQUIRE(db->DestroyColumnFamilyHandle(h).ok());
-    REQUIRE(db->Close().ok());
-  }
+  makeEarlierFormat(
+      dir.path("l"), "1",
+      {format::kCheckpointObjectsFamily, format::kObjectIndexFamily, format::kUsageRollupsFamily},
+      {std::string(format::kObjectIndexKey)});
   {
     Ledger::Options ro;
     ro.readOnly = true;
@@ -596,8 +575,9 @@ TEST_CASE("a ledger whose CURRENT is lost is refused, never created anew over it
   // RocksDB's repair, as the message advises, gives the ledger back whole.
   rocksdb::DBOptions dbo;
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
-  for (const char* name : {"default", "log", "projection", "time_index", "events", "live",
-                           "checkpoints", "checkpoint_objects", "object_index", "usage_rollups", "meta"}) {
+  for (const char* name :
+       {"default", "log", "projection", "time_index", "events", "live", "checkpoints",
+        "checkpoint_objects", "object_index", "usage_rollups", "meta"}) {
     families.emplace_back(name, rocksdb::ColumnFamilyOptions());
   }
   REQUIRE(rocksdb::RepairDB(path, dbo, families).ok());
