@@ -1,5 +1,6 @@
 #include "replay/kueue/integral.h"
 
+#include <charconv>
 #include <iterator>
 #include <vector>
 
@@ -24,33 +25,45 @@ constexpr std::size_t kMaxMagnitudeBytes = 32;
 }  // namespace
 
 std::string exactDecimal(Int256 value, const Int256& scale, int digits) {
-  // The same digits in 128 bits when everything fits with room for the
-  // rounding: a series prints hundreds of thousands of values, and Boost's
-  // 256-bit division was most of that.
-  static const Int256 kSmall = Int256(1) << 96;
-  if (digits >= 0 && digits <= 9 && value < kSmall && value > -kSmall && scale < kSmall) {
+  // The same digits in 128 bits when everything fits: a series prints
+  // hundreds of thousands of values, and Boost's 256-bit division was most
+  // of that. value = q * scale + r, so value * pow / scale rounded is
+  // q * pow + (r * pow + scale / 2) / scale, and r < scale < 2^96 keeps
+  // r * pow (pow <= 10^9 < 2^30) below 2^126.
+  static const Int256 kValueBound = Int256(1) << 126;
+  static const Int256 kScaleBound = Int256(1) << 96;
+  if (digits >= 0 && digits <= 9 && value < kValueBound && value > -kValueBound &&
+      scale < kScaleBound) {
     __extension__ using I128 = __int128;
     const I128 v = static_cast<I128>(value < 0 ? Int256(-value) : value);
     const I128 sc = static_cast<I128>(scale);
     I128 pow = 1;
     for (int i = 0; i < digits; ++i) pow *= 10;
-    // |v| < 2^96 and pow <= 1e9 < 2^30: the product stays below 2^127.
-    const I128 scaled = (v * pow + sc / 2) / sc;
-    auto text = [](I128 n) {
-      std::string t;
-      do {
-        t.push_back(static_cast<char>('0' + static_cast<int>(n % 10)));
+    const I128 fraction = (v % sc * pow + sc / 2) / sc;  // at most pow
+    const I128 whole = v / sc + fraction / pow;
+    // Digits through to_chars: below 2^64 (nearly always) no 128-bit
+    // division per digit. Above, the last digits are peeled off first.
+    auto append = [](std::string& out, I128 n, std::size_t width) {
+      char tail[48];
+      char* const tailEnd = tail + sizeof tail;
+      char* t = tailEnd;
+      while (n > static_cast<I128>(UINT64_MAX)) {
+        *--t = static_cast<char>('0' + static_cast<int>(n % 10));
         n /= 10;
-      } while (n > 0);
-      return std::string(t.rbegin(), t.rend());
+      }
+      char head[24];
+      const auto r = std::to_chars(head, head + sizeof head, static_cast<std::uint64_t>(n));
+      const auto count = static_cast<std::size_t>((r.ptr - head) + (tailEnd - t));
+      if (count < width) out.append(width - count, '0');
+      out.append(head, r.ptr);
+      out.append(t, tailEnd);
     };
     std::string out;
     if (value < 0) out.push_back('-');
-    out += text(scaled / pow);
+    append(out, whole, 0);
     if (digits > 0) {
-      std::string f = text(scaled % pow);
-      f.insert(f.begin(), static_cast<std::size_t>(digits) - f.size(), '0');
-      out += "." + f;
+      out.push_back('.');
+      append(out, fraction % pow, static_cast<std::size_t>(digits));
     }
     return out;
   }
@@ -77,7 +90,14 @@ void Integral::add(const Quantity& level, std::int64_t durationNs) {
 }
 
 Integral& Integral::operator+=(const Integral& other) {
-  total_ += other.total_;
+  // Boost's checked 256-bit addition is slow next to a copy, and sums of
+  // stored buckets mostly start from zero or add one.
+  if (other.total_.is_zero()) return *this;
+  if (total_.is_zero()) {
+    total_ = other.total_;
+  } else {
+    total_ += other.total_;
+  }
   return *this;
 }
 
@@ -109,7 +129,14 @@ Integral Integral::fromRollup(schema::Integral::Reader in) {
   const auto bytes = in.getMagnitude();
   if (bytes.size() > kMaxMagnitudeBytes) throw ReplayError("a rollup integral is too large");
   Integral out;
-  if (bytes.size() > 0) {
+  if (bytes.size() <= 16) {
+    // Most integrals fit 128 bits: assembled directly, without Boost's
+    // general bit import (a series decodes hundreds of thousands).
+    __extension__ using U128 = unsigned __int128;
+    U128 magnitude = 0;
+    for (const auto byte : bytes) magnitude = (magnitude << 8) | byte;
+    out.total_ = Int256(magnitude);
+  } else {
     boost::multiprecision::import_bits(out.total_, bytes.begin(), bytes.end(), 8);
   }
   if (in.getNegative()) out.total_ = -out.total_;

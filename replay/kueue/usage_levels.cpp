@@ -277,14 +277,20 @@ UsageBucket UsageBucket::fromRollup(kj::ArrayPtr<const capnp::word> words) {
     auto root = reader.getRoot<schema::UsageBucket>();
     out.startNs = root.getStartNs();
     out.endNs = root.getEndNs();
+    // Stored in key order (toRollup walks the maps): each entry goes at the
+    // end, not through a search of the keys before it.
     for (auto e : root.getReserved()) {
-      out.reserved[ReservedKey{e.getClusterQueue().cStr(), e.getNamespace().cStr(),
-                               e.getFlavor().cStr(), e.getResource().cStr()}] = ReservedIntegrals{
-          Integral::fromRollup(e.getReserved()), Integral::fromRollup(e.getAdmitted())};
+      out.reserved.emplace_hint(out.reserved.end(),
+                                ReservedKey{e.getClusterQueue().cStr(), e.getNamespace().cStr(),
+                                            e.getFlavor().cStr(), e.getResource().cStr()},
+                                ReservedIntegrals{Integral::fromRollup(e.getReserved()),
+                                                  Integral::fromRollup(e.getAdmitted())});
     }
     for (auto e : root.getQuota()) {
-      out.quota[QuotaKey{e.getClusterQueue().cStr(), e.getFlavor().cStr(),
-                         e.getResource().cStr()}] = Integral::fromRollup(e.getNominal());
+      out.quota.emplace_hint(
+          out.quota.end(),
+          QuotaKey{e.getClusterQueue().cStr(), e.getFlavor().cStr(), e.getResource().cStr()},
+          Integral::fromRollup(e.getNominal()));
     }
   } catch (const kj::Exception& e) {
     throw ReplayError(std::string("a usage rollup does not decode: ") + e.getDescription().cStr(),

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 
 #include "ledger/format.h"
 #include "schema/k8s/rfc3339.h"
@@ -61,11 +62,12 @@ std::int64_t timeOfSeq(const Ledger& ledger, std::uint64_t seq) {
   return t;
 }
 
-// The stored buckets of one grain covering [from, to) exactly, added up.
-UsageBucket readStored(const Ledger& ledger, char grain, std::int64_t from, std::int64_t to,
-                       std::uint64_t* storedRead = nullptr) {
-  UsageBucket sum;
-  bool any = false;
+// The stored buckets of one grain covering [from, to) exactly, in order, in
+// one scan: a missing or misplaced bucket throws (corrupt), so a caller never
+// sums around a hole.
+void forEachStored(const Ledger& ledger, char grain, std::int64_t from, std::int64_t to,
+                   const std::function<void(UsageBucket&&)>& onBucket,
+                   std::uint64_t* storedRead = nullptr) {
   std::int64_t expected = from;
   Status st = ledger.scanUsageRollups(
       format::usageRollupKey(grain, from), format::usageRollupKey(grain, to),
@@ -80,19 +82,30 @@ UsageBucket readStored(const Ledger& ledger, char grain, std::int64_t from, std:
         }
         expected = bucket.endNs;
         if (storedRead != nullptr) ++*storedRead;
-        if (!any) {
-          sum = std::move(bucket);
-          any = true;
-        } else {
-          sum.append(bucket);
-        }
+        onBucket(std::move(bucket));
         return true;
       });
   if (!st.isOk()) throw ReplayError(st);
   if (expected != to) {
     throw ReplayError("the usage rollup of the " + describe(grain, expected) + " is missing", true);
   }
-  return sum;
+}
+
+// The same, added up.
+UsageBucket readStored(const Ledger& ledger, char grain, std::int64_t from, std::int64_t to,
+                       std::uint64_t* storedRead = nullptr) {
+  std::optional<UsageBucket> sum;
+  forEachStored(
+      ledger, grain, from, to,
+      [&](UsageBucket&& bucket) {
+        if (sum) {
+          sum->append(bucket);
+        } else {
+          sum = std::move(bucket);
+        }
+      },
+      storedRead);
+  return sum ? std::move(*sum) : UsageBucket{};
 }
 
 // [from, to), whole hours inside the coverage: months, days and hours, the
@@ -232,13 +245,36 @@ void usageSeries(const Ledger& ledger, const std::vector<std::int64_t>& boundari
   };
   std::size_t i = 0;
   while (i + 1 < boundaries.size()) {
-    if (stored(i)) {
-      onBucket(readCovered(ledger, boundaries[i], boundaries[i + 1]));
-      ++i;
+    // A run of steps the rollups serve.
+    std::size_t j = i;
+    while (j + 1 < boundaries.size() && stored(j)) ++j;
+    if (j > i) {
+      bool shortSteps = true;
+      for (std::size_t k = i; k < j; ++k) shortSteps &= boundaries[k + 1] - boundaries[k] < kDayNs;
+      if (!shortSteps) {
+        // Day-long steps and more: each from its largest stored buckets.
+        for (; i < j; ++i) onBucket(readCovered(ledger, boundaries[i], boundaries[i + 1]));
+        continue;
+      }
+      // Steps of hours: the run's hours in one scan, cut at the steps (a
+      // month of hourly steps is 720 reads otherwise, each seeking again).
+      std::optional<UsageBucket> step;
+      forEachStored(ledger, kHour, boundaries[i], boundaries[j], [&](UsageBucket&& hour) {
+        if (step) {
+          step->append(hour);
+        } else {
+          step = std::move(hour);
+        }
+        if (step->endNs == boundaries[i + 1]) {
+          onBucket(std::move(*step));
+          step.reset();
+          ++i;
+        }
+      });
       continue;
     }
     // A run of buckets the rollups cannot serve: one pass over its records.
-    std::size_t j = i + 1;
+    j = i + 1;
     while (j + 1 < boundaries.size() && !stored(j)) ++j;
     integrateUsage(ledger,
                    std::vector<std::int64_t>(boundaries.begin() + i, boundaries.begin() + j + 1),

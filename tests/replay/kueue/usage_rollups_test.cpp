@@ -159,25 +159,41 @@ TEST_CASE("usage rollups grow with the ledger and a series reads them",
   CHECK(a == b);
   CHECK(replay::verifyUsageRollups(*grown).firstBad.empty());
 
-  // An hourly series over the covered hours, then past them into the open
-  // hour: served from rollups, equal to one pass over the log.
-  std::vector<std::int64_t> boundaries;
+  // Series served from rollups equal one pass over the log, step by step.
+  auto compareSeries = [&](const std::vector<std::int64_t>& boundaries) {
+    std::vector<replay::UsageBucket> served;
+    replay::usageSeries(*grown, boundaries, {},
+                        [&](replay::UsageBucket&& bucket) { served.push_back(std::move(bucket)); });
+    std::vector<replay::UsageBucket> integrated;
+    replay::integrateUsage(*grown, boundaries, replay::UsageScope{}, {},
+                           [&](replay::UsageBucket&& bucket) { integrated.push_back(bucket); });
+    REQUIRE(served.size() == boundaries.size() - 1);
+    REQUIRE(integrated.size() == served.size());
+    for (std::size_t i = 0; i < served.size(); ++i) {
+      INFO("step " << i);
+      CHECK(served[i] == integrated[i]);
+    }
+  };
+  // Hourly over the covered hours, then past them into the open hour.
+  std::vector<std::int64_t> hourly;
   for (std::int64_t t = after->endNs - 30 * kHour; t <= after->endNs; t += kHour) {
-    boundaries.push_back(t);
+    hourly.push_back(t);
   }
-  boundaries.push_back(after->endNs + kHour / 2);
-  std::vector<replay::UsageBucket> served;
-  replay::usageSeries(*grown, boundaries, {},
-                      [&](replay::UsageBucket&& bucket) { served.push_back(std::move(bucket)); });
-  std::vector<replay::UsageBucket> integrated;
-  replay::integrateUsage(*grown, boundaries, replay::UsageScope{}, {},
-                         [&](replay::UsageBucket&& bucket) { integrated.push_back(bucket); });
-  REQUIRE(served.size() == boundaries.size() - 1);
-  REQUIRE(integrated.size() == served.size());
-  for (std::size_t i = 0; i < served.size(); ++i) {
-    INFO("step " << i);
-    CHECK(served[i] == integrated[i]);
+  hourly.push_back(after->endNs + kHour / 2);
+  compareSeries(hourly);
+  // Three-hour steps (one scan of the hours, cut every third), from a
+  // moment inside an hour (its first step read from the log).
+  std::vector<std::int64_t> threeHourly{after->endNs - 40 * kHour - kHour / 3};
+  for (std::int64_t t = after->endNs - 39 * kHour; t <= after->endNs; t += 3 * kHour) {
+    threeHourly.push_back(t);
   }
+  compareSeries(threeHourly);
+  // Day-long steps: each from its stored day, or its hours at the edges.
+  const std::int64_t kDay = 24 * kHour;
+  std::vector<std::int64_t> daily;
+  for (std::int64_t t = after->startNs; t <= after->endNs; t += kDay) daily.push_back(t);
+  REQUIRE(daily.size() >= 3);
+  compareSeries(daily);
 }
 
 TEST_CASE("verify finds a damaged usage rollup, and a report reads around it",
