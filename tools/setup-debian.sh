@@ -7,6 +7,7 @@ packages=(
   librocksdb-dev capnproto libcapnp-dev nlohmann-json3-dev libspdlog-dev
   libboost-program-options-dev catch2 libssl-dev libyaml-cpp-dev libcurl4-openssl-dev libpugixml-dev libcpp-httplib-dev
   libsimdjson-dev libjemalloc-dev libxxhash-dev libre2-dev
+  prometheus python3-yaml
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -18,4 +19,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # The tests need only promtool from Debian's prometheus package (it checks
+  # the exposition and the alert rules); the server it also installs is not
+  # left running on a machine where this script put it.
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+    $sudo_cmd systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
 fi

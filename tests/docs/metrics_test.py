@@ -18,21 +18,27 @@ LITERAL = re.compile(r'"(ledger_[a-z_]+)[ {"]')
 NAME = re.compile(r"\b(ledger_[a-z_]+)\b")
 
 
-def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+def read(root, path):
+    return open(os.path.join(root, path), encoding="utf-8").read()
 
-    def read(path):
-        return open(os.path.join(root, path), encoding="utf-8").read()
 
+def rendered_metrics(root):
+    """The names of the metrics the sidecar renders, from the sources."""
     rendered = set()
     for path in RENDERERS:
-        rendered.update(LITERAL.findall(read(path)))
-    doc = read("docs/watch-daemon.md")
+        rendered.update(LITERAL.findall(read(root, path)))
+    return rendered
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+    rendered = rendered_metrics(root)
+    doc = read(root, "docs/watch-daemon.md")
     problems = []
     for name in sorted(rendered):
         if "`" + name + "`" not in doc and "`" + name + "{" not in doc:
             problems.append(f"{name}: rendered but not in docs/watch-daemon.md")
-    for name in sorted(set(NAME.findall(read("deploy/prometheusrule.yaml")))):
+    for name in sorted(set(NAME.findall(read(root, "deploy/prometheusrule.yaml")))):
         if name not in rendered:
             problems.append(f"deploy/prometheusrule.yaml: {name} is not a metric the daemon renders")
     print(f"{len(rendered)} metrics rendered")

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -122,6 +124,25 @@ std::string scrapeText(int port) {
   REQUIRE(res);
   REQUIRE(res->status == 200);
   return res->body;
+}
+
+// `promtool check metrics` (Debian's prometheus package, which
+// tools/setup-debian.sh installs) on the exposition: Prometheus' own parser
+// and its naming rules. Skipped, with a warning, where promtool is missing.
+void checkWithPromtool(const std::string& text) {
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) {
+    WARN("promtool not installed: the exposition is checked by this test's parser only");
+    return;
+  }
+  TempDir dir;
+  { std::ofstream(dir.path("metrics.txt"), std::ios::binary) << text; }
+  const std::string command = "promtool check metrics < " + dir.path("metrics.txt") + " > " +
+                              dir.path("promtool.out") + " 2>&1";
+  const int rc = std::system(command.c_str());
+  std::ifstream in(dir.path("promtool.out"));
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO("promtool check metrics: " << said);
+  CHECK(rc == 0);
 }
 
 double valueOf(const Series& s, const std::string& series) {
@@ -282,13 +303,13 @@ TEST_CASE(
   const std::string uncharged =
       "ledger_open_findings{type=\"UnchargedDRA\",cluster_queue=\"team-a\"}";
   const std::string consumed =
-      "ledger_pool_counter_consumed{driver=\"gpu.nvidia.com\",pool=\"node-1\",counter_set="
+      "ledger_pool_consumed{driver=\"gpu.nvidia.com\",pool=\"node-1\",counter_set="
       "\"gpu-0-cs\",counter=\"memory\"}";
   Series s = d.await(kReservedCpu, 1);
   CHECK(valueOf(s, uncharged) == 0);
   CHECK(valueOf(s, consumed) == 0);
   CHECK(valueOf(s,
-                "ledger_pool_counter_capacity{driver=\"gpu.nvidia.com\",pool=\"node-1\","
+                "ledger_pool_capacity{driver=\"gpu.nvidia.com\",pool=\"node-1\","
                 "counter_set=\"gpu-0-cs\",counter=\"memory\"}") == 40320.0 * 1024 * 1024);
 
   // The Job's pod gets partition mig-a through its claim: held, not charged.
@@ -333,6 +354,7 @@ TEST_CASE(
   REQUIRE(FakeApiServer::waitFor([&] { return d.live->seq() == ledger->lastSeq(); }, 10000));
   s = d.await("ledger_state_seq", static_cast<double>(ledger->lastSeq()));
   CHECK(reportSeries(s) == replayed(*ledger, ledger->lastSeq()));
+  checkWithPromtool(scrapeText(d.daemon->listenPort()));
 }
 
 TEST_CASE(

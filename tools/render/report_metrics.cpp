@@ -115,12 +115,12 @@ void pools(std::ostringstream& out, const StateReport& report) {
       }
     }
   };
-  header(out, "ledger_pool_counter_consumed",
+  header(out, "ledger_pool_consumed",
          "Shared counter consumed by the pool's allocated devices (KEP-4815 partitionable "
          "devices).");
-  counters("ledger_pool_counter_consumed", true);
-  header(out, "ledger_pool_counter_capacity", "Shared counter capacity the pool publishes.");
-  counters("ledger_pool_counter_capacity", false);
+  counters("ledger_pool_consumed", true);
+  header(out, "ledger_pool_capacity", "Shared counter capacity the pool publishes.");
+  counters("ledger_pool_capacity", false);
 }
 
 }  // namespace

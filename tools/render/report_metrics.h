@@ -10,8 +10,8 @@
 //   ledger_open_findings{type,cluster_queue}                           gauge
 //   ledger_pool_devices{driver,pool}                                   gauge
 //   ledger_pool_allocated_devices{driver,pool}                         gauge
-//   ledger_pool_counter_consumed{driver,pool,counter_set,counter}      gauge
-//   ledger_pool_counter_capacity{driver,pool,counter_set,counter}      gauge
+//   ledger_pool_consumed{driver,pool,counter_set,counter}              gauge
+//   ledger_pool_capacity{driver,pool,counter_set,counter}              gauge
 //   ledger_state_seq                                                   gauge
 //
 // Values are in the resource's units (Kubernetes quantities as exact

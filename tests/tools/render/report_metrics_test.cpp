@@ -75,10 +75,10 @@ TEST_CASE("quota rows, findings by ClusterQueue, pools", "[render][metrics]") {
   CHECK(has(text, "ledger_open_findings{type=\"ChargeDrift\",cluster_queue=\"\"} 0"));
   CHECK(has(text, "ledger_pool_devices{driver=\"gpu.example.com\",pool=\"node-1\"} 8"));
   CHECK(has(text,
-            "ledger_pool_counter_consumed{driver=\"gpu.example.com\",pool=\"node-1\",counter_set="
+            "ledger_pool_consumed{driver=\"gpu.example.com\",pool=\"node-1\",counter_set="
             "\"set\",counter=\"memory\"} 42949672960"));
   CHECK(has(text,
-            "ledger_pool_counter_capacity{driver=\"gpu.example.com\",pool=\"node-1\",counter_set="
+            "ledger_pool_capacity{driver=\"gpu.example.com\",pool=\"node-1\",counter_set="
             "\"set\",counter=\"memory\"} 85899345920"));
   CHECK(has(text, "ledger_state_seq 7"));
   CHECK(text.find("# TYPE ledger_open_findings gauge\n") != std::string::npos);
