@@ -384,3 +384,24 @@ TEST_CASE(
     CHECK(d.daemon->metrics().ready());
   }
 }
+
+TEST_CASE(
+    "--emit-events: an Event's name is the same for the same opening of a finding, another for "
+    "any other, and a valid object name for the longest Workload name",
+    "[watch][events]") {
+  const std::string a = cli::findingEventName("wl", "uid-1", "UnchargedDRA", "holds mig-a", 0);
+  CHECK(std::regex_match(a, std::regex(R"(wl\.[0-9a-f]{16})")));
+  CHECK(a == cli::findingEventName("wl", "uid-1", "UnchargedDRA", "holds mig-a", 0));
+  CHECK(a != cli::findingEventName("wl", "uid-1", "UnchargedDRA", "holds mig-a", 1));
+  CHECK(a != cli::findingEventName("wl", "uid-2", "UnchargedDRA", "holds mig-a", 0));
+  CHECK(a != cli::findingEventName("wl", "uid-1", "ChargeMismatch", "holds mig-a", 0));
+  CHECK(a != cli::findingEventName("wl", "uid-1", "UnchargedDRA", "holds mig-b", 0));
+  // The separators keep the parts apart: ("ab", "c") is not ("a", "bc").
+  CHECK(cli::findingEventName("wl", "uid", "ab", "c", 0) !=
+        cli::findingEventName("wl", "uid", "a", "bc", 0));
+  // 253 characters, cut where a '-' would end up before the '.'.
+  const std::string longName = std::string(235, 'a') + "-" + std::string(17, 'b');
+  const std::string cut = cli::findingEventName(longName, "u", "T", "m", 0);
+  CHECK(cut.size() <= 253);
+  CHECK(std::regex_match(cut, std::regex(R"(a{235}\.[0-9a-f]{16})")));
+}
