@@ -44,6 +44,7 @@ void LiveState::render() {
     const replay::StateReport report = replay::buildReport(state_);
     rendered_ = render::reportToMetrics(report);
     renderedTimeNs_ = report.timeNs;
+    if (listener_) listener_(state_, report);
   } catch (const replay::ReplayError& e) {
     ok_ = false;
     spdlog::error("live state: the report at seq {} failed: {}", state_.seq(), e.what());
@@ -56,10 +57,24 @@ void LiveState::render() {
   renderedAt_ = std::chrono::steady_clock::now();
 }
 
-std::string LiveState::metricsText(std::int64_t nowNs) {
-  std::lock_guard lock(mu_);
+void LiveState::renderIfDue() {
   const auto now = std::chrono::steady_clock::now();
   if (ok_ && (rendered_.empty() || (dirty_ && now - renderedAt_ >= minInterval_))) render();
+}
+
+void LiveState::setReportListener(ReportListener listener) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(listener);
+}
+
+void LiveState::refresh() {
+  std::lock_guard lock(mu_);
+  renderIfDue();
+}
+
+std::string LiveState::metricsText(std::int64_t nowNs) {
+  std::lock_guard lock(mu_);
+  renderIfDue();
   std::string out = rendered_;
   out +=
       "# HELP ledger_live_state_ok 1 while the live state folds; 0 once a fold or report failed "

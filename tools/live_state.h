@@ -12,6 +12,10 @@
 // report holds the state's lock meanwhile, so the next fold (and the commit
 // after it) waits for it.
 //
+// A report listener (setReportListener: the --emit-events announcer) sees
+// each report built, still under the lock; refresh() builds one on the same
+// terms as a scrape, for a caller that needs findings without scrapes.
+//
 // Ownership: borrows the Ledger, which must outlive the LiveState.
 // Thread safety: every member may be called from any thread (one mutex);
 // afterCommit() is meant for the one writer thread.
@@ -24,11 +28,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
 #include "ledger/ledger.h"
 #include "replay/fold/cluster_state.h"
+#include "replay/kueue/report.h"
 
 namespace ledger::cli {
 
@@ -47,8 +53,19 @@ class LiveState {
   // The last record folded.
   std::uint64_t seq() const;
 
+  // Called with the state and each report built from it, under the live
+  // state's lock (so never concurrently, and it must not call back into
+  // this LiveState); it must not throw. Set it before the first commit.
+  using ReportListener =
+      std::function<void(const replay::ClusterState&, const replay::StateReport&)>;
+  void setReportListener(ReportListener listener);
+  // Builds the report if a scrape now would (at most once per minInterval
+  // while the state changes).
+  void refresh();
+
  private:
-  void render();  // mu_ held
+  void render();       // mu_ held
+  void renderIfDue();  // mu_ held
 
   const Ledger& ledger_;
   const std::chrono::milliseconds minInterval_;
@@ -59,6 +76,7 @@ class LiveState {
   std::chrono::steady_clock::time_point renderedAt_;
   std::string rendered_;
   std::int64_t renderedTimeNs_ = 0;  // the rendered state's last record time
+  ReportListener listener_;
 };
 
 }  // namespace ledger::cli

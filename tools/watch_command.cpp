@@ -9,10 +9,12 @@
 #include <ctime>
 #include <memory>
 
+#include "ingest/kube/event_poster.h"
 #include "ingest/kube/watch_daemon.h"
 #include "ledger/ledger.h"
 #include "replay/fold/replayer.h"
 #include "tools/cli.h"
+#include "tools/finding_events.h"
 #include "tools/live_state.h"
 
 namespace po = boost::program_options;
@@ -46,7 +48,8 @@ po::options_description watchOptions() {
     ("backoff-max-ms", po::value<long>()->default_value(30000), "longest reconnect delay")
     ("absent-retry-ms", po::value<long>()->default_value(60000), "how often to look again for a resource the API does not serve")
     ("disk-retry-initial-ms", po::value<long>()->default_value(1000), "on a full disk, first wait before a commit is tried again (doubles)")
-    ("disk-retry-max-ms", po::value<long>()->default_value(30000), "on a full disk, longest wait between commit attempts");
+    ("disk-retry-max-ms", po::value<long>()->default_value(30000), "on a full disk, longest wait between commit attempts")
+    ("emit-events", "post a Kubernetes Event (Warning) on a Workload when a finding about it opens (needs RBAC create on events)");
   // clang-format on
   return opts;
 }
@@ -127,6 +130,24 @@ int runWatch(const po::variables_map& vm) {
   };
   o.extraMetrics = [&live](std::int64_t nowNs) { return live->metricsText(nowNs); };
   kube::WatchDaemon daemon(*ledger, o);
+  // Declared after the daemon: the poster counts into its metrics.
+  std::unique_ptr<kube::EventPoster> poster;
+  std::unique_ptr<FindingEvents> findingEvents;
+  if (vm.count("emit-events")) {
+    kube::EventPosterOptions eo;
+    eo.backoffInitial = o.informer.backoffInitial;
+    eo.backoffMax = o.informer.backoffMax;
+    try {
+      poster = std::make_unique<kube::EventPoster>(o.cluster, daemon.metrics(), eo);
+    } catch (const std::exception& e) {
+      spdlog::error("--emit-events: {}", e.what());
+      return kExitUsage;
+    }
+    findingEvents = std::make_unique<FindingEvents>(*live, *poster);
+    poster->start();
+    findingEvents->start();
+    spdlog::info("posting an Event on a Workload when a finding about it opens (--emit-events)");
+  }
   try {
     daemon.start();
   } catch (const ingest::LedgerError& e) {
@@ -147,6 +168,8 @@ int runWatch(const po::variables_map& vm) {
     if (daemon.failed()) break;
   }
   daemon.stop();
+  if (findingEvents) findingEvents->stop();
+  if (poster) poster->stop();
   if (daemon.failed()) {
     const Status st = daemon.failure();
     spdlog::error("exiting: the ledger refused a write: {}", st.toString());

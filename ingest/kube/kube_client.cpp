@@ -97,11 +97,13 @@ struct KubeClient::Handles {
   CURL* easy = nullptr;
   CURLM* multi = nullptr;
   curl_slist* headers = nullptr;
-  std::string headerToken;  // the token the header list was built with
+  curl_slist* postHeaders = nullptr;  // `headers` plus the body's Content-Type
+  std::string headerToken;            // the token the header lists were built with
   char error[CURL_ERROR_SIZE] = {};
 
   ~Handles() {
     if (headers != nullptr) curl_slist_free_all(headers);
+    if (postHeaders != nullptr) curl_slist_free_all(postHeaders);
     if (easy != nullptr) curl_easy_cleanup(easy);
     if (multi != nullptr) curl_multi_cleanup(multi);
   }
@@ -165,16 +167,22 @@ void KubeClient::interrupt() {
 }
 
 HttpResponse KubeClient::get(const std::string& path, std::chrono::milliseconds timeout) {
-  return perform(path, timeout, timeout, nullptr, nullptr);
+  return perform(path, nullptr, timeout, timeout, nullptr, nullptr);
+}
+
+HttpResponse KubeClient::post(const std::string& path, const std::string& json,
+                              std::chrono::milliseconds timeout) {
+  return perform(path, &json, timeout, timeout, nullptr, nullptr);
 }
 
 HttpResponse KubeClient::stream(const std::string& path, std::chrono::milliseconds idleTimeout,
                                 const std::function<bool(std::string_view)>& onBody,
                                 const std::function<void(long)>& onHeaders) {
-  return perform(path, std::chrono::milliseconds(0), idleTimeout, &onBody, &onHeaders);
+  return perform(path, nullptr, std::chrono::milliseconds(0), idleTimeout, &onBody, &onHeaders);
 }
 
-HttpResponse KubeClient::perform(const std::string& path, std::chrono::milliseconds timeout,
+HttpResponse KubeClient::perform(const std::string& path, const std::string* postBody,
+                                 std::chrono::milliseconds timeout,
                                  std::chrono::milliseconds idleTimeout,
                                  const std::function<bool(std::string_view)>* onBody,
                                  const std::function<void(long)>* onHeaders) {
@@ -184,16 +192,33 @@ HttpResponse KubeClient::perform(const std::string& path, std::chrono::milliseco
   if (!config_.tokenFile.empty()) token = readToken(config_.tokenFile);
   if (h.headers == nullptr || token != h.headerToken) {
     if (h.headers != nullptr) curl_slist_free_all(h.headers);
+    if (h.postHeaders != nullptr) curl_slist_free_all(h.postHeaders);
     h.headers = curl_slist_append(nullptr, "Accept: application/json");
-    if (!token.empty())
-      h.headers = curl_slist_append(h.headers, ("Authorization: Bearer " + token).c_str());
+    h.postHeaders = curl_slist_append(nullptr, "Accept: application/json");
+    h.postHeaders = curl_slist_append(h.postHeaders, "Content-Type: application/json");
+    if (!token.empty()) {
+      const std::string auth = "Authorization: Bearer " + token;
+      h.headers = curl_slist_append(h.headers, auth.c_str());
+      h.postHeaders = curl_slist_append(h.postHeaders, auth.c_str());
+    }
     h.headerToken = token;
   }
+  const char* method = postBody != nullptr ? "POST " : "GET ";
   const std::string url = config_.server + path;
   HttpResponse response;
   Transfer t{h.easy, onBody, onHeaders, &response, Clock::now(), nullptr};
   curl_easy_setopt(h.easy, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h.easy, CURLOPT_HTTPHEADER, h.headers);
+  // The handle is shared by both methods: each request sets its own.
+  if (postBody != nullptr) {
+    curl_easy_setopt(h.easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(h.easy, CURLOPT_POSTFIELDS, postBody->data());
+    curl_easy_setopt(h.easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(postBody->size()));
+    curl_easy_setopt(h.easy, CURLOPT_HTTPHEADER, h.postHeaders);
+  } else {
+    curl_easy_setopt(h.easy, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(h.easy, CURLOPT_HTTPHEADER, h.headers);
+  }
   curl_easy_setopt(h.easy, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
   curl_easy_setopt(h.easy, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(h.easy, CURLOPT_HEADERDATA, &t);
@@ -218,7 +243,7 @@ HttpResponse KubeClient::perform(const std::string& path, std::chrono::milliseco
     if (done) break;
     if (interrupted_) throw Interrupted();
     if (idleTimeout.count() > 0 && Clock::now() - t.lastActivity > idleTimeout) {
-      throw StallError("GET " + path + ": no data for " + std::to_string(idleTimeout.count()) +
+      throw StallError(method + path + ": no data for " + std::to_string(idleTimeout.count()) +
                        " ms (stalled)");
     }
     curl_multi_poll(h.multi, nullptr, 0, 100, nullptr);
@@ -228,7 +253,7 @@ HttpResponse KubeClient::perform(const std::string& path, std::chrono::milliseco
   if (result == CURLE_WRITE_ERROR && response.stoppedByReader) return response;
   if (result != CURLE_OK) {
     if (interrupted_) throw Interrupted();
-    throw TransportError("GET " + path + ": " +
+    throw TransportError(method + path + ": " +
                          (h.error[0] != '\0' ? std::string(h.error) : curl_easy_strerror(result)));
   }
   return response;

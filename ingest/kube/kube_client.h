@@ -1,5 +1,6 @@
-// HTTP GETs against the Kubernetes API server with libcurl: whole responses
-// (discovery, LIST pages) and streamed ones (WATCH, chunked).
+// HTTP requests to the Kubernetes API server with libcurl: GETs of whole
+// responses (discovery, LIST pages) and streamed ones (WATCH, chunked), and
+// POSTs of a JSON object (creating an Event).
 //
 // Each request runs on the client's own curl multi handle so that a blocked
 // transfer wakes at once when interrupt() is called (shutdown), and so that a
@@ -17,8 +18,8 @@
 // interrupt() may be called from any thread. Errors: get() and stream() throw
 // TransportError when no HTTP response arrives (connection refused or reset,
 // TLS failure, timeout, stall, a body cut short) and Interrupted once
-// interrupt() was called; an HTTP error status is not an exception (the caller
-// reads `status`). The constructor throws ConfigError for unreadable
+// interrupt() was called; so does post(). An HTTP error status is not an
+// exception (the caller reads `status`). The constructor throws ConfigError for unreadable
 // credentials files.
 #pragma once
 
@@ -66,6 +67,11 @@ class KubeClient {
   // GET `path` ("/api/v1/pods?limit=500") and return the whole body.
   HttpResponse get(const std::string& path, std::chrono::milliseconds timeout);
 
+  // POST `json` (Content-Type application/json) to `path` and return the
+  // whole response body (the created object, or the API's Status).
+  HttpResponse post(const std::string& path, const std::string& json,
+                    std::chrono::milliseconds timeout);
+
   // GET `path` and hand each piece of a 2xx body to `onBody` as it arrives;
   // onBody returns false to end the stream early (stoppedByReader).
   // `onHeaders` (may be empty) is called with the status once the response
@@ -84,8 +90,8 @@ class KubeClient {
 
  private:
   struct Handles;
-  HttpResponse perform(const std::string& path, std::chrono::milliseconds timeout,
-                       std::chrono::milliseconds idleTimeout,
+  HttpResponse perform(const std::string& path, const std::string* postBody,
+                       std::chrono::milliseconds timeout, std::chrono::milliseconds idleTimeout,
                        const std::function<bool(std::string_view)>* onBody,
                        const std::function<void(long)>* onHeaders);
 

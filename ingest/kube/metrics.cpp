@@ -134,6 +134,36 @@ void Metrics::setWritesBlocked(std::optional<std::string> reason) {
   writesBlocked_ = std::move(reason);
 }
 
+void Metrics::eventEmitted() {
+  std::lock_guard lock(mu_);
+  ++eventsEmitted_;
+}
+
+void Metrics::eventFailed() {
+  std::lock_guard lock(mu_);
+  ++eventsFailed_;
+}
+
+void Metrics::eventDropped() {
+  std::lock_guard lock(mu_);
+  ++eventsDropped_;
+}
+
+std::uint64_t Metrics::eventsEmitted() const {
+  std::lock_guard lock(mu_);
+  return eventsEmitted_;
+}
+
+std::uint64_t Metrics::eventsFailed() const {
+  std::lock_guard lock(mu_);
+  return eventsFailed_;
+}
+
+std::uint64_t Metrics::eventsDropped() const {
+  std::lock_guard lock(mu_);
+  return eventsDropped_;
+}
+
 std::uint64_t Metrics::appended(const std::string& kind) const {
   std::lock_guard lock(mu_);
   auto it = appended_.find(kind);
@@ -239,6 +269,17 @@ std::string Metrics::render(std::int64_t nowNs) const {
     out << "ledger_resource_absent{resource=\"" << escapeLabel(id) << "\"} "
         << (s == ResourceState::kAbsent ? 1 : 0) << '\n';
   }
+  header(out, "ledger_events_emitted_total", "counter",
+         "Kubernetes Events posted on Workloads for opened findings (--emit-events), including "
+         "those the API server already had (409 AlreadyExists).");
+  out << "ledger_events_emitted_total " << eventsEmitted_ << '\n';
+  header(out, "ledger_events_failed_total", "counter",
+         "Kubernetes Events given up on: refused by the API server (4xx other than 409) or still "
+         "failing after the retries.");
+  out << "ledger_events_failed_total " << eventsFailed_ << '\n';
+  header(out, "ledger_events_dropped_total", "counter",
+         "Kubernetes Events dropped unsent because the poster's queue was full.");
+  out << "ledger_events_dropped_total " << eventsDropped_ << '\n';
   return out.str();
 }
 

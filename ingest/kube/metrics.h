@@ -17,6 +17,11 @@
 //   ledger_head_seq                              gauge    the ledger's last sequence number
 //   ledger_watch_synced{resource}                gauge    1 once the resource's watch has synced
 //   ledger_resource_absent{resource}             gauge    1 while its API is not served
+//   ledger_events_emitted_total                  counter  Kubernetes Events posted (--emit-events),
+//                                                          or found already posted (409)
+//   ledger_events_failed_total                   counter  Events given up on (4xx, retries spent)
+//   ledger_events_dropped_total                  counter  Events dropped: the poster's queue was
+//   full
 //
 // Readiness: every resource has been discovered, and each one that is served
 // has synced (absent ones do not hold readiness back; they are retried), and
@@ -61,6 +66,11 @@ class Metrics {
   // Why commits wait (readiness names it); nullopt once they go through.
   void setWritesBlocked(std::optional<std::string> reason);
 
+  // Kubernetes Events (event_poster.h): each one counted once, by its end.
+  void eventEmitted();
+  void eventFailed();
+  void eventDropped();
+
   std::uint64_t appended(const std::string& kind) const;
   std::uint64_t restarts(const std::string& id) const;  // all reasons
   std::uint64_t relists(const std::string& id) const;
@@ -68,6 +78,9 @@ class Metrics {
   std::uint64_t headSeq() const;
   std::uint64_t writeFailures() const;
   bool writesBlocked() const;
+  std::uint64_t eventsEmitted() const;
+  std::uint64_t eventsFailed() const;
+  std::uint64_t eventsDropped() const;
 
   std::string render(std::int64_t nowNs) const;
 
@@ -86,6 +99,9 @@ class Metrics {
   std::optional<std::int64_t> oldestUncommittedNs_;
   std::uint64_t writeFailures_ = 0;
   std::optional<std::string> writesBlocked_;
+  std::uint64_t eventsEmitted_ = 0;
+  std::uint64_t eventsFailed_ = 0;
+  std::uint64_t eventsDropped_ = 0;
 };
 
 // Escapes a label value for the exposition format.

@@ -107,6 +107,10 @@ void FakeApiServer::route(httplib::Server& s) {
   s.Get(R"(/api/v1)", disc);
   s.Get(R"(/apis/([^/]+))", disc);
   s.Get(R"(/apis/([^/]+)/([^/]+))", disc);
+  s.Post(R"(/api/v1/namespaces/([^/]+)/events)",
+         [this](const httplib::Request& req, httplib::Response& res) {
+           postEvent(req, res, req.matches[1]);
+         });
   s.Get(R"(/api/v1/namespaces/([^/]+)/([^/]+))",
         [this](const httplib::Request& req, httplib::Response& res) {
           collection(req, res, "", "v1", req.matches[1], req.matches[2]);

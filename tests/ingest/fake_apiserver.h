@@ -5,6 +5,10 @@
 // cluster shows: dropped connections, 410 Gone (as an ERROR event or an HTTP
 // status) after compaction, bookmarks, 5xx answers, stalls, restarts.
 //
+// Events (core v1): POST /api/v1/namespaces/NS/events stores the Event and
+// answers 201, or 409 AlreadyExists when it holds one of that name, as the
+// real server does; failRequests(n, status, "events") fails the next n.
+//
 // One global resourceVersion counter, as etcd's. Built-in (core) kinds are
 // listed without apiVersion/kind on their items, as the real server does.
 //
@@ -80,6 +84,9 @@ class FakeApiServer {
   int openWatches() const;
   int listRequests() const;
   int watchRequests() const;
+  // Events stored (in name order per namespace) and POSTs received (any answer).
+  std::vector<Json> events() const;
+  int eventPosts() const;
   // Calls `pred` under no lock every 10 ms until it holds or `timeoutMs` passes.
   static bool waitFor(const std::function<bool()>& pred, int timeoutMs);
 
@@ -100,6 +107,7 @@ class FakeApiServer {
             const std::string& ns);
   void watch(const httplib::Request& req, httplib::Response& res, const Resource& r,
              const std::string& ns);
+  void postEvent(const httplib::Request& req, httplib::Response& res, const std::string& ns);
   bool takeFailure(const std::string& what, int* status);
   const Resource* find(const std::string& group, const std::string& version,
                        const std::string& plural) const;
@@ -124,6 +132,8 @@ class FakeApiServer {
   int openWatches_ = 0;
   int listRequests_ = 0;
   int watchRequests_ = 0;
+  std::map<std::string, Json> events_;  // ns/name -> Event
+  int eventPosts_ = 0;
   std::map<std::string, std::pair<std::uint64_t, std::vector<Json>>> snapshots_;  // continue
   std::uint64_t snapshotCounter_ = 0;
 
