@@ -46,12 +46,15 @@ class LiveState {
   std::string metricsText(std::int64_t nowNs);
   // The last record folded.
   std::uint64_t seq() const;
+  // The checkpoint the constructor restored from (0: folded from the start).
+  std::uint64_t restoredFrom() const { return restoredFrom_; }
 
  private:
   void render();  // mu_ held
 
   const Ledger& ledger_;
   const std::chrono::milliseconds minInterval_;
+  std::uint64_t restoredFrom_ = 0;
   mutable std::mutex mu_;
   replay::ClusterState state_;
   bool ok_ = true;
