@@ -1,5 +1,7 @@
 #include "tools/bench/live_phase.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +39,8 @@ std::int64_t wallNs() {
 }  // namespace
 
 Metrics livePhase(const std::string& jsonlPath, const std::string& dir) {
+  // The daemon's info lines (restored, ...) would land in the bench's table.
+  spdlog::set_level(spdlog::level::warn);
   const std::uint64_t lines = countLines(jsonlPath);
   std::filesystem::remove_all(dir);
   Ledger::Options lo;
