@@ -5,9 +5,13 @@
 // destroying the Ledger closes it (a writable one first flushes its
 // memtables, so the next open has no log to replay). Records read out are
 // copies.
-// Thread safety: reads (read, scan*, seqAtOrBefore, hasEvent, cursor, ...) may
-// run concurrently with each other and with one appender; append() and the
-// other writers must be called from one thread at a time. One process may
+// Thread safety: reads (read, scan*, seqAtOrBefore, hasEvent, cursor,
+// lastSeq, ...) may run concurrently with each other and with one appender;
+// append() and the other writers must be called from one thread at a time,
+// except putCheckpoint and putUsageRollups, which may also run on one other
+// thread beside the appender: they write only their derived families, which
+// no other writer touches, and no member the appender changes (RocksDB
+// orders the two writes). lastHash() and lastTimeNs() are the appender's. One process may
 // hold a ledger writable at a time (RocksDB's lock); others get kBusy.
 // Never created over something else: a directory holding a database's files
 // but no usable CURRENT or manifest is Corruption (with how to repair it), a
@@ -150,7 +154,9 @@ class Ledger {
   [[nodiscard]] Status append(const std::vector<PendingRecord>& batch,
                               const std::map<std::string, Cursor>& cursors, AppendResult* result);
 
-  std::uint64_t lastSeq() const { return head_.seq; }
+  // The last committed record: from any thread (the head the appender
+  // moves last, once its batch is committed).
+  std::uint64_t lastSeq() const { return committedSeq_.load(std::memory_order_acquire); }
   const Digest& lastHash() const { return head_.hash; }
   std::int64_t lastTimeNs() const { return head_.timeNs; }
 

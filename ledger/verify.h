@@ -30,6 +30,7 @@
 // failures to read at all.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -72,6 +73,26 @@ struct VerifyOptions {
 
 [[nodiscard]] Status verifyLog(const Ledger& ledger, VerifyReport* report,
                                const VerifyOptions& options = {});
+
+// Where a check of the chain stopped, for the next to go on from.
+struct ChainPoint {
+  std::uint64_t seq = 0;  // the last record checked; 0: before the first
+  Digest hash{};          // its stored chain hash (zero before the first)
+  std::int64_t timeNs = INT64_MIN;
+};
+
+// verifyLog's checks of the log alone (seqs dense, each record decodes and
+// holds its seq, the SHA-256 chain links it to the one before, times never
+// go back) for the records after `from` up to `to` (0: the committed head),
+// taking `from` as verified: a long-running writer checks what it committed
+// since its last check, in time proportional to that, not to the ledger
+// (`ledger-replay verify` checks the whole ledger and the derived families).
+// Reads only committed records, so it may run beside the appender. The
+// report says what verifyLog would of those records (recordsChecked,
+// firstBadSeq, problem, lastSeq, lastHashHex); *next (when given) becomes
+// the last sound record, so a failed check can be repeated from there.
+[[nodiscard]] Status verifyChain(const Ledger& ledger, const ChainPoint& from, std::uint64_t to,
+                                 VerifyReport* report, ChainPoint* next = nullptr);
 
 // What verifyLog checks of each stored projection: `bytes` decode in full as
 // a ProjectedRecord that reads as no more than it holds, and, when `record`

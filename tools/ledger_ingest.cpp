@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     ("from", po::value<std::vector<std::string>>(), "input file, or - for stdin (repeatable)")
     ("batch", po::value<std::size_t>()->default_value(1000), "records per atomic commit")
     ("no-sync", "do not fsync each commit (faster; a crash may lose the last commits, never corrupt)")
-    ("checkpoint-every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "after ingesting, write a checkpoint every N records and the usage rollups (0: neither)")
+    ("checkpoint-every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "write a checkpoint every N records and the usage rollups: after ingesting, or with --watch in the background as records are committed (0: neither)")
     ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "the ConfigMap, NAMESPACE/NAME, whose controller_manager_config.yaml Kueue reads; any other is recorded but never changes the DRA mapping")
     ("output,o", po::value<std::string>()->default_value(""), "summary format: json or table")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")

@@ -14,12 +14,16 @@ namespace ledger::cli {
 LiveState::LiveState(const Ledger& ledger, std::chrono::milliseconds minInterval)
     : ledger_(ledger), minInterval_(minInterval) {
   try {
-    state_ = replay::Replayer(ledger_).foldTo(ledger_.lastSeq());
+    replay::FoldOptions fo;
+    fo.onRestored = [this](std::uint64_t checkpointSeq) { restoredFrom_ = checkpointSeq; };
+    state_ = replay::Replayer(ledger_).foldTo(ledger_.lastSeq(), fo);
   } catch (const kj::Exception& e) {
     // Converted here: kj aborts when its exception dies on another thread.
     throw replay::damagedObject(e);
   }
-  spdlog::info("live state restored at seq {}", state_.seq());
+  spdlog::info("live state restored at seq {} from {}", state_.seq(),
+               restoredFrom_ ? "the checkpoint at seq " + std::to_string(restoredFrom_)
+                             : std::string("the first record"));
 }
 
 void LiveState::afterCommit(std::uint64_t, std::uint64_t lastSeq) {

@@ -52,6 +52,8 @@ class LiveState {
   std::string metricsText(std::int64_t nowNs);
   // The last record folded.
   std::uint64_t seq() const;
+  // The checkpoint the constructor restored from (0: folded from the start).
+  std::uint64_t restoredFrom() const { return restoredFrom_; }
 
   // Called with the state and each report built from it, under the live
   // state's lock (so never concurrently, and it must not call back into
@@ -69,6 +71,7 @@ class LiveState {
 
   const Ledger& ledger_;
   const std::chrono::milliseconds minInterval_;
+  std::uint64_t restoredFrom_ = 0;
   mutable std::mutex mu_;
   replay::ClusterState state_;
   bool ok_ = true;

@@ -15,6 +15,7 @@
 #include "replay/fold/replayer.h"
 #include "tools/cli.h"
 #include "tools/finding_events.h"
+#include "tools/ledger_upkeep.h"
 #include "tools/live_state.h"
 
 namespace po = boost::program_options;
@@ -25,6 +26,16 @@ namespace {
 
 std::chrono::milliseconds ms(const po::variables_map& vm, const char* name) {
   return std::chrono::milliseconds(vm[name].as<long>());
+}
+
+// --verify-every: plain seconds, or a duration as ledger-query's steps.
+std::chrono::milliseconds verifyInterval(const std::string& value) {
+  if (!value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
+    if (value.size() > 9) throw std::invalid_argument("--verify-every '" + value + "' is too long");
+    return std::chrono::seconds(std::stol(value));
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::nanoseconds(parseStepArg(value, "--verify-every")));
 }
 
 }  // namespace
@@ -49,7 +60,9 @@ po::options_description watchOptions() {
     ("absent-retry-ms", po::value<long>()->default_value(60000), "how often to look again for a resource the API does not serve")
     ("disk-retry-initial-ms", po::value<long>()->default_value(1000), "on a full disk, first wait before a commit is tried again (doubles)")
     ("disk-retry-max-ms", po::value<long>()->default_value(30000), "on a full disk, longest wait between commit attempts")
-    ("emit-events", "post a Kubernetes Event (Warning) on a Workload when a finding about it opens (needs RBAC create on events)");
+    ("emit-events", "post a Kubernetes Event (Warning) on a Workload when a finding about it opens (needs RBAC create on events)")
+
+    ("verify-every", po::value<std::string>()->default_value("1h"), "check the hash chain of the records committed since the last check this often, in the background: seconds or a duration (30m, 1h); 0: never");
   // clang-format on
   return opts;
 }
@@ -65,6 +78,7 @@ int runWatch(const po::variables_map& vm) {
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
   kube::DaemonOptions o;
+  UpkeepOptions upkeep;
   try {
     o.cluster = kube::resolveClusterConfig(vm["server"].as<std::string>(),
                                            vm["kubeconfig"].as<std::string>(),
@@ -96,6 +110,8 @@ int runWatch(const po::variables_map& vm) {
         o.informer.pageSize == 0) {
       throw std::invalid_argument("--batch, --flush-ms and --page-size must be positive");
     }
+    upkeep.checkpointEvery = vm["checkpoint-every"].as<std::uint64_t>();
+    upkeep.verifyEvery = verifyInterval(vm["verify-every"].as<std::string>());
     if (o.writer.retryInitial.count() <= 0 || o.writer.retryMax.count() <= 0) {
       throw std::invalid_argument(
           "--disk-retry-initial-ms and --disk-retry-max-ms must be positive");
@@ -125,10 +141,18 @@ int runWatch(const po::variables_map& vm) {
     spdlog::error("restoring the live state failed: {}", e.what());
     return exitCodeFor(e.status());
   }
-  o.writer.afterCommit = [&live](std::uint64_t first, std::uint64_t last) {
+  // Checkpoints, rollups and chain checks on a thread of their own
+  // (tools/ledger_upkeep.h says why); stopped after the daemon, before the
+  // ledger closes.
+  LedgerUpkeep keeper(*ledger, upkeep);
+  keeper.start();
+  o.writer.afterCommit = [&live, &keeper](std::uint64_t first, std::uint64_t last) {
     live->afterCommit(first, last);
+    keeper.afterCommit(last);
   };
-  o.extraMetrics = [&live](std::int64_t nowNs) { return live->metricsText(nowNs); };
+  o.extraMetrics = [&live, &keeper](std::int64_t nowNs) {
+    return live->metricsText(nowNs) + keeper.metricsText(nowNs);
+  };
   kube::WatchDaemon daemon(*ledger, o);
   // Declared after the daemon: the poster counts into its metrics.
   std::unique_ptr<kube::EventPoster> poster;
@@ -170,6 +194,7 @@ int runWatch(const po::variables_map& vm) {
   daemon.stop();
   if (findingEvents) findingEvents->stop();
   if (poster) poster->stop();
+  keeper.stop();
   if (daemon.failed()) {
     const Status st = daemon.failure();
     spdlog::error("exiting: the ledger refused a write: {}", st.toString());

@@ -96,6 +96,7 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
   }
   if (restoredFrom == 0) {
     foldInto(state, seq, options);
+    if (options.onRestored) options.onRestored(0);
     return state;
   }
   try {
@@ -109,6 +110,7 @@ ClusterState Replayer::foldTo(std::uint64_t seq, const FoldOptions& options) con
     fresh.useCheckpoints = false;
     return foldTo(seq, fresh);
   }
+  if (options.onRestored) options.onRestored(restoredFrom);
   return state;
 }
 

@@ -54,6 +54,9 @@ struct FoldOptions {
   std::function<void(std::uint64_t, std::uint64_t)> progress;
   // Called for each checkpoint skipped as unusable, with the reason.
   std::function<void(std::uint64_t seq, const std::string& why)> onBadCheckpoint;
+  // foldTo only: called once with the checkpoint the state was restored
+  // from (0: folded from the first record), e.g. for a log line.
+  std::function<void(std::uint64_t checkpointSeq)> onRestored;
 };
 
 class Replayer {

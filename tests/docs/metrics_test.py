@@ -12,7 +12,8 @@ import os
 import re
 import sys
 
-RENDERERS = ["ingest/kube/metrics.cpp", "tools/render/report_metrics.cpp", "tools/live_state.cpp"]
+RENDERERS = ["ingest/kube/metrics.cpp", "tools/render/report_metrics.cpp", "tools/live_state.cpp",
+             "tools/ledger_upkeep.cpp"]
 # A metric name at the start of a string literal: "ledger_x ", "ledger_x{", "ledger_x".
 LITERAL = re.compile(r'"(ledger_[a-z_]+)[ {"]')
 NAME = re.compile(r"\b(ledger_[a-z_]+)\b")

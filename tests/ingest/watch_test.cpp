@@ -5,7 +5,8 @@
 // the real binary ($LEDGER_INGEST), SIGKILL mid-stream, SIGTERM during a
 // burst, hostile objects (100k levels deep, NUL in a name) in the stream, and
 // a full disk (a small tmpfs; skipped with a message where it cannot be
-// mounted), checked with $LEDGER_REPLAY verify.
+// mounted), checked with $LEDGER_REPLAY verify; and the checkpoints and
+// chain checks the daemon keeps (--checkpoint-every, --verify-every).
 #include <fcntl.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -592,6 +593,58 @@ TEST_CASE("SIGTERM during a burst: everything received is committed; exit 0 in s
     REQUIRE(j.contains("msg"));
   }
   CHECK(lines > 3);
+}
+
+TEST_CASE(
+    "the daemon writes checkpoints every --checkpoint-every records and checks the chain; "
+    "ledger-replay verify passes; a restart restores from the newest checkpoint",
+    "[watch][process][upkeep]") {
+  TempDir dir;
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  server.start();
+  const std::string ledgerDir = dir.path("ledger");
+  const std::string log = dir.path("daemon.log");
+  const int port = freePort();
+  std::vector<std::string> args = daemonArgs(ledgerDir, server, port, "5", "20");
+  for (const char* a : {"--checkpoint-every", "10", "--verify-every", "1"}) args.push_back(a);
+  pid_t pid = spawnDaemon(args, log);
+  REQUIRE(FakeApiServer::waitFor(
+      [&] {
+        int status = 0;
+        httpGet(port, "/readyz", &status);
+        return status == 200;
+      },
+      15000));
+  for (int i = 0; i < 34; ++i) server.create("workloads", object("team-a", numbered("w", i)));
+  REQUIRE(FakeApiServer::waitFor([&] { return scrape(port, "ledger_head_seq") == 34; }, 15000));
+  REQUIRE(
+      FakeApiServer::waitFor([&] { return scrape(port, "ledger_checkpoint_seq") == 30; }, 15000));
+  // Checked once at start, then every second from where the last check ended.
+  REQUIRE(FakeApiServer::waitFor([&] { return scrape(port, "ledger_verified_seq") == 34; }, 15000));
+  CHECK(scrape(port, "ledger_verify_ok") == 1);
+  kill(pid, SIGTERM);
+  REQUIRE(waitExit(pid, 10000) == 0);
+  // The checkpoints and usage rollups as `ledger-replay verify` checks them.
+  const auto verify =
+      runCommand(programFromEnv("LEDGER_REPLAY") + " --ledger " + ledgerDir + " verify");
+  INFO(verify.output);
+  CHECK(verify.exitCode == 0);
+
+  pid = spawnDaemon(args, log);
+  const auto restored = [&] {
+    std::ifstream in(log);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.find("live state restored at seq 34 from the checkpoint at seq 30") !=
+          std::string::npos)
+        return true;
+    }
+    return false;
+  };
+  CHECK(FakeApiServer::waitFor(restored, 15000));
+  kill(pid, SIGTERM);
+  CHECK(waitExit(pid, 10000) == 0);
 }
 
 namespace {

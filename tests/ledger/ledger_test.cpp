@@ -305,6 +305,48 @@ TEST_CASE("verify names the seq of one flipped byte in a stored record", "[ledge
   CHECK(v.ok());
 }
 
+TEST_CASE("verifyChain checks the records after a verified point, in slices", "[ledger][verify]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  AppendResult r;
+  std::vector<PendingRecord> batch;
+  for (int i = 0; i < 20; ++i) batch.push_back(pending("ns" + std::to_string(i), 10 + i));
+  REQUIRE(ledger->append(batch, {}, &r).isOk());
+  // In slices of 7, each from where the last ended: the whole log's head hash.
+  ChainPoint at;
+  VerifyReport v;
+  for (std::uint64_t to : {7ULL, 14ULL, 0ULL}) {
+    REQUIRE(verifyChain(*ledger, at, to, &v, &at).isOk());
+    CHECK(v.ok());
+  }
+  CHECK(at.seq == 20);
+  CHECK(at.hash == ledger->lastHash());
+  CHECK(v.recordsChecked == 6);
+  // Nothing new: nothing read.
+  REQUIRE(verifyChain(*ledger, at, 0, &v, &at).isOk());
+  CHECK((v.ok() && v.recordsChecked == 0 && v.lastSeq == 20));
+
+  // A flipped byte before the point is not read again; one after it is found,
+  // and the point stays at the last sound record.
+  ChainPoint middle;
+  REQUIRE(verifyChain(*ledger, ChainPoint{}, 10, &v, &middle).isOk());
+  std::string value;
+  REQUIRE(ledger->getRaw(format::kLogFamily, format::seqKey(4), &value).isOk());
+  value[40] ^= 0x01;
+  REQUIRE(ledger->putRawForTesting(format::kLogFamily, format::seqKey(4), value).isOk());
+  REQUIRE(ledger->getRaw(format::kLogFamily, format::seqKey(15), &value).isOk());
+  value[40] ^= 0x01;
+  REQUIRE(ledger->putRawForTesting(format::kLogFamily, format::seqKey(15), value).isOk());
+  ChainPoint next;
+  REQUIRE(verifyChain(*ledger, middle, 0, &v, &next).isOk());
+  CHECK(v.firstBadSeq == 15);
+  CHECK(next.seq == 14);
+  CHECK(v.recordsChecked == 4);
+  REQUIRE(verifyChain(*ledger, ChainPoint{}, 0, &v, &next).isOk());
+  CHECK(v.firstBadSeq == 4);
+  CHECK(next.seq == 3);
+}
+
 TEST_CASE("verify finds a missing record as a gap", "[ledger][verify]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));

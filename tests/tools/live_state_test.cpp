@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -16,10 +17,14 @@
 #include <sstream>
 
 #include "ingest/kube/watch_daemon.h"
+#include "ledger/format.h"
+#include "ledger/verify.h"
 #include "replay/fold/checkpoints.h"
+#include "replay/kueue/usage_rollups.h"
 #include "tests/ingest/fake_apiserver.h"
 #include "tests/kueue_objects.h"
 #include "tests/test_support.h"
+#include "tools/ledger_upkeep.h"
 #include "tools/live_state.h"
 #include "tools/render/report_metrics.h"
 
@@ -175,15 +180,21 @@ Json cpuWorkload(const std::string& name, const std::string& cpu) {
                   "default", {{"cpu", cpu}});
 }
 
+const char* const kKueueResources =
+    "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
+    "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io";
+
 struct Daemon {
   std::unique_ptr<cli::LiveState> live;
+  std::unique_ptr<cli::LedgerUpkeep> upkeep;  // off unless `upkeepOptions` turn it on
   std::unique_ptr<kube::WatchDaemon> daemon;
 
   Daemon(Ledger& ledger, const FakeApiServer& server,
-         const std::string& resources =
-             "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
-             "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io") {
+         const std::string& resources = kKueueResources,
+         cli::UpkeepOptions upkeepOptions = {0, 0ms}) {
     live = std::make_unique<cli::LiveState>(ledger, 50ms);
+    upkeep = std::make_unique<cli::LedgerUpkeep>(ledger, upkeepOptions);
+    upkeep->start();
     kube::DaemonOptions o;
     o.cluster = kube::serverUrlConfig(server.url());
     o.resources = kube::parseResources(resources);
@@ -193,15 +204,22 @@ struct Daemon {
     o.listen = "127.0.0.1:0";
     // As tools/watch_command.cpp wires them.
     cli::LiveState* l = live.get();
-    o.writer.afterCommit = [l](std::uint64_t first, std::uint64_t last) {
+    cli::LedgerUpkeep* u = upkeep.get();
+    o.writer.afterCommit = [l, u](std::uint64_t first, std::uint64_t last) {
       l->afterCommit(first, last);
+      u->afterCommit(last);
     };
-    o.extraMetrics = [l](std::int64_t nowNs) { return l->metricsText(nowNs); };
+    o.extraMetrics = [l, u](std::int64_t nowNs) {
+      return l->metricsText(nowNs) + u->metricsText(nowNs);
+    };
     daemon = std::make_unique<kube::WatchDaemon>(ledger, o);
     daemon->start();
     REQUIRE(FakeApiServer::waitFor([&] { return daemon->metrics().ready(); }, 10000));
   }
-  ~Daemon() { daemon->stop(); }
+  ~Daemon() {
+    daemon->stop();
+    upkeep->stop();
+  }
 
   Series scrape() { return parseExposition(scrapeText(daemon->listenPort())); }
   // Scrapes until `series` shows `want` (the live state renders at most
@@ -419,4 +437,103 @@ TEST_CASE(
     server.create("workloads", cpuWorkload("w3", "3"));
     d.await(kExceeded, 1);
   }
+}
+
+TEST_CASE(
+    "the daemon writes checkpoints and usage rollups as it records, and a restart restores from "
+    "the newest",
+    "[watch][live][upkeep]") {
+  TempDir dir;
+  FakeApiServer server;
+  for (const auto& r : {kFlavors, kClusterQueues, kLocalQueues, kWorkloads}) server.serve(r);
+  server.create("resourceflavors", resourceFlavor("default"));
+  server.create("clusterqueues",
+                clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", "100"}}}}));
+  server.create("localqueues", localQueue("team-a", "lq", "team-a"));
+  server.start();
+  auto ledger = openLedger(dir.path("ledger"));
+  const cli::UpkeepOptions upkeep{5, 50ms};
+  Series before;
+  std::uint64_t newest = 0;
+  {
+    Daemon d(*ledger, server, kKueueResources, upkeep);
+    for (int i = 0; i < 23; ++i) {
+      server.create("workloads", cpuWorkload("w" + std::to_string(i), "1"));
+    }
+    d.await(kReservedCpu, 23);
+    REQUIRE(FakeApiServer::waitFor([&] { return d.live->seq() == ledger->lastSeq(); }, 10000));
+    const std::uint64_t last = ledger->lastSeq();
+    REQUIRE(last >= 26);
+    // Every checkpoint due (one per 5 records), written off the writer's thread.
+    newest = last / 5 * 5;
+    REQUIRE(FakeApiServer::waitFor([&] { return d.upkeep->checkpointSeq() == newest; }, 10000));
+    Series s = d.await("ledger_checkpoint_seq", static_cast<double>(newest));
+    // The chain checked up to the head.
+    s = d.await("ledger_verified_seq", static_cast<double>(last));
+    CHECK(valueOf(s, "ledger_verify_ok") == 1);
+    CHECK(valueOf(s, "ledger_last_verify_age_seconds") >= 0);
+    s = d.await("ledger_state_seq", static_cast<double>(last));
+    before = reportSeries(s);
+  }
+  // The derived data as `ledger-replay verify` checks it.
+  const replay::CheckpointVerification checkpoints = replay::verifyCheckpoints(*ledger);
+  INFO(checkpoints.problem);
+  CHECK(checkpoints.firstBadSeq == 0);
+  CHECK(checkpoints.checked == newest / 5);
+  const replay::RollupVerification rollups = replay::verifyUsageRollups(*ledger);
+  INFO(rollups.problem);
+  CHECK(rollups.firstBad.empty());
+  // Hours are stored from the month of the first record to the last whole
+  // hour before the head: none only within a month's first hour.
+  std::int64_t firstNs = 0;
+  REQUIRE(ledger->timeOf(1, &firstNs).isOk());
+  const auto firstSec = static_cast<std::time_t>(firstNs / 1000000000);
+  std::tm utc{};
+  gmtime_r(&firstSec, &utc);
+  if (utc.tm_mday != 1 || utc.tm_hour != 0) CHECK(replay::usageRollupCoverage(*ledger));
+  VerifyReport log;
+  REQUIRE(verifyLog(*ledger, &log).isOk());
+  CHECK(log.ok());
+
+  Daemon d(*ledger, server, kKueueResources, upkeep);
+  CHECK(d.live->restoredFrom() == newest);
+  CHECK(reportSeries(d.scrape()) == before);
+}
+
+TEST_CASE("the daemon's chain check finds a tampered record: ledger_verify_ok goes 0",
+          "[watch][live][upkeep]") {
+  TempDir dir;
+  FakeApiServer server;
+  for (const auto& r : {kFlavors, kClusterQueues, kLocalQueues, kWorkloads}) server.serve(r);
+  server.create("resourceflavors", resourceFlavor("default"));
+  server.create("clusterqueues",
+                clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", "100"}}}}));
+  server.create("localqueues", localQueue("team-a", "lq", "team-a"));
+  for (int i = 0; i < 4; ++i) server.create("workloads", cpuWorkload("w" + std::to_string(i), "1"));
+  server.start();
+  auto ledger = openLedger(dir.path("ledger"));
+  const cli::UpkeepOptions upkeep{0, 50ms};
+  {
+    Daemon d(*ledger, server, kKueueResources, upkeep);
+    Series s = d.await("ledger_verified_seq", static_cast<double>(ledger->lastSeq()));
+    CHECK(valueOf(s, "ledger_verify_ok") == 1);
+    CHECK(s.count("ledger_checkpoint_seq") == 0);  // --checkpoint-every 0
+    // Incremental: later records are checked from where the last check ended.
+    const std::uint64_t checks = d.upkeep->verifications();
+    server.create("workloads", cpuWorkload("w-late", "1"));
+    d.await(kReservedCpu, 5);
+    d.await("ledger_verified_seq", static_cast<double>(ledger->lastSeq()));
+    CHECK(d.upkeep->verifications() > checks);
+  }
+  // One flipped byte in record 3 as stored (as tests/ledger/ledger_test.cpp
+  // flips them): its chain hash no longer matches. The fold reads
+  // projections, so the daemon still starts.
+  std::string value;
+  REQUIRE(ledger->getRaw(format::kLogFamily, format::seqKey(3), &value).isOk());
+  value[40] ^= 0x01;
+  REQUIRE(ledger->putRawForTesting(format::kLogFamily, format::seqKey(3), value).isOk());
+  Daemon d(*ledger, server, kKueueResources, upkeep);
+  const Series s = d.await("ledger_verify_ok", 0);
+  CHECK(valueOf(s, "ledger_verified_seq") == 2);
+  CHECK(d.upkeep->verifiedSeq() == 2);
 }

@@ -10,6 +10,8 @@
 // page cache warm, the full replay again, the questions a user types timed
 // end to end with the real ledger-query (end_to_end.h), then the full replay
 // and the queries with the ledger dropped from the page cache.
+// Before all that, the daemon's path over the stream (its peak RSS,
+// live_phase.h); `--live-only` runs that alone.
 // Prints a markdown table per size and the scaling rows.
 //
 //   ledger-bench --ledger DIR [--queries N] [--runs N]
@@ -31,6 +33,7 @@
 
 #include "tools/bench/bench_report.h"
 #include "tools/bench/end_to_end.h"
+#include "tools/bench/live_phase.h"
 #include "tools/bench/phases.h"
 #include "tools/bench/raw_baseline.h"
 #include "tools/cli.h"
@@ -50,6 +53,7 @@ struct Config {
   int runs = 5;  // timed runs of each end-to-end question
   std::size_t batch = 5000;
   bool keep = false;
+  bool liveOnly = false;  // generate and run the daemon's path only
 };
 
 std::vector<std::uint64_t> parseSizes(const std::string& text, std::uint64_t max) {
@@ -139,6 +143,15 @@ SizeRun runSize(const Config& c, std::uint64_t n) {
     run.generateSeconds = nowSeconds() - start;
     if (!out) throw std::runtime_error("cannot write " + events);
   }
+  log(n, "the daemon's live state over the stream");
+  const std::string liveDir = (c.workdir / ("live-" + tag)).string();
+  run.live = runPhase([&] { return livePhase(events, liveDir); });
+  std::error_code ec;
+  fs::remove_all(liveDir, ec);
+  if (c.liveOnly) {
+    if (!c.keep) fs::remove(events, ec);
+    return run;
+  }
   log(n, "raw RocksDB write (1 of 2)");
   PhaseOutcome raw1 = runPhase([&] { return rawWrite(events, rawDir, c.batch); });
   log(n, "ingest");
@@ -153,7 +166,6 @@ SizeRun runSize(const Config& c, std::uint64_t n) {
   measureReadSide(
       ledgerDir, c.queries, c.runs, c.seed, [&](const std::string& what) { log(n, what); }, &run);
   if (!c.keep) {
-    std::error_code ec;
     fs::remove(events, ec);
     fs::remove_all(ledgerDir, ec);
     fs::remove_all(rawDir, ec);
@@ -204,6 +216,7 @@ int main(int argc, char** argv) {
     ("runs", po::value<int>()->default_value(5), "timed runs of each end-to-end question (ledger-query)")
     ("batch", po::value<std::size_t>()->default_value(5000), "records per commit, ledger and baseline alike")
     ("keep", "keep the generated streams and databases")
+    ("live-only", "generate and measure only the daemon's path (its peak RSS over the stream)")
     ("ledger", po::value<std::string>(), "measure this existing ledger's read side instead");
   // clang-format on
   po::variables_map vm;
@@ -227,6 +240,7 @@ int main(int argc, char** argv) {
     c.runs = std::max(1, vm["runs"].as<int>());
     c.batch = vm["batch"].as<std::size_t>();
     c.keep = vm.count("keep") != 0;
+    c.liveOnly = vm.count("live-only") != 0;
   } catch (const std::exception& e) {
     std::cerr << "ledger-bench: " << e.what() << "\n" << opts;
     return ledger::cli::kExitUsage;
@@ -257,10 +271,15 @@ int main(int argc, char** argv) {
   try {
     for (std::uint64_t n : c.sizes) {
       runs.push_back(runSize(c, n));
+      if (c.liveOnly) {
+        printLiveTable(std::cout, runs.back());
+        failed = failed || !runs.back().live.ok;
+        continue;
+      }
       printSizeTable(std::cout, runs.back(), c.batch, Targets{});
       std::cout.flush();
       failed = failed || !runs.back().rawWrite.ok || !runs.back().ingest.ok ||
-               !runs.back().rawTableWrite.ok;
+               !runs.back().rawTableWrite.ok || !runs.back().live.ok;
       for (const PhaseOutcome* p : runs.back().readPhases()) failed = failed || !p->ok;
       failed = failed || !runs.back().endToEndOk();
     }
@@ -268,7 +287,7 @@ int main(int argc, char** argv) {
     std::cerr << "ledger-bench: " << e.what() << "\n";
     failed = true;
   }
-  printScaling(std::cout, runs);
+  if (!c.liveOnly) printScaling(std::cout, runs);
   if (ownWorkdir && !c.keep) {
     std::error_code ec;
     fs::remove_all(c.workdir, ec);

@@ -1,5 +1,6 @@
 #include "tools/bench/bench_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ledger::bench {
@@ -166,6 +167,22 @@ void printDerivedStorageRow(std::ostream& out, const SizeRun& r) {
       << fmt("%.1f%%", share * 100) << " | <= 5%: " << verdict(share <= 0.05) << " |\n";
 }
 
+void printLiveRow(std::ostream& out, const SizeRun& r) {
+  out << "| daemon (live state, checkpoints): peak RSS at 10% / 50% / all of the stream | "
+      << fmt("%.0f", get(r.live, "rssTenthMb")) << " / " << fmt("%.0f", get(r.live, "rssHalfMb"))
+      << " / " << fmt("%.0f", get(r.live, "rssMb")) << " MB | "
+      << fmt("%.0f", get(r.live, "records") / std::max(get(r.live, "seconds"), 1e-9))
+      << " records/s, checkpoint at seq " << fmt("%.0f", get(r.live, "checkpointSeq")) << " | "
+      << fmt("%.2f", ratio(get(r.live, "rssMb"), get(r.live, "rssTenthMb")))
+      << " (all / 10%) | flat |\n";
+}
+
+void printLiveTable(std::ostream& out, const SizeRun& r) {
+  out << "\n### " << human(static_cast<double>(r.events)) << " events, the daemon's path alone\n\n"
+      << "| measure | ledger | | ratio | target |\n|---|---|---|---|---|\n";
+  printLiveRow(out, r);
+}
+
 void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, const Targets& t) {
   const Derived d = derive(r);
   const double mb = 1024.0 * 1024.0;
@@ -212,6 +229,7 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
   out << "| peak RSS: ingest / replay / query | " << fmt("%.0f", r.ingest.maxRssMb) << " / "
       << fmt("%.0f", get(r.replay, "rssMb")) << " / " << fmt("%.0f", r.query.maxRssMb) << " MB | "
       << fmt("%.0f", r.rawWrite.maxRssMb) << " MB (raw write) | | replay flat |\n";
+  printLiveRow(out, r);
   out << "\nIngest: batches of " << batch
       << " records, sync off for both the ledger and the raw write. Replay: Replayer::foldTo "
          "without checkpoints, state report excluded (built afterwards in "

@@ -22,6 +22,8 @@ struct SizeRun {
   PhaseOutcome rawWrite, ingest, settle, replay, rawScan, checkpoints, settleCheckpoints, query;
   // The raw write again as table files (raw_baseline.h): for reference.
   PhaseOutcome rawTableWrite;
+  // The daemon's path over the stream (live_phase.h): its peak RSS.
+  PhaseOutcome live;
   // The full replay again, right after the queries: they are compared with
   // the mean of the two, since the machine's speed drifts between phases
   // minutes apart by more than a target's margin.
@@ -57,6 +59,8 @@ struct Targets {
 
 void printSizeTable(std::ostream& out, const SizeRun& run, std::size_t batch, const Targets& t);
 void printScaling(std::ostream& out, const std::vector<SizeRun>& runs);
+// The daemon's row (SizeRun::live) alone, for `--live-only`.
+void printLiveTable(std::ostream& out, const SizeRun& run);
 // The read side alone (ledger-bench --ledger): replay, queries, checkpoint
 // and stored bytes, RSS. `run` has no ingest or raw-write phases.
 void printLedgerTable(std::ostream& out, const SizeRun& run, const Targets& t);

@@ -138,7 +138,7 @@ TEST_CASE("a checkpoint that disagrees with the log is caught by verify", "[chec
   ingestText(*ledger, demoStream());
   // A well-formed checkpoint of the state at seq 9, stored as if for seq 10.
   replay::ClusterState nine =
-      replay::Replayer(*ledger).foldTo(9, replay::FoldOptions{false, {}, {}});
+      replay::Replayer(*ledger).foldTo(9, replay::FoldOptions{false, {}, {}, {}});
   REQUIRE(ledger->putCheckpoint(10, nine.serialize()).isOk());
   auto v = replay::verifyCheckpoints(*ledger);
   CHECK(v.firstBadSeq == 10);
@@ -150,7 +150,7 @@ TEST_CASE("a record a checkpoint names that does not decode fails the query with
   auto ledger = demoLedgerWithCheckpoints(dir, 5);
   // A record the checkpoint at 25 references (the version of a live object).
   replay::ClusterState at25 =
-      replay::Replayer(*ledger).foldTo(25, replay::FoldOptions{false, {}, {}});
+      replay::Replayer(*ledger).foldTo(25, replay::FoldOptions{false, {}, {}, {}});
   std::uint64_t referenced = 0;
   for (std::size_t k = 0; k < static_cast<std::size_t>(replay::ObjectKind::kCount); ++k) {
     for (const auto& [key, obj] : at25.objects(static_cast<replay::ObjectKind>(k))) {

@@ -1,0 +1,221 @@
+#include "tools/ledger_upkeep.h"
+
+#include <kj/exception.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "replay/fold/checkpoints.h"
+#include "replay/kueue/usage_rollups.h"
+
+namespace ledger::cli {
+
+namespace {
+
+std::int64_t wallNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::uint64_t newestCheckpoint(const Ledger& ledger) {
+  std::uint64_t seq = 0;
+  std::string bytes;
+  Status st = ledger.checkpointAtOrBefore(UINT64_MAX, &seq, &bytes);
+  if (!st.isOk()) throw replay::ReplayError(st);
+  return seq;
+}
+
+void gauge(std::string& out, const char* name, const char* help, const std::string& value) {
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + " " +
+         value + "\n";
+}
+
+}  // namespace
+
+LedgerUpkeep::LedgerUpkeep(Ledger& ledger, UpkeepOptions options)
+    : ledger_(ledger), options_(options) {}
+
+LedgerUpkeep::~LedgerUpkeep() { stop(); }
+
+void LedgerUpkeep::start() {
+  {
+    std::lock_guard lock(mu_);
+    committed_ = ledger_.lastSeq();
+    lastVerifyNs_ = wallNowNs();
+    try {
+      checkpointSeq_ = newestCheckpoint(ledger_);
+    } catch (const replay::ReplayError& e) {
+      spdlog::error("upkeep: reading the newest checkpoint failed: {}", e.what());
+    }
+    checkpointBase_ = checkpointSeq_;
+  }
+  if (options_.checkpointEvery == 0 && options_.verifyEvery.count() <= 0) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void LedgerUpkeep::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LedgerUpkeep::afterCommit(std::uint64_t lastSeq) {
+  {
+    std::lock_guard lock(mu_);
+    committed_ = std::max(committed_, lastSeq);
+  }
+  wake_.notify_all();
+}
+
+void LedgerUpkeep::run() {
+  using Clock = std::chrono::steady_clock;
+  const bool verifying = options_.verifyEvery.count() > 0;
+  auto nextVerify = Clock::now();  // the first check at start
+  std::unique_lock lock(mu_);
+  for (;;) {
+    auto checkpointsDue = [&] {
+      return options_.checkpointEvery > 0 &&
+             committed_ >= checkpointBase_ + options_.checkpointEvery;
+    };
+    auto woken = [&] { return stopping_ || checkpointsDue(); };
+    if (verifying) {
+      wake_.wait_until(lock, nextVerify, woken);
+    } else {
+      wake_.wait(lock, woken);
+    }
+    if (stopping_) return;
+    if (checkpointsDue()) {
+      lock.unlock();
+      writeDerived();
+      lock.lock();
+    }
+    if (verifying && !stopping_ && Clock::now() >= nextVerify) {
+      lock.unlock();
+      verify();
+      lock.lock();
+      nextVerify = Clock::now() + options_.verifyEvery;
+    }
+  }
+}
+
+void LedgerUpkeep::writeDerived() {
+  std::uint64_t written = 0, hours = 0, newest = 0;
+  bool ok = false;
+  try {
+    written = replay::writeCheckpoints(ledger_, options_.checkpointEvery);
+    newest = newestCheckpoint(ledger_);
+    hours = replay::writeUsageRollups(ledger_);
+    ok = true;
+  } catch (const replay::ReplayError& e) {
+    spdlog::error("upkeep: writing checkpoints and usage rollups failed (recording goes on): {}",
+                  e.what());
+  } catch (const kj::Exception& e) {
+    spdlog::error("upkeep: writing checkpoints and usage rollups failed (recording goes on): {}",
+                  replay::damagedObject(e).what());
+  } catch (const std::exception& e) {
+    spdlog::error("upkeep: writing checkpoints and usage rollups failed (recording goes on): {}",
+                  e.what());
+  }
+  std::lock_guard lock(mu_);
+  if (newest != 0) checkpointSeq_ = newest;
+  // After a failure, not again before another interval of records: a
+  // persistent fault (a damaged record) would otherwise be retried at once.
+  checkpointBase_ = ok ? checkpointSeq_ : std::max(checkpointSeq_, committed_);
+  if (ok && (written > 0 || hours > 0)) {
+    spdlog::debug("upkeep: wrote {} checkpoint(s) (newest at seq {}) and {} usage bucket(s)",
+                  written, checkpointSeq_, hours);
+  }
+}
+
+void LedgerUpkeep::verify() {
+  ChainPoint at;
+  {
+    std::lock_guard lock(mu_);
+    at = verified_;
+  }
+  const std::uint64_t to = ledger_.lastSeq();
+  VerifyReport report;
+  Status st = Status::ok();
+  // In slices, so that a stop does not wait for a whole first check.
+  while (st.isOk() && at.seq < to && report.ok()) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+    }
+    const std::uint64_t end =
+        std::min(to, at.seq + std::max<std::uint64_t>(options_.verifySlice, 1));
+    st = verifyChain(ledger_, at, end, &report, &at);
+  }
+  std::lock_guard lock(mu_);
+  const bool wasOk = verifyOk_;
+  verified_ = at;
+  lastVerifyNs_ = wallNowNs();
+  ++verifications_;
+  if (!st.isOk()) {
+    verifyOk_ = false;
+    spdlog::error("upkeep: the chain check could not read the ledger after seq {}: {}", at.seq,
+                  st.toString());
+  } else if (!report.ok()) {
+    verifyOk_ = false;
+    spdlog::error(
+        "upkeep: the ledger fails its chain check at seq {}: {} (records up to seq {} are sound; "
+        "`ledger-replay verify` checks the whole ledger)",
+        report.firstBadSeq, report.problem, at.seq);
+  } else {
+    verifyOk_ = true;
+    if (!wasOk) spdlog::info("upkeep: the chain checks sound again up to seq {}", at.seq);
+  }
+}
+
+std::string LedgerUpkeep::metricsText(std::int64_t nowNs) const {
+  std::lock_guard lock(mu_);
+  std::string out;
+  if (options_.checkpointEvery > 0) {
+    gauge(out, "ledger_checkpoint_seq",
+          "The seq of the newest checkpoint (0: none); a restart folds the records after it.",
+          std::to_string(checkpointSeq_));
+  }
+  if (options_.verifyEvery.count() > 0) {
+    gauge(out, "ledger_verify_ok",
+          "1 while the background chain check finds the ledger sound; 0 once it found a break "
+          "(logged with the first bad seq) or could not read the ledger.",
+          verifyOk_ ? "1" : "0");
+    gauge(out, "ledger_verified_seq", "The last record the background chain check found sound.",
+          std::to_string(verified_.seq));
+    char age[48];
+    std::snprintf(age, sizeof age, "%.3f",
+                  static_cast<double>(std::max<std::int64_t>(nowNs - lastVerifyNs_, 0)) / 1e9);
+    gauge(out, "ledger_last_verify_age_seconds",
+          "Seconds since the last background chain check ended (since the daemon started, "
+          "before the first ended).",
+          age);
+  }
+  return out;
+}
+
+std::uint64_t LedgerUpkeep::checkpointSeq() const {
+  std::lock_guard lock(mu_);
+  return checkpointSeq_;
+}
+
+std::uint64_t LedgerUpkeep::verifiedSeq() const {
+  std::lock_guard lock(mu_);
+  return verified_.seq;
+}
+
+bool LedgerUpkeep::verifyOk() const {
+  std::lock_guard lock(mu_);
+  return verifyOk_;
+}
+
+std::uint64_t LedgerUpkeep::verifications() const {
+  std::lock_guard lock(mu_);
+  return verifications_;
+}
+
+}  // namespace ledger::cli
