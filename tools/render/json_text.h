@@ -36,6 +36,8 @@ class JsonText {
 
   // The text written so far (the whole document once the outermost
   // container is closed).
+  // Room for `bytes` of text ahead: a large document then grows in place.
+  void reserve(std::size_t bytes) { out_.reserve(bytes); }
   const std::string& text() const { return out_; }
   std::string take() { return std::move(out_); }
 
