@@ -21,6 +21,7 @@
 #include "ledger/verify.h"
 #include "replay/fold/checkpoints.h"
 #include "replay/kueue/usage_rollups.h"
+#include "schema/k8s/quantity.h"
 #include "tests/ingest/fake_apiserver.h"
 #include "tests/kueue_objects.h"
 #include "tests/test_support.h"
@@ -246,6 +247,45 @@ const std::string kNominalCpu =
     "ledger_cluster_queue_nominal_quota{cluster_queue=\"team-a\",flavor=\"default\",resource="
     "\"cpu\"}";
 
+// The usage metrics equal what the real `ledger-query usage --at now` prints
+// on the same ledger at the same seq, quota row by quota row (LEDGER_QUERY,
+// set by tests/meson.build; skipped with a warning when it is not).
+void checkAgainstLedgerQuery(const std::string& ledgerDir, const Series& s) {
+  const char* query = std::getenv("LEDGER_QUERY");
+  if (query == nullptr) {
+    WARN("LEDGER_QUERY not set: the metrics are not compared with ledger-query usage");
+    return;
+  }
+  TempDir out;
+  const CommandRun run = runCommand(std::string(query) + " usage --ledger " + ledgerDir +
+                                    " --at now -o json > " + out.path("usage.json"));
+  INFO(run.output);
+  REQUIRE(run.exitCode == 0);
+  std::ifstream in(out.path("usage.json"));
+  const Json usage = Json::parse(in);
+  CHECK(usage["at"]["seq"].get<double>() == valueOf(s, "ledger_state_seq"));
+  auto amount = [](const Json& q) {
+    return static_cast<double>(Quantity::parse(q.get<std::string>()).nanos()) / 1e9;
+  };
+  std::size_t rows = 0;
+  for (const Json& cq : usage["clusterQueues"]) {
+    for (const Json& quota : cq["quotas"]) {
+      const std::string labels = "{cluster_queue=\"" + cq["name"].get<std::string>() +
+                                 "\",flavor=\"" + quota["flavor"].get<std::string>() +
+                                 "\",resource=\"" + quota["resource"].get<std::string>() + "\"}";
+      INFO(labels);
+      CHECK(valueOf(s, "ledger_cluster_queue_reserved" + labels) ==
+            Approx(amount(quota["reserved"])).epsilon(1e-12));
+      CHECK(valueOf(s, "ledger_cluster_queue_admitted" + labels) ==
+            Approx(amount(quota["admitted"])).epsilon(1e-12));
+      CHECK(valueOf(s, "ledger_cluster_queue_nominal_quota" + labels) ==
+            Approx(amount(quota["nominal"])).epsilon(1e-12));
+      ++rows;
+    }
+  }
+  CHECK(rows > 0);
+}
+
 // The metrics a fresh replay of the ledger at `seq` gives.
 Series replayed(const Ledger& ledger, std::uint64_t seq) {
   return reportSeries(parseExposition(render::reportToMetrics(reportOf(ledger, seq))));
@@ -372,6 +412,7 @@ TEST_CASE(
   REQUIRE(FakeApiServer::waitFor([&] { return d.live->seq() == ledger->lastSeq(); }, 10000));
   s = d.await("ledger_state_seq", static_cast<double>(ledger->lastSeq()));
   CHECK(reportSeries(s) == replayed(*ledger, ledger->lastSeq()));
+  checkAgainstLedgerQuery(dir.path("ledger"), s);
   checkWithPromtool(scrapeText(d.daemon->listenPort()));
 }
 
@@ -422,6 +463,7 @@ TEST_CASE(
     s = d.await("ledger_state_seq", static_cast<double>(ledger->lastSeq()));
     before = reportSeries(s);
     CHECK(before == replayed(*ledger, ledger->lastSeq()));
+    checkAgainstLedgerQuery(dir.path("ledger"), s);
     CHECK(valueOf(s, "ledger_last_record_age_seconds") >= 0);
   }
 
