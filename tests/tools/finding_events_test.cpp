@@ -18,6 +18,7 @@
 #include "tests/ingest/fake_apiserver.h"
 #include "tests/kueue_objects.h"
 #include "tests/test_support.h"
+#include "tests/tools/dra_cluster_fixture.h"
 #include "tools/finding_events.h"
 #include "tools/live_state.h"
 
@@ -28,15 +29,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-using Resource = FakeApiServer::Resource;
-
-const Resource kFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", "ResourceFlavor", false};
-const Resource kClusterQueues{"kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue", false};
-const Resource kLocalQueues{"kueue.x-k8s.io", "v1beta2", "localqueues", "LocalQueue", true};
-const Resource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", "Workload", true};
-const std::string kKueueResources =
-    "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
-    "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io";
+using namespace ledger::testing::live;
 
 struct Daemon {
   std::unique_ptr<cli::LiveState> live;
@@ -156,98 +149,6 @@ void checkEvent(const FakeApiServer::Json& e, const std::string& reason, const s
   CHECK(e["reportingComponent"] == "kueue-dra-ledger");
 }
 
-Json migDevice(const std::string& name, const std::string& memory) {
-  return device(
-      name, {{"type", {{"string", "mig"}}}},
-      Json::array({{{"counterSet", "gpu-0-cs"}, {"counters", {{"memory", {{"value", memory}}}}}}}));
-}
-
-const Json kJobOwner = Json::array({{{"apiVersion", "batch/v1"},
-                                     {"kind", "Job"},
-                                     {"name", "ja"},
-                                     {"uid", "job-ja"},
-                                     {"controller", true}}});
-const Json kPodSpec = {{"containers", Json::array({container("c", {{"cpu", "1"}})})}};
-
-Json jobWorkload(const Json& usage) {
-  Json wl = admitted(workload("a", "wl-ja", "lq", Json::array({podSet("main", 1, kPodSpec)})),
-                     "team-a", "default", usage);
-  wl["metadata"]["ownerReferences"] = kJobOwner;
-  return wl;
-}
-
-// The cluster of live_state_test's UnchargedDRA case: a Job's Workload in
-// a/lq whose pod will hold MIG partition mig-a (charged as gpu.memory).
-void draCluster(FakeApiServer& server) {
-  for (const Resource& r :
-       {kFlavors, kClusterQueues, kLocalQueues, kWorkloads, Resource{"", "v1", "pods", "Pod", true},
-        Resource{"kueue.openshift.io", "v1", "kueues", "Kueue", false},
-        Resource{"resource.k8s.io", "v1", "deviceclasses", "DeviceClass", false},
-        Resource{"resource.k8s.io", "v1", "resourceslices", "ResourceSlice", false},
-        Resource{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", true}}) {
-    server.serve(r);
-  }
-  Json mapping = {{"name", "gpu.memory"},
-                  {"deviceClassNames", {"mig.nvidia.com"}},
-                  {"sources", Json::array({counterSource("memory", "gpu.nvidia.com")})}};
-  server.create("kueues", kueueConfig(Json::array({mapping})));
-  server.create(
-      "deviceclasses",
-      deviceClass("mig.nvidia.com", {"device.attributes['gpu.nvidia.com'].type == 'mig'"}));
-  Json counters =
-      Json::array({{{"name", "gpu-0-cs"}, {"counters", {{"memory", {{"value", "40320Mi"}}}}}}});
-  server.create("resourceslices", resourceSlice("node-1-counters", "gpu.nvidia.com", "node-1", 1, 2,
-                                                nullptr, counters));
-  server.create("resourceslices",
-                resourceSlice("node-1-devices", "gpu.nvidia.com", "node-1", 1, 2,
-                              Json::array({migDevice("mig-a", "4864Mi")}), nullptr));
-  server.create("resourceflavors", resourceFlavor("default"));
-  server.create(
-      "clusterqueues",
-      clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", 10}, {"gpu.memory", "80Gi"}}}}));
-  server.create("localqueues", localQueue("a", "lq", "team-a"));
-  server.create("workloads", jobWorkload({{"cpu", "1"}}));
-}
-
-// The pod and its claim holding mig-a: opens UnchargedDRA on wl-ja.
-void holdPartition(FakeApiServer& server) {
-  Json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", metadata("a", "ja-pod", "1")},
-              {"spec", kPodSpec},
-              {"status", {{"phase", "Running"}}}};
-  pod["metadata"]["ownerReferences"] = kJobOwner;
-  server.create("pods", pod);
-  Json claim = {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceClaim"},
-      {"metadata", metadata("a", "ja-claim", "1")},
-      {"spec", {{"devices", {{"requests", Json::array({exactRequest("gpu", "mig.nvidia.com")})}}}}},
-      {"status",
-       {{"allocation",
-         {{"devices",
-           {{"results", Json::array({{{"request", "gpu"},
-                                      {"driver", "gpu.nvidia.com"},
-                                      {"pool", "node-1"},
-                                      {"device", "mig-a"}}})}}}}},
-        {"reservedFor",
-         Json::array({{{"resource", "pods"}, {"name", "ja-pod"}, {"uid", "uid-a-ja-pod"}}})}}}};
-  claim["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "v1"},
-                                                       {"kind", "Pod"},
-                                                       {"name", "ja-pod"},
-                                                       {"uid", "uid-a-ja-pod"},
-                                                       {"controller", true}}});
-  server.create("resourceclaims", claim);
-}
-
-void recordUsage(FakeApiServer& server, const Json& usage) {
-  server.update("workloads", "a", "wl-ja",
-                [&](Json& o) { o["status"] = jobWorkload(usage)["status"]; });
-}
-
-const std::string kDraResources = kKueueResources +
-                                  ",pods,kueues.kueue.openshift.io,deviceclasses.resource.k8s.io,"
-                                  "resourceslices.resource.k8s.io,resourceclaims.resource.k8s.io";
 const std::string kUncharged =
     "ledger_open_findings{type=\"UnchargedDRA\",cluster_queue=\"team-a\"}";
 const std::string kMismatch =

@@ -25,6 +25,7 @@
 #include "tests/ingest/fake_apiserver.h"
 #include "tests/kueue_objects.h"
 #include "tests/test_support.h"
+#include "tests/tools/dra_cluster_fixture.h"
 #include "tools/ledger_upkeep.h"
 #include "tools/live_state.h"
 #include "tools/render/report_metrics.h"
@@ -36,7 +37,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-using Resource = FakeApiServer::Resource;
+using namespace ledger::testing::live;
 using Series = std::map<std::string, double>;  // "name{labels}" -> value
 
 bool nameChar(char c, bool first) {
@@ -168,11 +169,6 @@ Series reportSeries(const Series& all) {
   return out;
 }
 
-const Resource kFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", "ResourceFlavor", false};
-const Resource kClusterQueues{"kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue", false};
-const Resource kLocalQueues{"kueue.x-k8s.io", "v1beta2", "localqueues", "LocalQueue", true};
-const Resource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", "Workload", true};
-
 // A Workload in team-a/lq admitted to ClusterQueue team-a, `cpu` charged
 // and requested.
 Json cpuWorkload(const std::string& name, const std::string& cpu) {
@@ -180,10 +176,6 @@ Json cpuWorkload(const std::string& name, const std::string& cpu) {
   return admitted(workload("team-a", name, "lq", Json::array({podSet("main", 1, spec)})), "team-a",
                   "default", {{"cpu", cpu}});
 }
-
-const char* const kKueueResources =
-    "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
-    "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io";
 
 struct Daemon {
   std::unique_ptr<cli::LiveState> live;
@@ -291,28 +283,6 @@ Series replayed(const Ledger& ledger, std::uint64_t seq) {
   return reportSeries(parseExposition(render::reportToMetrics(reportOf(ledger, seq))));
 }
 
-// A MIG partition with its share of the GPU's memory counter.
-Json migDevice(const std::string& name, const std::string& memory) {
-  return device(
-      name, {{"type", {{"string", "mig"}}}},
-      Json::array({{{"counterSet", "gpu-0-cs"}, {"counters", {{"memory", {{"value", memory}}}}}}}));
-}
-
-const Json kJobOwner = Json::array({{{"apiVersion", "batch/v1"},
-                                     {"kind", "Job"},
-                                     {"name", "ja"},
-                                     {"uid", "job-ja"},
-                                     {"controller", true}}});
-const Json kPodSpec = {{"containers", Json::array({container("c", {{"cpu", "1"}})})}};
-
-// Job ja's Workload in a/lq, admitted to team-a with `usage`.
-Json jobWorkload(const Json& usage) {
-  Json wl = admitted(workload("a", "wl-ja", "lq", Json::array({podSet("main", 1, kPodSpec)})),
-                     "team-a", "default", usage);
-  wl["metadata"]["ownerReferences"] = kJobOwner;
-  return wl;
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -321,43 +291,10 @@ TEST_CASE(
     "[watch][live]") {
   TempDir dir;
   FakeApiServer server;
-  for (const Resource& r :
-       {kFlavors, kClusterQueues, kLocalQueues, kWorkloads, Resource{"", "v1", "pods", "Pod", true},
-        Resource{"kueue.openshift.io", "v1", "kueues", "Kueue", false},
-        Resource{"resource.k8s.io", "v1", "deviceclasses", "DeviceClass", false},
-        Resource{"resource.k8s.io", "v1", "resourceslices", "ResourceSlice", false},
-        Resource{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", true}}) {
-    server.serve(r);
-  }
-  // Kueue's DRA mapping: DeviceClass mig.nvidia.com charged as gpu.memory,
-  // from the devices' memory counter (as tests/replay/kueue/pools_test.cpp).
-  Json mapping = {{"name", "gpu.memory"},
-                  {"deviceClassNames", {"mig.nvidia.com"}},
-                  {"sources", Json::array({counterSource("memory", "gpu.nvidia.com")})}};
-  server.create("kueues", kueueConfig(Json::array({mapping})));
-  server.create(
-      "deviceclasses",
-      deviceClass("mig.nvidia.com", {"device.attributes['gpu.nvidia.com'].type == 'mig'"}));
-  Json counters =
-      Json::array({{{"name", "gpu-0-cs"}, {"counters", {{"memory", {{"value", "40320Mi"}}}}}}});
-  server.create("resourceslices", resourceSlice("node-1-counters", "gpu.nvidia.com", "node-1", 1, 2,
-                                                nullptr, counters));
-  server.create("resourceslices",
-                resourceSlice("node-1-devices", "gpu.nvidia.com", "node-1", 1, 2,
-                              Json::array({migDevice("mig-a", "4864Mi")}), nullptr));
-  server.create("resourceflavors", resourceFlavor("default"));
-  server.create(
-      "clusterqueues",
-      clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", 10}, {"gpu.memory", "80Gi"}}}}));
-  server.create("localqueues", localQueue("a", "lq", "team-a"));
-  server.create("workloads", jobWorkload({{"cpu", "1"}}));
+  draCluster(server);
   server.start();
   auto ledger = openLedger(dir.path("ledger"));
-  Daemon d(*ledger, server,
-           "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
-           "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io,pods,kueues.kueue.openshift.io,"
-           "deviceclasses.resource.k8s.io,resourceslices.resource.k8s.io,"
-           "resourceclaims.resource.k8s.io");
+  Daemon d(*ledger, server, kDraResources);
   const std::string uncharged =
       "ledger_open_findings{type=\"UnchargedDRA\",cluster_queue=\"team-a\"}";
   const std::string consumed =
@@ -371,40 +308,12 @@ TEST_CASE(
                 "counter_set=\"gpu-0-cs\",counter=\"memory\"}") == 40320.0 * 1024 * 1024);
 
   // The Job's pod gets partition mig-a through its claim: held, not charged.
-  Json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", metadata("a", "ja-pod", "1")},
-              {"spec", kPodSpec},
-              {"status", {{"phase", "Running"}}}};
-  pod["metadata"]["ownerReferences"] = kJobOwner;
-  server.create("pods", pod);
-  Json claim = {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceClaim"},
-      {"metadata", metadata("a", "ja-claim", "1")},
-      {"spec", {{"devices", {{"requests", Json::array({exactRequest("gpu", "mig.nvidia.com")})}}}}},
-      {"status",
-       {{"allocation",
-         {{"devices",
-           {{"results", Json::array({{{"request", "gpu"},
-                                      {"driver", "gpu.nvidia.com"},
-                                      {"pool", "node-1"},
-                                      {"device", "mig-a"}}})}}}}},
-        {"reservedFor",
-         Json::array({{{"resource", "pods"}, {"name", "ja-pod"}, {"uid", "uid-a-ja-pod"}}})}}}};
-  claim["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "v1"},
-                                                       {"kind", "Pod"},
-                                                       {"name", "ja-pod"},
-                                                       {"uid", "uid-a-ja-pod"},
-                                                       {"controller", true}}});
-  server.create("resourceclaims", claim);
+  holdPartition(server);
   s = d.await(uncharged, 1);
   CHECK(valueOf(s, consumed) == 4864.0 * 1024 * 1024);
 
   // The charge corrected: the Workload's usage now carries the partition.
-  server.update("workloads", "a", "wl-ja", [](Json& o) {
-    o["status"] = jobWorkload({{"cpu", "1"}, {"gpu.memory", "4864Mi"}})["status"];
-  });
+  recordUsage(server, {{"cpu", "1"}, {"gpu.memory", "4864Mi"}});
   s = d.await(uncharged, 0);
   CHECK(valueOf(s,
                 "ledger_cluster_queue_reserved{cluster_queue=\"team-a\",flavor=\"default\","
