@@ -2,25 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "ingest/kube/backoff.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::kube {
 
 namespace {
 
 using Clock = std::chrono::system_clock;
-
-std::string rfc3339(std::int64_t ns) {
-  const std::time_t secs = static_cast<std::time_t>(ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
@@ -32,7 +23,8 @@ bool retryable(long status) { return status >= 500 || status == 429; }
 }  // namespace
 
 std::string eventJson(const KubeEvent& e, std::int64_t nowNs) {
-  const std::string at = rfc3339(nowNs);
+  // Whole seconds, as the API server writes metav1.Time.
+  const std::string at = formatRfc3339Fixed(nowNs, 0);
   // Legacy core v1 fields (source, first/lastTimestamp, count) are what
   // `kubectl describe` shows; reportingComponent is reportingController's
   // wire name in core v1.
@@ -152,7 +144,7 @@ bool EventPoster::send(const KubeEvent& e) {
               "ledger_events_failed_total, not logged)",
               e.name, what, r.status,
               r.status == 403 ? " Forbidden: the ServiceAccount needs RBAC `create` on events "
-                                "in the Workload's namespace (deploy/rbac.yaml)"
+                                "in the Workload's namespace (deploy/rbac-events.yaml)"
                               : "",
               r.body.substr(0, 512));
         }
