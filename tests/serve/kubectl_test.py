@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""Stock kubectl against `ledger-query serve` (docs/reference.md, "serve").
+
+Ingests the demo stream and a generated one, starts `serve` on loopback and
+runs the machine's kubectl, unmodified, against past moments: its table and
+-o json output must equal the state report at the same moment; chunked
+lists (limit/continue) and label selectors must select what the objects
+say; `kubectl get -w` must see the recorded changes in the order of the
+stream; bad input must come back as API errors, never a crash; a token
+guards the server when given.
+
+env: LEDGER_INGEST, LEDGER_QUERY, LEDGER_GEN (the built programs),
+     DEMO_STREAM (tools/demo/cluster-events.jsonl). Exit 77 (skip) without kubectl.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import ssl
+import urllib.error
+import urllib.request
+
+KUBECTL = shutil.which("kubectl")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args, **kw):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=120, **kw)
+
+
+class Server:
+    def __init__(self, ledger, *extra):
+        self.proc = subprocess.Popen(
+            [os.environ["LEDGER_QUERY"], "--ledger", ledger, "serve", "--listen", "127.0.0.1:0", *extra],
+            stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 30
+        self.port = None
+        while time.time() < deadline and self.port is None:
+            line = self.proc.stderr.readline()
+            m = re.search(r"serving .* on https?://[^:]+:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+        if self.port is None:
+            raise SystemExit("serve did not start")
+
+    def url(self, moment):
+        return "http://127.0.0.1:%d/at/%s" % (self.port, moment)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+        check(self.proc.returncode == 0, "serve exits 0 on SIGTERM (got %s)" % self.proc.returncode)
+
+
+def raw(url, token=None, context=None):
+    req = urllib.request.Request(url)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=30, context=context) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def kubectl(server, *args, token=None):
+    extra = ["--token", token] if token else []
+    return run(KUBECTL, "--server", server, *extra, *args)
+
+
+def state(ledger, seq):
+    out = run(os.environ["LEDGER_QUERY"], "--ledger", ledger, "state", "--seq", str(seq), "-o", "json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def ingest(ledger, stream):
+    out = run(os.environ["LEDGER_INGEST"], "--ledger", ledger, "--from", stream)
+    assert out.returncode == 0, out.stderr
+
+
+def lists_equal_state(srv, ledger, seq):
+    url = srv.url("seq:%d" % seq)
+    report = state(ledger, seq)
+    out = kubectl(url, "get", "clusterqueues", "-o", "json")
+    check(out.returncode == 0, "get clusterqueues -o json at seq %d: %s" % (seq, out.stderr))
+    names = sorted(i["metadata"]["name"] for i in json.loads(out.stdout)["items"])
+    check(names == sorted(c["name"] for c in report["clusterQueues"]),
+          "ClusterQueues at seq %d equal the state report's" % seq)
+    out = kubectl(url, "get", "workloads", "-A", "-o", "json")
+    got = sorted((i["metadata"]["namespace"], i["metadata"]["name"]) for i in json.loads(out.stdout)["items"])
+    want = sorted((w["namespace"], w["name"]) for w in report["workloads"])
+    check(got == want, "Workloads at seq %d equal the state report's (%d vs %d)" % (seq, len(got), len(want)))
+    # The table: one row per Workload, Kueue's printer columns.
+    out = kubectl(url, "get", "workloads", "-A")
+    lines = out.stdout.strip().splitlines()
+    if want:
+        check(lines[0].split()[:4] == ["NAMESPACE", "NAME", "QUEUE", "RESERVED"],
+              "workload table header is Kueue's: %r" % lines[0])
+        check(len(lines) == len(want) + 1, "workload table has one row per Workload")
+    # The ledger's own resources: QueueUsage rows carry the report's counts.
+    out = kubectl(url, "get", "queueusages", "-o", "json")
+    usages = {i["metadata"]["name"]: i for i in json.loads(out.stdout)["items"]}
+    for cq in report["clusterQueues"]:
+        u = usages.get(cq["name"])
+        check(u is not None and u["status"]["quotas"] == cq["quotas"] and
+              u["status"]["workloads"] == cq["workloads"],
+              "QueueUsage %s equals the state report's quota rows at seq %d" % (cq["name"], seq))
+    out = kubectl(url, "get", "queueusages")
+    for cq in report["clusterQueues"]:
+        row = [l for l in out.stdout.splitlines() if l.split()[0] == cq["name"]]
+        check(len(row) == 1 and row[0].split()[2] == str(cq["workloads"]["pending"]),
+              "queueusages table row for %s shows its pending count" % cq["name"])
+    out = kubectl(url, "get", "ledgerfindings", "-o", "json")
+    check(len(json.loads(out.stdout)["items"]) == len(report["findings"]),
+          "one LedgerFinding per finding at seq %d" % seq)
+    return report
+
+
+def make_pki(tmp):
+    """A CA, a server certificate for 127.0.0.1 and a client certificate."""
+    d = os.path.join(tmp, "pki")
+    os.makedirs(d)
+    p = {n: os.path.join(d, n) for n in ("ca.key", "ca.crt", "server.key", "server.csr", "server.crt",
+                                         "client.key", "client.csr", "client.crt", "san.ext")}
+    def ossl(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", p["ca.key"], "-out", p["ca.crt"],
+         "-days", "2", "-subj", "/CN=ledger-test-ca")
+    with open(p["san.ext"], "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for who, cn in (("server", "127.0.0.1"), ("client", "auditor")):
+        ossl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", p[who + ".key"], "-out", p[who + ".csr"],
+             "-subj", "/CN=" + cn)
+        extra = ["-extfile", p["san.ext"]] if who == "server" else []
+        ossl("x509", "-req", "-in", p[who + ".csr"], "-CA", p["ca.crt"], "-CAkey", p["ca.key"],
+             "-CAcreateserial", "-out", p[who + ".crt"], "-days", "2", *extra)
+    return p
+
+
+def main():
+    if KUBECTL is None:
+        print("SKIP: kubectl is not installed (the set-up script does not install it)")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="serve-kubectl-")
+    try:
+        demo = os.path.join(tmp, "demo")
+        ingest(demo, os.environ["DEMO_STREAM"])
+        gen = os.path.join(tmp, "gen")
+        stream = os.path.join(tmp, "gen.jsonl")
+        with open(stream, "w") as f:
+            subprocess.run([os.environ["LEDGER_GEN"], "--events", "6000", "--seed", "3",
+                            "--nodes", "4", "--queues", "4"], stdout=f, check=True)
+        ingest(gen, stream)
+
+        srv = Server(gen)
+        try:
+            last = json.loads(urllib.request.urlopen(
+                "http://127.0.0.1:%d/ledger/v1/range" % srv.port).read())["lastSeq"]
+            for seq in (last // 3, last // 2, last):
+                lists_equal_state(srv, gen, seq)
+            url = srv.url("seq:%d" % (last // 2))
+            # limit/continue: kubectl's chunks add up to the whole list.
+            whole = kubectl(url, "get", "pods", "-A", "-o", "name").stdout.split()
+            chunked = kubectl(url, "get", "pods", "-A", "-o", "name", "--chunk-size=3").stdout.split()
+            check(len(whole) > 3 and chunked == whole, "pods in chunks of 3 equal the whole list")
+            # A label selector selects what the labels say.
+            pods = json.loads(kubectl(url, "get", "pods", "-A", "-o", "json").stdout)["items"]
+            labelled = [p for p in pods if p["metadata"].get("labels")]
+            if labelled:
+                key, value = sorted(labelled[0]["metadata"]["labels"].items())[0]
+                want = sorted(p["metadata"]["name"] for p in pods
+                              if p["metadata"].get("labels", {}).get(key) == value)
+                got = json.loads(kubectl(url, "get", "pods", "-A", "-l", "%s=%s" % (key, value),
+                                         "-o", "json").stdout)["items"]
+                check(sorted(p["metadata"]["name"] for p in got) == want, "-l %s=%s" % (key, value))
+            name = pods[0]["metadata"]
+            got = kubectl(url, "get", "pods", "-n", name["namespace"],
+                          "--field-selector", "metadata.name=" + name["name"], "-o", "name").stdout.split()
+            check(got == ["pod/" + name["name"]], "--field-selector metadata.name")
+            one = kubectl(url, "get", "pod", "-n", name["namespace"], name["name"], "-o", "json")
+            check(json.loads(one.stdout)["metadata"]["name"] == name["name"], "get one pod")
+            # Bad input: API errors with their message, never a crash.
+            out = kubectl(srv.url("yesterday"), "get", "workloads", "-A")
+            check(out.returncode != 0, "kubectl fails at a malformed time")
+            code, body = raw(srv.url("yesterday") + "/api/v1/pods")
+            check(code == 400 and body.get("kind") == "Status" and "not an RFC 3339 time" in body.get("message", ""),
+                  "malformed time is a 400 Status: %r" % body)
+            out = kubectl(url, "get", "frobnicators")
+            check(out.returncode != 0 and "frobnicators" in out.stderr, "unknown kind: " + out.stderr)
+            out = kubectl(url, "get", "pod", "-n", name["namespace"], "no-such-pod")
+            check(out.returncode != 0 and 'pods "no-such-pod" not found' in out.stderr, "NotFound: " + out.stderr)
+            out = kubectl(url, "delete", "pod", "-n", name["namespace"], name["name"])
+            check(out.returncode != 0 and "read-only" in out.stderr, "delete refused: " + out.stderr)
+            code, first = raw(url + "/api/v1/pods?limit=1")
+            code, body = raw(srv.url("seq:%d" % (last // 3)) + "/api/v1/pods?limit=1&continue=" +
+                             first["metadata"]["continue"])
+            check(code == 400 and
+                  "continue token belongs to the list at seq" in body.get("message", ""),
+                  "a continue token from another moment is a 400 Status: %r" % body)
+            code, body = raw(url + "/api/v1/pods?limit=" + "9" * 40)
+            check(code == 400 and body.get("reason") == "BadRequest", "a huge limit is a 400 Status")
+            code, body = raw(url + "/apis/no.such.group/v1/things")
+            check(code == 404 and body.get("kind") == "Status", "an unknown group is a 404 Status")
+            code, body = raw("http://127.0.0.1:%d/at/now/api/v1/namespaces/%%2e%%2e/%%2e%%2e/secrets" % srv.port)
+            check(code == 404 and body.get("kind") == "Status", "path traversal is a 404 Status: %r" % body)
+            check(srv.proc.poll() is None, "serve is still running after bad input")
+        finally:
+            srv.stop()
+
+        # Watch: the recorded changes after the moment, in stream order.
+        srv = Server(demo)
+        try:
+            events = [json.loads(l) for l in open(os.environ["DEMO_STREAM"]) if l.strip()]
+            after = 10
+            want = ["%s %s" % (e["type"], e["object"]["metadata"]["name"])
+                    for e in events[after:] if e["object"].get("kind") == "Workload"]
+            proc = subprocess.Popen([KUBECTL, "--server", srv.url("seq:%d" % after), "get", "workloads",
+                                     "-A", "-w", "--output-watch-events"],
+                                    stdout=subprocess.PIPE, text=True)
+            got = []
+            deadline = time.time() + 30
+            while len(got) < len(want) and time.time() < deadline:
+                fields = proc.stdout.readline().split()
+                if len(fields) >= 3 and fields[0] != "EVENT":
+                    got.append("%s %s" % (fields[0], fields[2]))
+            proc.kill()
+            proc.wait()
+            check(got == want, "kubectl get -w sees the recorded changes in order:\n%r\n%r" % (got, want))
+        finally:
+            srv.stop()
+
+        # TLS: a token, or client certificates, guard the server (kubectl
+        # sends a token over https only).
+        pki = make_pki(tmp)
+        token = os.path.join(tmp, "token")
+        with open(token, "w") as f:
+            f.write("s3cret-token\n")
+        tls = ["--tls-cert", pki["server.crt"], "--tls-key", pki["server.key"]]
+        srv = Server(demo, "--token-file", token, *tls)
+        try:
+            https = srv.url("now").replace("http://", "https://")
+            ca = ["--certificate-authority", pki["ca.crt"]]
+            out = kubectl(https, *ca, "get", "clusterqueues", token="s3cret-token")
+            check(out.returncode == 0 and "team-a" in out.stdout, "the right token is let in: " + out.stderr)
+            out = kubectl(https, *ca, "get", "clusterqueues", token="wrong")
+            check(out.returncode != 0 and "a valid bearer token is required" in out.stderr,
+                  "a wrong token is refused: " + out.stderr)
+            context = ssl.create_default_context(cafile=pki["ca.crt"])
+            code, body = raw(https + "/api", token="s3cret-token-and-more", context=context)
+            check(code == 401 and body.get("reason") == "Unauthorized", "a longer token is refused: %r" % body)
+        finally:
+            srv.stop()
+        srv = Server(demo, *tls, "--tls-client-ca", pki["ca.crt"])
+        try:
+            https = srv.url("now").replace("http://", "https://")
+            ca = ["--certificate-authority", pki["ca.crt"]]
+            out = kubectl(https, *ca, "--client-certificate", pki["client.crt"], "--client-key",
+                          pki["client.key"], "get", "clusterqueues")
+            check(out.returncode == 0 and "team-a" in out.stdout, "a client certificate is let in: " + out.stderr)
+            out = kubectl(https, *ca, "get", "clusterqueues")
+            check(out.returncode != 0, "no client certificate, no answer")
+        finally:
+            srv.stop()
+        out = run(os.environ["LEDGER_QUERY"], "--ledger", demo, "serve", "--listen", "0.0.0.0:0")
+        check(out.returncode == 1 and "--token-file" in out.stderr,
+              "listening beyond loopback without a token is refused: " + out.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
