@@ -31,6 +31,7 @@ struct Demo {
   std::unique_ptr<serve::ResourceCatalog> catalog;
   serve::StateCache states;
   serve::QueryRunner query = cli::answerQuery;
+  serve::AnswerCache answers{64, 64ULL << 20};
 
   Demo() {
     dir = (std::filesystem::temp_directory_path() / ("serve-fuzz-" + std::to_string(::getpid())))
@@ -73,7 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto eq = kv.find('=');
     req.query.emplace(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
   }
-  serve::ServeContext ctx{*demo.ledger, *demo.catalog, demo.states, demo.query, 0};
+  serve::ServeContext ctx{*demo.ledger, *demo.catalog, demo.states, demo.query, demo.answers, 0};
   try {
     if (req.path.starts_with("/ledger/v1/")) {
       (void)serve::handleLedgerRequest(req, ctx);

@@ -14,6 +14,11 @@
 // live_phase.h); `--live-only` runs that alone.
 // Prints a markdown table per size and the scaling rows.
 //
+//   ledger-bench --ledger DIR --serve-load [--clients 200]
+//
+// puts `ledger-query serve` on that ledger under concurrent list requests
+// (serve_load.h) instead.
+//
 //   ledger-bench --ledger DIR [--queries N] [--runs N]
 //
 // measures an existing ledger instead (one too big to generate within the
@@ -36,6 +41,7 @@
 #include "tools/bench/live_phase.h"
 #include "tools/bench/phases.h"
 #include "tools/bench/raw_baseline.h"
+#include "tools/bench/serve_load.h"
 #include "tools/cli.h"
 #include "tools/generator/cluster_sim.h"
 
@@ -217,7 +223,9 @@ int main(int argc, char** argv) {
     ("batch", po::value<std::size_t>()->default_value(5000), "records per commit, ledger and baseline alike")
     ("keep", "keep the generated streams and databases")
     ("live-only", "generate and measure only the daemon's path (its peak RSS over the stream)")
-    ("ledger", po::value<std::string>(), "measure this existing ledger's read side instead");
+    ("ledger", po::value<std::string>(), "measure this existing ledger's read side instead")
+    ("serve-load", "with --ledger: concurrent list requests to ledger-query serve on it instead")
+    ("clients", po::value<int>()->default_value(200), "--serve-load: concurrent requests per round");
   // clang-format on
   po::variables_map vm;
   Config c;
@@ -244,6 +252,18 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "ledger-bench: " << e.what() << "\n" << opts;
     return ledger::cli::kExitUsage;
+  }
+  if (vm.count("ledger") && vm.count("serve-load")) {
+    ServeLoadOptions so;
+    so.ledgerDir = vm["ledger"].as<std::string>();
+    so.clients = std::max(1, vm["clients"].as<int>());
+    so.seed = c.seed;
+    try {
+      return runServeLoad(so, std::cout) ? ledger::cli::kExitOk : ledger::cli::kExitInput;
+    } catch (const std::exception& e) {
+      std::cerr << "ledger-bench: " << e.what() << "\n";
+      return ledger::cli::kExitInput;
+    }
   }
   if (vm.count("ledger"))
     return runExistingLedger(vm["ledger"].as<std::string>(), c.queries, c.runs, c.seed);

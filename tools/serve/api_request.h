@@ -7,8 +7,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ledger::serve {
+
+inline constexpr std::string_view kJsonType = "application/json; charset=utf-8";
 
 struct ApiRequest {
   std::string method = "GET";
@@ -40,7 +43,11 @@ struct WatchPlan {
 
 struct ApiResponse {
   int status = 200;
-  std::string contentType = "application/json";
+  // With its charset: cpp-httplib compresses a body only when the type is
+  // exactly "application/json", and then with Brotli at its slowest quality
+  // for any client that accepts it (browsers do), which cost more than the
+  // answer itself. The answers go uncompressed.
+  std::string contentType = std::string(kJsonType);
   std::string body;
   std::optional<WatchPlan> watch;  // set: stream it after `body` (initial events)
 };

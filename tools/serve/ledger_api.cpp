@@ -23,7 +23,9 @@ json stateAt(const Moment& moment, ServeContext& ctx) {
   QueryRequest q;
   q.command = "state";
   q.seq = moment.seq;
-  return parseAnswer(ctx.query(ctx.ledger, q));
+  // Records are immutable: the report after a seq is the same every time.
+  return parseAnswer(*ctx.answers.get("state:" + std::to_string(moment.seq),
+                                      [&] { return ctx.query(ctx.ledger, q); }));
 }
 
 json ownObject(const char* kind, const std::string& ns, const std::string& name,

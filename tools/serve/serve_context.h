@@ -15,6 +15,7 @@
 #include <string>
 
 #include "ledger/ledger.h"
+#include "tools/serve/answer_cache.h"
 #include "tools/serve/objects_at.h"
 #include "tools/serve/resource_catalog.h"
 
@@ -38,6 +39,7 @@ struct ServeContext {
   const ResourceCatalog& catalog;
   StateCache& states;
   const QueryRunner& query;
+  AnswerCache& answers;    // state reports and answers about past moments
   std::int64_t nowNs = 0;  // the wall clock, for /at/now
 };
 

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <openssl/crypto.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "tools/serve/api_error.h"
 #include "tools/serve/kube_api.h"
 #include "tools/serve/ledger_api.h"
+#include "tools/serve/moment.h"
 #include "tools/serve/watch_stream.h"
 
 namespace ledger::serve {
@@ -25,6 +27,8 @@ struct LedgerServer::Snapshot {
 };
 
 namespace {
+
+constexpr std::size_t kWorkers = 64;
 
 std::int64_t wallNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -62,9 +66,34 @@ bool tokenMatches(const std::string& expected, std::string_view header) {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
+// The key under which an answer about a past moment is kept (empty: not
+// kept). A moment inside the history cannot change: the record after it is
+// later than it, and every new record is later still. `now`, and a time at
+// or after the last record, can. The key names the seq and the time (AGE is
+// counted to it), the rest of the path, the query and the form asked.
+std::string cacheKey(const ApiRequest& req, const ServeContext& ctx) {
+  if (req.method != "GET" || !req.path.starts_with("/at/")) return {};
+  if (req.path.find("/watch/") != std::string::npos || req.param("watch")) return {};
+  const auto end = req.path.find('/', 4);
+  if (end == std::string::npos) return {};
+  const std::string text = req.path.substr(4, end - 4);
+  Moment m;
+  try {
+    m = resolveMoment(text, ctx.ledger, ctx.nowNs);
+  } catch (const ApiError&) {
+    return {};
+  }
+  if (m.now || (!text.starts_with("seq:") && m.seq >= ctx.ledger.lastSeq())) return {};
+  const TableRequest table = wantsTable(req.accept);
+  std::string key = std::to_string(m.seq) + "@" + std::to_string(m.timeNs) + req.path.substr(end);
+  for (const auto& [k, v] : req.query) key += "&" + k + "=" + v;
+  key += table.table ? "|" + table.apiVersion : "|json";
+  return key;
+}
+
 void sendError(httplib::Response& res, const ApiError& e) {
   res.status = e.code();
-  res.set_content(statusJson(e), "application/json");
+  res.set_content(statusJson(e), std::string(kJsonType).c_str());
 }
 
 }  // namespace
@@ -72,7 +101,8 @@ void sendError(httplib::Response& res, const ApiError& e) {
 LedgerServer::LedgerServer(ServeOptions options, QueryRunner query)
     : options_(std::move(options)),
       query_(std::move(query)),
-      states_(std::make_unique<StateCache>()) {}
+      states_(std::make_unique<StateCache>()),
+      answers_(std::make_unique<AnswerCache>(kAnswerEntries, kAnswerBytes)) {}
 
 LedgerServer::~LedgerServer() { stop(); }
 
@@ -113,7 +143,15 @@ void LedgerServer::start() {
   } else {
     server_ = std::make_unique<httplib::Server>();
   }
-  server_->new_task_queue = [] { return new httplib::ThreadPool(32); };
+  server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  // kubectl keeps its connection open between requests, and an open
+  // connection holds a worker until it idles out.
+  server_->set_keep_alive_timeout(2);
+  int listening = -1;
+  server_->set_socket_options([&listening](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listening = sock;
+  });
   server_->set_logger([](const httplib::Request& req, const httplib::Response& res) {
     spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
   });
@@ -128,9 +166,22 @@ void LedgerServer::start() {
     request.path = req.path;
     request.query.insert(req.params.begin(), req.params.end());
     request.accept = req.get_header_value("Accept");
-    ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, wallNs()};
+    ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, *answers_, wallNs()};
     try {
       ApiResponse answer;
+      if (const std::string key = cacheKey(request, ctx); !key.empty()) {
+        // "status\ncontent type\nbody"
+        const auto cached = answers_->get(key, [&] {
+          ApiResponse a = handleKubeRequest(request, ctx);
+          return std::to_string(a.status) + "\n" + a.contentType + "\n" + a.body;
+        });
+        const auto nl1 = cached->find('\n');
+        const auto nl2 = cached->find('\n', nl1 + 1);
+        res.status = std::stoi(cached->substr(0, nl1));
+        res.set_content(cached->data() + nl2 + 1, cached->size() - nl2 - 1,
+                        cached->substr(nl1 + 1, nl2 - nl1 - 1).c_str());
+        return;
+      }
       if (request.path.starts_with("/at/")) {
         answer = handleKubeRequest(request, ctx);
       } else if (request.path.starts_with("/ledger/v1/")) {
@@ -184,6 +235,10 @@ void LedgerServer::start() {
   }
   if (port_ < 0)
     throw std::runtime_error("--listen " + options_.listen + ": cannot bind (in use?)");
+  // The Debian build of cpp-httplib listens with a backlog of 5: a burst of
+  // connections past it has its SYNs dropped, and each client waits out TCP's
+  // retransmission (1 s, 3 s, 7 s, ...). Listening again raises the backlog.
+  if (listening >= 0) ::listen(listening, SOMAXCONN);
   listener_ = std::thread([this] { server_->listen_after_bind(); });
   follower_ = std::thread([this] { follow(); });
   spdlog::info("serving {} on {}://{}:{} (seq {})", options_.ledgerDir, tls ? "https" : "http",

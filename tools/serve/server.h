@@ -63,6 +63,10 @@ class LedgerServer {
   mutable std::mutex mu_;
   std::shared_ptr<const Snapshot> snapshot_;
   std::unique_ptr<StateCache> states_;
+  // Answers about past moments: a few hundred lists, at most this much.
+  static constexpr std::size_t kAnswerEntries = 512;
+  static constexpr std::size_t kAnswerBytes = 256ULL << 20;
+  std::unique_ptr<AnswerCache> answers_;
   std::unique_ptr<httplib::Server> server_;
   std::thread listener_, follower_;
   std::atomic<bool> stopping_{false};

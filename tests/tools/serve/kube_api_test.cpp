@@ -23,6 +23,7 @@ struct DemoApi {
   std::unique_ptr<ResourceCatalog> catalog;
   StateCache states;
   QueryRunner query = cli::answerQuery;
+  AnswerCache answers{64, 64ULL << 20};
 
   DemoApi() {
     ledger = ledger::testing::openLedger(dir.path("l"));
@@ -38,7 +39,7 @@ struct DemoApi {
     req.path = path;
     req.query = std::move(query);
     req.accept = accept;
-    ServeContext ctx{*ledger, *catalog, states, this->query, 0};
+    ServeContext ctx{*ledger, *catalog, states, this->query, answers, 0};
     return handleKubeRequest(req, ctx);
   }
 
