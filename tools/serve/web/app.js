@@ -9,8 +9,12 @@
 // For tests the DOM carries the numbers as attributes: every quota row
 // (data-cq, data-flavor, data-resource, data-reserved, data-admitted,
 // data-nominal, the state's own strings), #state[data-state-seq] once a state
-// has loaded, #findings[data-findings-count], #errors[data-error-count] and
+// has loaded, #findings[data-findings-count], #errors[data-error-count],
+// #charts[data-from, data-to, data-step] (the /usage asked for), the API
+// requests made per endpoint (body[data-requests-state], ...) and
 // body[data-ready="1"] once the first loads have finished (failed or not).
+// ?at=T chooses the moment (RFC 3339, seq:N or now); ?workload=NS/NAME opens
+// that workload's history.
 "use strict";
 
 (() => {
@@ -30,6 +34,7 @@
     range: null,          // {firstSeq, lastSeq, firstTime, lastTime} with firstMs/lastMs
     usage: null,          // the /usage answer, with fromMs/toMs/stepMs
     state: null,          // the /state answer shown
+    at: null,             // the moment it was asked for (?at=)
     momentMs: null,       // the moment shown (the state's at.time)
     charts: [],           // {figure, marker, x: ms -> px}
     stateRequest: null,   // the AbortController of the /state request in flight
@@ -93,7 +98,13 @@
 
   // GET a JSON answer of the API. A 4xx/5xx answer carries a Kubernetes
   // Status whose message, reason and code become the error's message.
+  const requests = {};
+
   async function getJson(path, signal) {
+    const endpoint = path.replace(/^\/|\?.*$/g, "");
+    requests[endpoint] = (requests[endpoint] || 0) + 1;
+    document.body.dataset[`requests${endpoint[0].toUpperCase()}${endpoint.slice(1)}`] =
+        String(requests[endpoint]);
     let response;
     try {
       response = await fetch(API + path, {signal, headers: {Accept: "application/json"}});
@@ -165,9 +176,13 @@
     return at && at.trim() ? at.trim() : "now";
   }
 
-  function rememberMoment(at) {
+  // The address names what is shown: ?at= the moment, ?workload= the panel.
+  function syncUrl() {
     const url = new URL(window.location.href);
-    url.searchParams.set("at", at);
+    if (view.at) url.searchParams.set("at", view.at);
+    const panel = $("workload-panel");
+    if (panel.hidden) url.searchParams.delete("workload");
+    else url.searchParams.set("workload", panel.dataset.workload);
     window.history.replaceState(null, "", url);
   }
 
@@ -241,6 +256,9 @@
     }
     const q = usageQuery(range);
     $("usage-step").textContent = `(step ${q.step})`;
+    section.dataset.from = isoSeconds(q.fromMs);
+    section.dataset.to = isoSeconds(q.toMs);
+    section.dataset.step = q.step;
     try {
       const usage = await getJson(`/usage?from=${encodeURIComponent(isoSeconds(q.fromMs))}` +
           `&to=${encodeURIComponent(isoSeconds(q.toMs))}&step=${q.step}`);
@@ -384,7 +402,8 @@
       const state = await getJson(`/state?at=${encodeURIComponent(at)}`, controller.signal);
       if (generation !== view.stateGeneration) return;
       setError("state", null);
-      rememberMoment(at);
+      view.at = at;
+      syncUrl();
       renderState(state);
     } catch (err) {
       if (err.name === "AbortError" || generation !== view.stateGeneration) return;
@@ -510,6 +529,7 @@
     panel.dataset.workload = target;
     panel.setAttribute("aria-busy", "true");
     $("workload-title").textContent = target;
+    syncUrl();
     $("workload-body").replaceChildren(el("p", {class: "muted"}, "loading…"));
     try {
       const history = await getJson(`/workload?target=${encodeURIComponent(target)}`);
@@ -570,12 +590,15 @@
     $("workload-close").addEventListener("click", () => {
       view.workloadGeneration++;
       $("workload-panel").hidden = true;
+      syncUrl();
     });
     document.addEventListener("keydown", (event) => {
       if (event.key === "Escape") $("workload-close").click();
     });
     $("errors").dataset.errorCount = "0";
-    await Promise.all([loadRange().then(loadUsage), loadState(momentFromUrl())]);
+    const workload = new URLSearchParams(window.location.search).get("workload");
+    await Promise.all([loadRange().then(loadUsage), loadState(momentFromUrl()),
+                       workload ? loadWorkload(workload) : null]);
     document.body.dataset.ready = "1";
   }
 
