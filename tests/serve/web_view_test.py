@@ -29,6 +29,7 @@ import html.parser
 import json
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -168,10 +169,22 @@ def chromium(browser, profile, url, *extra):
     args = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
             "--disable-extensions", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
             "--virtual-time-budget=10000", *extra, url]
-    run = subprocess.run(args, capture_output=True, text=True, timeout=180)
-    if run.returncode != 0:
-        raise RuntimeError(f"chromium exit {run.returncode}: {run.stderr[-2000:]}")
-    return run.stdout
+    # Its own session, so that the browser's helper processes go with it.
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        out, err = "", "timed out after 180 s"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    if proc.returncode != 0:
+        raise RuntimeError(f"chromium exit {proc.returncode}: {err[-2000:]}")
+    return out
 
 
 def load_page(browser, profile, base, params):
@@ -299,6 +312,18 @@ def main():
         return 1
     shots = os.environ.get("SCREENSHOT_DIR") or os.getcwd()
     f = Failures()
+    try:
+        run_all(f, browser, ingest, query, root, shots)
+    except (RuntimeError, subprocess.CalledProcessError) as err:
+        f.check(False, str(err))
+    if f.items:
+        print(f"{len(f.items)} failures")
+        return 1
+    print("web view: all checks passed")
+    return 0
+
+
+def run_all(f, browser, ingest, query, root, shots):
     with tempfile.TemporaryDirectory(prefix="web-view-") as tmp:
         demo = os.path.join(tmp, "demo")
         subprocess.run([ingest, "--ledger", demo, "--from",
@@ -321,11 +346,6 @@ def main():
             end = run_json(query, "--ledger", ledger, "state", "--at", "now", "-o", "json")
             check_ledger(f, browser, tmp, query, ledger,
                          [f"seq:{end['at']['seq'] // 2}", "now"], None, None)
-    if f.items:
-        print(f"{len(f.items)} failures")
-        return 1
-    print("web view: all checks passed")
-    return 0
 
 
 if __name__ == "__main__":
