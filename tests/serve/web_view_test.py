@@ -269,12 +269,19 @@ def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot):
         for at in moments:
             check_moment(f, browser, profile, base, query, ledger, at)
 
-        # The server's error reaches the page.
+        # The server's error (a Kubernetes Status) reaches the page, message and all.
+        try:
+            get(f"{base}/ledger/v1/state?at=yesterday")
+            status = None
+        except urllib.error.HTTPError as err:
+            status = json.loads(err.read())
+        f.check(status and status.get("code", 0) >= 400 and status.get("message"),
+                f"/ledger/v1/state?at=yesterday: not an error Status: {status}")
         dom = load_page(browser, profile, base, {"at": "yesterday"})
         f.check(dom.body.get("data-ready") == "1", "?at=yesterday: the page did not finish")
         f.check(dom.errors_box.get("data-error-count") == "1" and len(dom.error_texts) == 1
-                and "yesterday" in dom.error_texts[0],
-                f"?at=yesterday: the server's error is not shown: {dom.error_texts}")
+                and status and status.get("message", "?") in dom.error_texts[0],
+                f"?at=yesterday: the server's error {status} is not shown: {dom.error_texts}")
         print(f"ok ?at=yesterday shows: {dom.error_texts}")
 
         if workload:
