@@ -216,6 +216,10 @@ class Ledger {
   // forms the prefixes). Empty on a ledger without the family.
   [[nodiscard]] Status scanObjectIndex(std::string_view prefix,
                                        const std::function<void(std::string_view key)>& fn) const;
+  // The first object_index key at or after `from` (empty when there is
+  // none), so a reader can jump from one kind to the next (the kinds a
+  // ledger holds) instead of reading every record's key.
+  [[nodiscard]] Status seekObjectIndex(std::string_view from, std::string* key) const;
 
   // Derived data: checkpoints of the folded state (replay/fold/checkpoints.h),
   // stored with the chunks of object copies they introduce (chunk i under

@@ -189,6 +189,16 @@ Status Ledger::scanObjectIndex(std::string_view prefix,
   return fromRocks(it->status(), "reading object index");
 }
 
+Status Ledger::seekObjectIndex(std::string_view from, std::string* key) const {
+  key->clear();
+  auto* cf = family(format::kObjectIndexFamily);
+  if (cf == nullptr) return Status::ok();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf));
+  it->Seek(rocksdb::Slice(from.data(), from.size()));
+  if (it->Valid()) key->assign(it->key().data(), it->key().size());
+  return fromRocks(it->status(), "seeking object index");
+}
+
 Status Ledger::seqAtOrBefore(std::int64_t timeNs, std::uint64_t* seq) const {
   *seq = 0;
   std::unique_ptr<rocksdb::Iterator> it(

@@ -2,6 +2,8 @@
 //   state --at TIME | --seq N        the state report as of that moment
 //   usage --at TIME [--cluster-queue NAME]
 //   usage --from T1 --to T2 --step 5m [--cluster-queue NAME]   a time series
+//   serve [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F]
+//         a read-only Kubernetes API at any moment, and the web view
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
@@ -13,6 +15,7 @@
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "tools/query_commands.h"
+#include "tools/serve_command.h"
 
 namespace po = boost::program_options;
 using namespace ledger;
@@ -20,7 +23,7 @@ using namespace ledger;
 int main(int argc, char** argv) {
   po::options_description opts(
       "ledger-query COMMAND [options]\n"
-      "commands: state | usage | workload NS/NAME | report | admit\n"
+      "commands: state | usage | workload NS/NAME | report | admit | serve\n"
       "options");
   // clang-format off
   opts.add_options()
@@ -37,6 +40,11 @@ int main(int argc, char** argv) {
     ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace or workload")
     ("svg", po::value<std::string>(), "report: also write a usage chart to this SVG file")
     ("workload", po::value<std::string>(), "admit: a Workload (or Job) manifest file, YAML or JSON")
+    ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "serve: HOST:PORT (beyond loopback only with --token-file or client certificates)")
+    ("token-file", po::value<std::string>(), "serve: require this bearer token")
+    ("tls-cert", po::value<std::string>(), "serve: TLS certificate (PEM)")
+    ("tls-key", po::value<std::string>(), "serve: TLS private key (PEM)")
+    ("tls-client-ca", po::value<std::string>(), "serve: require client certificates signed by this CA")
     ("no-checkpoints", "fold from the start, ignoring checkpoints and usage rollups")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("command", po::value<std::string>()->default_value(""), "command")
@@ -68,7 +76,18 @@ int main(int argc, char** argv) {
     if (vm.count("workload")) args.workloadFile = vm["workload"].as<std::string>();
     args.by = vm["by"].as<std::string>();
     if (command.empty())
-      throw cli::UsageError("give a command: state, usage, workload, report or admit");
+      throw cli::UsageError("give a command: state, usage, workload, report, admit or serve");
+    if (command == "serve") {
+      serve::ServeOptions serveOptions;
+      serveOptions.ledgerDir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
+      serveOptions.listen = vm["listen"].as<std::string>();
+      if (vm.count("token-file")) serveOptions.tokenFile = vm["token-file"].as<std::string>();
+      if (vm.count("tls-cert")) serveOptions.tlsCert = vm["tls-cert"].as<std::string>();
+      if (vm.count("tls-key")) serveOptions.tlsKey = vm["tls-key"].as<std::string>();
+      if (vm.count("tls-client-ca"))
+        serveOptions.tlsClientCa = vm["tls-client-ca"].as<std::string>();
+      return cli::runServe(std::move(serveOptions));
+    }
     auto ledger = cli::openForReading(cli::resolveLedgerDir(vm["ledger"].as<std::string>()));
     return cli::runQuery(*ledger, command, args, std::cout);
   });

@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "ingest/kube/metrics.h"
 
@@ -32,6 +33,10 @@ class Server;
 }
 
 namespace ledger::kube {
+
+// "HOST:PORT", "[V6]:PORT" or ":PORT" -> (host without brackets, port).
+// Throws std::invalid_argument naming --listen for anything else.
+std::pair<std::string, int> parseListenAddress(const std::string& address);
 
 class HealthServer {
  public:

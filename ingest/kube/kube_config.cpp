@@ -62,10 +62,6 @@ std::string resolvePath(const std::string& p, const std::string& dir) {
   return (fs::path(dir) / p).string();
 }
 
-bool isLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
-}
-
 std::vector<std::string> splitPaths(const std::string& paths) {
   std::vector<std::string> out;
   std::stringstream s(paths);
@@ -81,6 +77,10 @@ std::vector<std::string> splitPaths(const std::string& paths) {
 // The *-data fields of a kubeconfig are []byte, which Go's encoding/json
 // reads as standard base64 (RFC 4648 with padding), the way kubectl does.
 // OpenSSL's decoder also skips the line breaks a folded YAML scalar keeps.
+bool isLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
 std::string decodeBase64(const std::string& text) {
   std::unique_ptr<EVP_ENCODE_CTX, decltype(&EVP_ENCODE_CTX_free)> ctx(EVP_ENCODE_CTX_new(),
                                                                       EVP_ENCODE_CTX_free);

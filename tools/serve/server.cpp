@@ -1,0 +1,220 @@
+#include "tools/serve/server.h"
+
+#include <httplib.h>
+#include <openssl/crypto.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "ingest/kube/health_server.h"
+#include "ingest/kube/kube_config.h"
+#include "ledger/sha256.h"
+#include "tools/serve/api_error.h"
+#include "tools/serve/kube_api.h"
+#include "tools/serve/ledger_api.h"
+#include "tools/serve/watch_stream.h"
+
+namespace ledger::serve {
+
+struct LedgerServer::Snapshot {
+  std::shared_ptr<const Ledger> ledger;
+  ResourceCatalog catalog;
+};
+
+namespace {
+
+std::int64_t wallNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::shared_ptr<const Ledger> openLedger(const std::string& dir) {
+  std::unique_ptr<Ledger> ledger;
+  Ledger::Options options;
+  options.createIfMissing = false;
+  options.readOnly = true;
+  Status st = Ledger::open(dir, options, &ledger);
+  if (!st.isOk()) throw std::runtime_error(st.toString());
+  return std::shared_ptr<const Ledger>(std::move(ledger));
+}
+
+std::string readToken(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("--token-file " + path + ": cannot be read");
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string token = s.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty()) throw std::invalid_argument("--token-file " + path + " is empty");
+  return token;
+}
+
+// Constant time in the token's content: both sides hashed to equal length.
+bool tokenMatches(const std::string& expected, std::string_view header) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (!header.starts_with(kBearer)) return false;
+  const Digest a = Sha256::of(expected);
+  const Digest b = Sha256::of(header.substr(kBearer.size()));
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+void sendError(httplib::Response& res, const ApiError& e) {
+  res.status = e.code();
+  res.set_content(statusJson(e), "application/json");
+}
+
+}  // namespace
+
+LedgerServer::LedgerServer(ServeOptions options, QueryRunner query)
+    : options_(std::move(options)),
+      query_(std::move(query)),
+      states_(std::make_unique<StateCache>()) {}
+
+LedgerServer::~LedgerServer() { stop(); }
+
+std::shared_ptr<const LedgerServer::Snapshot> LedgerServer::current() const {
+  std::lock_guard lock(mu_);
+  return snapshot_;
+}
+
+void LedgerServer::start() {
+  auto [host, port] = kube::parseListenAddress(options_.listen);
+  const bool tls = !options_.tlsCert.empty() || !options_.tlsKey.empty();
+  if (tls && (options_.tlsCert.empty() || options_.tlsKey.empty())) {
+    throw std::invalid_argument("--tls-cert and --tls-key go together");
+  }
+  if (!options_.tlsClientCa.empty() && !tls) {
+    throw std::invalid_argument("--tls-client-ca needs --tls-cert and --tls-key");
+  }
+  if (!options_.tokenFile.empty()) token_ = readToken(options_.tokenFile);
+  if (!kube::isLoopbackHost(host) && token_.empty() && options_.tlsClientCa.empty()) {
+    throw std::invalid_argument(
+        "--listen " + options_.listen +
+        " reaches beyond this machine, and the ledger holds Pod specs and their environment: "
+        "give --token-file, or TLS with client certificates (--tls-cert, --tls-key, "
+        "--tls-client-ca)");
+  }
+  auto first = std::make_shared<Snapshot>();
+  first->ledger = openLedger(options_.ledgerDir);
+  first->catalog = ResourceCatalog::discover(*first->ledger);
+  snapshot_ = std::move(first);
+
+  if (tls) {
+    server_ = std::make_unique<httplib::SSLServer>(
+        options_.tlsCert.c_str(), options_.tlsKey.c_str(),
+        options_.tlsClientCa.empty() ? nullptr : options_.tlsClientCa.c_str());
+    if (!server_->is_valid()) {
+      throw std::runtime_error("--tls-cert/--tls-key/--tls-client-ca: cannot be loaded");
+    }
+  } else {
+    server_ = std::make_unique<httplib::Server>();
+  }
+  server_->new_task_queue = [] { return new httplib::ThreadPool(32); };
+  server_->set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
+  });
+  const auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+    if (!token_.empty() && !tokenMatches(token_, req.get_header_value("Authorization"))) {
+      sendError(res, ApiError::unauthorized("a valid bearer token is required"));
+      return;
+    }
+    auto snap = current();
+    ApiRequest request;
+    request.method = req.method;
+    request.path = req.path;
+    request.query.insert(req.params.begin(), req.params.end());
+    request.accept = req.get_header_value("Accept");
+    ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, wallNs()};
+    try {
+      ApiResponse answer;
+      if (request.path.starts_with("/at/")) {
+        answer = handleKubeRequest(request, ctx);
+      } else if (request.path.starts_with("/ledger/v1/")) {
+        answer = handleLedgerRequest(request, ctx);
+      } else {
+        throw ApiError::notFound("path " + request.path +
+                                 " is not served: the API is under /at/{TIME}/, the ledger's "
+                                 "answers under /ledger/v1/, the web view at /");
+      }
+      res.status = answer.status;
+      if (!answer.watch) {
+        res.set_content(answer.body, answer.contentType);
+        return;
+      }
+      auto stream =
+          std::make_shared<WatchStream>(*answer.watch, [this] { return current()->ledger; });
+      auto initial = std::make_shared<std::string>(std::move(answer.body));
+      res.set_chunked_content_provider(
+          answer.contentType, [this, stream, initial](std::size_t, httplib::DataSink& sink) {
+            auto write = [&](std::string_view bytes) {
+              if (bytes.empty()) return sink.is_writable();
+              return sink.write(bytes.data(), bytes.size());
+            };
+            if (!initial->empty()) {
+              if (!write(*initial)) return false;
+              initial->clear();
+            }
+            if (stopping_ || !stream->next(write)) {
+              sink.done();
+            }
+            return true;
+          });
+    } catch (const ApiError& e) {
+      sendError(res, e);
+    } catch (const std::exception& e) {
+      spdlog::error("{} {}: {}", request.method, request.path, e.what());
+      sendError(res, ApiError::internal(e.what()));
+    }
+  };
+  server_->Get(".*", handler);
+  server_->Post(".*", handler);
+  server_->Put(".*", handler);
+  server_->Patch(".*", handler);
+  server_->Delete(".*", handler);
+  server_->Options(".*", handler);
+
+  if (port == 0) {
+    port_ = server_->bind_to_any_port(host);
+  } else {
+    port_ = server_->bind_to_port(host, port) ? port : -1;
+  }
+  if (port_ < 0)
+    throw std::runtime_error("--listen " + options_.listen + ": cannot bind (in use?)");
+  listener_ = std::thread([this] { server_->listen_after_bind(); });
+  follower_ = std::thread([this] { follow(); });
+  spdlog::info("serving {} on {}://{}:{} (seq {})", options_.ledgerDir, tls ? "https" : "http",
+               host, port_, current()->ledger->lastSeq());
+}
+
+void LedgerServer::follow() {
+  while (!stopping_) {
+    for (int waited = 0; waited < options_.followMs && !stopping_; waited += 50) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (stopping_) break;
+    try {
+      auto fresh = openLedger(options_.ledgerDir);
+      if (fresh->lastSeq() <= current()->ledger->lastSeq()) continue;
+      auto snap = std::make_shared<Snapshot>();
+      snap->catalog = ResourceCatalog::discover(*fresh);
+      snap->ledger = std::move(fresh);
+      std::lock_guard lock(mu_);
+      snapshot_ = std::move(snap);
+    } catch (const std::exception& e) {
+      spdlog::warn("following the ledger: {}", e.what());
+    }
+  }
+}
+
+void LedgerServer::stop() {
+  stopping_ = true;
+  if (server_) server_->stop();
+  if (listener_.joinable()) listener_.join();
+  if (follower_.joinable()) follower_.join();
+}
+
+}  // namespace ledger::serve

@@ -1,0 +1,72 @@
+// `ledger-query serve`: one long-running process that keeps a ledger open
+// read-only and answers over HTTP (kube_api.h under /at/{TIME}/, the
+// ledger's JSON under /ledger/v1/, the web view at /).
+//
+// Follows a live writer: every `followMs` it opens the ledger again when
+// more records were committed, and requests after that see them (a request
+// keeps the ledger it started with). Listens on loopback unless told
+// otherwise; any other address needs a bearer token (--token-file,
+// compared in constant time) or TLS with client certificates, since the
+// ledger holds Pod specs and their environment. Every request is logged
+// with its method, path, status and time.
+//
+// Ownership: owns the server, its threads and the open ledger. start() and
+// stop() from one thread; handlers run on the server's threads. Errors:
+// start() throws std::invalid_argument for options that would expose the
+// ledger or a malformed address, std::runtime_error when the ledger cannot
+// be opened or the address bound.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "ledger/ledger.h"
+#include "tools/serve/serve_context.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace ledger::serve {
+
+struct ServeOptions {
+  std::string ledgerDir;
+  std::string listen = "127.0.0.1:9480";
+  std::string tokenFile;
+  std::string tlsCert, tlsKey, tlsClientCa;
+  int followMs = 1000;
+};
+
+class LedgerServer {
+ public:
+  LedgerServer(ServeOptions options, QueryRunner query);
+  ~LedgerServer();
+  LedgerServer(const LedgerServer&) = delete;
+  LedgerServer& operator=(const LedgerServer&) = delete;
+
+  void start();
+  void stop();  // idempotent
+  int port() const { return port_; }
+
+ private:
+  struct Snapshot;  // an open ledger and its catalog
+  std::shared_ptr<const Snapshot> current() const;
+  void follow();
+
+  ServeOptions options_;
+  QueryRunner query_;
+  std::string token_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::unique_ptr<StateCache> states_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread listener_, follower_;
+  std::atomic<bool> stopping_{false};
+  int port_ = 0;
+};
+
+}  // namespace ledger::serve

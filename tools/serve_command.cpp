@@ -1,0 +1,58 @@
+#include "tools/serve_command.h"
+
+#include <csignal>
+#include <sstream>
+#include <thread>
+
+#include "tools/cli.h"
+#include "tools/query_commands.h"
+#include "tools/serve/api_error.h"
+
+namespace ledger::cli {
+
+namespace {
+
+volatile std::sig_atomic_t stopRequested = 0;
+
+void onSignal(int) { stopRequested = 1; }
+
+}  // namespace
+
+std::string answerQuery(const Ledger& ledger, const serve::QueryRequest& q) {
+  QueryArgs args;
+  args.output = OutputFormat::kJson;
+  args.seq = q.seq;
+  args.target = q.target;
+  try {
+    if (!q.from.empty()) args.from = parseTimeArg(q.from, "from");
+    if (!q.to.empty()) args.to = parseTimeArg(q.to, "to");
+    if (!q.step.empty()) {
+      args.stepText = q.step;
+      args.stepNs = parseStepArg(q.step, "step");
+    }
+    if (!q.clusterQueue.empty()) args.clusterQueue = q.clusterQueue;
+    std::ostringstream out;
+    runQuery(ledger, q.command, args, out);
+    return out.str();
+  } catch (const UsageError& e) {
+    throw serve::ApiError::badRequest(e.what());
+  }
+}
+
+int runServe(serve::ServeOptions options) {
+  serve::LedgerServer server(std::move(options), answerQuery);
+  try {
+    server.start();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  } catch (const std::runtime_error& e) {
+    throw ProgramError(e.what(), kExitUsage);
+  }
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  while (!stopRequested) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  server.stop();
+  return 0;
+}
+
+}  // namespace ledger::cli
