@@ -8,6 +8,7 @@ packages=(
   libboost-program-options-dev catch2 libssl-dev libyaml-cpp-dev libcurl4-openssl-dev libpugixml-dev libcpp-httplib-dev
   libsimdjson-dev libjemalloc-dev libxxhash-dev libre2-dev
   prometheus python3-yaml
+  chromium  # the web view's browser test (tests/serve/web_view_test.py)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -18,6 +18,7 @@
 #include "tools/serve/ledger_api.h"
 #include "tools/serve/moment.h"
 #include "tools/serve/watch_stream.h"
+#include "tools/serve/web_assets.h"
 
 namespace ledger::serve {
 
@@ -186,6 +187,11 @@ void LedgerServer::start() {
         answer = handleKubeRequest(request, ctx);
       } else if (request.path.starts_with("/ledger/v1/")) {
         answer = handleLedgerRequest(request, ctx);
+      } else if (const WebAsset* asset = findWebAsset(request.path);
+                 asset != nullptr && request.method == "GET") {
+        res.status = 200;
+        res.set_content(asset->body.data(), asset->body.size(), std::string(asset->contentType));
+        return;
       } else {
         throw ApiError::notFound("path " + request.path +
                                  " is not served: the API is under /at/{TIME}/, the ledger's "

@@ -1,0 +1,607 @@
+// The ledger's web view: the state at a chosen moment and the usage over the
+// ledger's whole range, read from ledger-query serve's JSON API on the same
+// origin. Plain JavaScript, no external files: it works offline.
+//
+// First load: /range, then one /usage (the whole range, ~100-300 points per
+// series) and one /state (the moment of ?at=, else now). Moving the moment
+// reloads only /state; clicking a workload loads its /workload history.
+//
+// For tests the DOM carries the numbers as attributes: every quota row
+// (data-cq, data-flavor, data-resource, data-reserved, data-admitted,
+// data-nominal, the state's own strings), #state[data-state-seq] once a state
+// has loaded, #findings[data-findings-count], #errors[data-error-count],
+// #charts[data-from, data-to, data-step] (the /usage asked for), the API
+// requests made per endpoint (body[data-requests-state], ...) and
+// body[data-ready="1"] once the first loads have finished (failed or not).
+// ?at=T chooses the moment (RFC 3339, seq:N or now); ?workload=NS/NAME opens
+// that workload's history.
+"use strict";
+
+(() => {
+  const API = "/ledger/v1";
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  const MAX_WORKLOAD_ROWS = 500;
+  const MAX_FINDING_ROWS = 1000;
+  // Usage steps the page picks from: the first at least range/200 long.
+  const STEPS = [
+    ["1m", 60], ["5m", 300], ["15m", 900], ["1h", 3600], ["6h", 21600], ["1d", 86400],
+    ["1w", 604800],
+  ];
+
+  const $ = (id) => document.getElementById(id);
+
+  const view = {
+    range: null,          // {firstSeq, lastSeq, firstTime, lastTime} with firstMs/lastMs
+    usage: null,          // the /usage answer, with fromMs/toMs/stepMs
+    state: null,          // the /state answer shown
+    at: null,             // the moment it was asked for (?at=)
+    momentMs: null,       // the moment shown (the state's at.time)
+    charts: [],           // {figure, marker, x: ms -> px}
+    stateRequest: null,   // the AbortController of the /state request in flight
+    stateGeneration: 0,
+    workloadGeneration: 0,
+  };
+
+  // ---- DOM helpers --------------------------------------------------------
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    setAttrs(node, attrs);
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : String(child));
+    }
+    return node;
+  }
+
+  function svg(tag, attrs, ...children) {
+    const node = document.createElementNS(SVG_NS, tag);
+    setAttrs(node, attrs);
+    for (const child of children.flat()) {
+      if (child === null || child === undefined) continue;
+      node.append(child instanceof Node ? child : String(child));
+    }
+    return node;
+  }
+
+  function setAttrs(node, attrs) {
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.setAttribute("class", value);
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+
+  function fillBody(table, rows) {
+    const body = table.tBodies[0];
+    body.replaceChildren(...rows);
+  }
+
+  // ---- errors -------------------------------------------------------------
+
+  // One message per source (range, usage, state, workload); a later success
+  // of the same source clears it.
+  const errors = new Map();
+
+  function setError(source, error) {
+    if (error) errors.set(source, error);
+    else errors.delete(source);
+    const box = $("errors");
+    box.replaceChildren(...[...errors].map(([what, err]) =>
+      el("div", {class: "error", "data-source": what},
+         el("strong", {}, `${what}: `), err.message)));
+    box.dataset.errorCount = String(errors.size);
+  }
+
+  class ApiError extends Error {}
+
+  // GET a JSON answer of the API. A 4xx/5xx answer carries a Kubernetes
+  // Status whose message, reason and code become the error's message.
+  const requests = {};
+
+  async function getJson(path, signal) {
+    const endpoint = path.replace(/^\/|\?.*$/g, "");
+    requests[endpoint] = (requests[endpoint] || 0) + 1;
+    document.body.dataset[`requests${endpoint[0].toUpperCase()}${endpoint.slice(1)}`] =
+        String(requests[endpoint]);
+    let response;
+    try {
+      response = await fetch(API + path, {signal, headers: {Accept: "application/json"}});
+    } catch (err) {
+      if (err.name === "AbortError") throw err;
+      throw new ApiError(`GET ${API}${path}: the server did not answer (${err.message})`);
+    }
+    const text = await response.text();
+    let body = null;
+    try {
+      body = JSON.parse(text);
+    } catch (err) {
+      if (response.ok) throw new ApiError(`GET ${API}${path}: not JSON (${err.message})`);
+    }
+    if (!response.ok) {
+      const status = body && typeof body === "object" ? body : {};
+      const detail = status.message || text.trim() || response.statusText;
+      const reason = status.reason ? ` ${status.reason}` : "";
+      throw new ApiError(`GET ${API}${path}: HTTP ${response.status}${reason}: ${detail}`);
+    }
+    return body;
+  }
+
+  // ---- times and quantities -----------------------------------------------
+
+  const isoSeconds = (ms) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const shortTime = (ms) => isoSeconds(ms).replace("T", " ").replace(/:00Z$|Z$/, "");
+
+  const SUFFIX = {
+    n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+    Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+  };
+
+  // A Kubernetes quantity ("128Gi", "500m", "1.5", "1e3") as a number; NaN
+  // when it is not one. For bars and axes only: the tables show the strings.
+  function parseQuantity(text) {
+    if (text === null || text === undefined) return NaN;
+    const m = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/
+        .exec(String(text).trim());
+    if (!m) return NaN;
+    if (m[2]) return Number(m[1] + m[2]);
+    return Number(m[1]) * SUFFIX[m[3] || ""];
+  }
+
+  const trim = (n, digits) => String(Number(n.toFixed(digits)));
+
+  // A number of the resource's units, short: binary units for memory.
+  function formatAmount(value, resource) {
+    if (!Number.isFinite(value)) return "?";
+    const abs = Math.abs(value);
+    if (/memory|storage|bytes/i.test(resource || "") && abs >= 1024) {
+      for (const unit of ["Ei", "Pi", "Ti", "Gi", "Mi", "Ki"]) {
+        if (abs >= SUFFIX[unit]) return trim(value / SUFFIX[unit], 2) + unit;
+      }
+    }
+    for (const unit of ["E", "P", "T", "G", "M", "k"]) {
+      if (abs >= SUFFIX[unit] * 10) return trim(value / SUFFIX[unit], 2) + unit;
+    }
+    return trim(value, 3);
+  }
+
+  const formatUsageMap = (map) =>
+    Object.entries(map || {}).map(([resource, amount]) => `${resource} ${amount}`).join(", ");
+
+  // ---- the moment -----------------------------------------------------------
+
+  function momentFromUrl() {
+    const at = new URLSearchParams(window.location.search).get("at");
+    return at && at.trim() ? at.trim() : "now";
+  }
+
+  // The address names what is shown: ?at= the moment, ?workload= the panel.
+  function syncUrl() {
+    const url = new URL(window.location.href);
+    if (view.at) url.searchParams.set("at", view.at);
+    const panel = $("workload-panel");
+    if (panel.hidden) url.searchParams.delete("workload");
+    else url.searchParams.set("workload", panel.dataset.workload);
+    window.history.replaceState(null, "", url);
+  }
+
+  function setupMomentControls() {
+    const slider = $("moment-slider");
+    const text = $("moment-text");
+    slider.addEventListener("input", () => {
+      const ms = Number(slider.value) * 1000;
+      text.value = isoSeconds(ms);
+      moveMarkers(ms);
+    });
+    slider.addEventListener("change", () => loadState(isoSeconds(Number(slider.value) * 1000)));
+    $("moment").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const at = text.value.trim();
+      if (at) loadState(at);
+    });
+    $("moment-now").addEventListener("click", () => loadState("now"));
+  }
+
+  function showMoment(ms) {
+    view.momentMs = ms;
+    const slider = $("moment-slider");
+    if (!slider.disabled) slider.value = String(Math.round(ms / 1000));
+    moveMarkers(ms);
+  }
+
+  // ---- /range ---------------------------------------------------------------
+
+  async function loadRange() {
+    try {
+      const range = await getJson("/range");
+      range.firstMs = Date.parse(range.firstTime);
+      range.lastMs = Date.parse(range.lastTime);
+      if (!Number.isFinite(range.firstMs) || !Number.isFinite(range.lastMs)) {
+        throw new ApiError(`GET ${API}/range: no times in ${JSON.stringify(range)}`);
+      }
+      view.range = range;
+      setError("range", null);
+      $("range").textContent = `seq ${range.firstSeq}–${range.lastSeq} · ` +
+          `${range.firstTime} – ${range.lastTime}`;
+      const slider = $("moment-slider");
+      slider.min = String(Math.floor(range.firstMs / 1000));
+      slider.max = String(Math.ceil(range.lastMs / 1000));
+      slider.disabled = false;
+      if (view.momentMs !== null) showMoment(view.momentMs);
+      return range;
+    } catch (err) {
+      $("range").textContent = "range unknown";
+      setError("range", err);
+      return null;
+    }
+  }
+
+  // ---- /usage and the charts ------------------------------------------------
+
+  function usageQuery(range) {
+    const span = Math.max(0, range.lastMs - range.firstMs) / 1000;
+    const [step, seconds] = STEPS.find(([, s]) => s * 200 >= span) || STEPS[STEPS.length - 1];
+    const stepMs = seconds * 1000;
+    const fromMs = Math.floor(range.firstMs / stepMs) * stepMs;
+    const toMs = Math.floor(range.lastMs / stepMs) * stepMs + stepMs;
+    return {step, stepMs, fromMs, toMs};
+  }
+
+  async function loadUsage(range) {
+    const section = $("charts");
+    if (!range) {
+      section.removeAttribute("aria-busy");
+      return;
+    }
+    const q = usageQuery(range);
+    $("usage-step").textContent = `(step ${q.step})`;
+    section.dataset.from = isoSeconds(q.fromMs);
+    section.dataset.to = isoSeconds(q.toMs);
+    section.dataset.step = q.step;
+    try {
+      const usage = await getJson(`/usage?from=${encodeURIComponent(isoSeconds(q.fromMs))}` +
+          `&to=${encodeURIComponent(isoSeconds(q.toMs))}&step=${q.step}`);
+      usage.fromMs = Date.parse(usage.from) || q.fromMs;
+      usage.toMs = Date.parse(usage.to) || q.toMs;
+      usage.stepMs = q.stepMs;
+      view.usage = usage;
+      setError("usage", null);
+      renderCharts(usage);
+    } catch (err) {
+      setError("usage", err);
+      $("charts-body").replaceChildren(el("p", {class: "muted"}, "no usage series"));
+    } finally {
+      section.removeAttribute("aria-busy");
+    }
+  }
+
+  const CHART = {width: 320, height: 120, left: 50, right: 8, top: 8, bottom: 20};
+
+  function renderCharts(usage) {
+    view.charts = [];
+    const byQueue = new Map();
+    for (const series of usage.series || []) {
+      if (!byQueue.has(series.clusterQueue)) byQueue.set(series.clusterQueue, []);
+      byQueue.get(series.clusterQueue).push(series);
+    }
+    const groups = [...byQueue].map(([queue, list]) =>
+      el("div", {class: "cq-charts", "data-cq": queue},
+         el("h3", {}, queue),
+         el("div", {class: "chart-row"}, list.map((series) => renderChart(usage, series)))));
+    $("charts-body").replaceChildren(
+        ...(groups.length ? groups : [el("p", {class: "muted"}, "no ClusterQueue has quota")]));
+    if (view.momentMs !== null) moveMarkers(view.momentMs);
+  }
+
+  // Step lines: each point is the mean over [time, time + step).
+  function stepPath(points, key, x, y, toMs) {
+    let d = "";
+    points.forEach((p, i) => {
+      const v = p[key];
+      const x0 = x(p.ms);
+      const x1 = x(i + 1 < points.length ? points[i + 1].ms : toMs);
+      d += (i === 0 ? `M${x0.toFixed(1)},${y(v).toFixed(1)}` : `V${y(v).toFixed(1)}`) +
+          `H${x1.toFixed(1)}`;
+    });
+    return d;
+  }
+
+  function renderChart(usage, series) {
+    const points = (series.points || []).map((p) => ({
+      ms: Date.parse(p.time),
+      time: p.time,
+      reserved: parseQuantity(p.reserved),
+      admitted: parseQuantity(p.admitted),
+      nominal: parseQuantity(p.nominal),
+    }));
+    const {width, height, left, right, top, bottom} = CHART;
+    const fromMs = usage.fromMs;
+    const toMs = usage.toMs;
+    let max = 0;
+    for (const p of points) {
+      for (const v of [p.reserved, p.admitted, p.nominal]) if (Number.isFinite(v)) max = Math.max(max, v);
+    }
+    if (max <= 0) max = 1;
+    max *= 1.08;
+    const x = (ms) => left + (width - left - right) * (ms - fromMs) / Math.max(1, toMs - fromMs);
+    const y = (v) => top + (height - top - bottom) * (1 - (Number.isFinite(v) ? v : 0) / max);
+    const resource = series.resource;
+    const readout = el("span", {class: "readout muted"});
+    const marker = svg("line", {class: "marker", y1: top, y2: height - bottom, x1: -10, x2: -10});
+    const plot = svg("svg", {
+      viewBox: `0 0 ${width} ${height}`, width, height, role: "img",
+      "aria-label": `${series.clusterQueue} ${series.flavor} ${resource}: reserved, admitted and nominal`,
+    },
+      svg("rect", {class: "plot", x: left, y: top, width: width - left - right,
+                   height: height - top - bottom}),
+      svg("line", {class: "axis", x1: left, x2: width - right, y1: y(0), y2: y(0)}),
+      svg("text", {class: "tick", x: left - 4, y: y(0) + 4, "text-anchor": "end"}, "0"),
+      svg("text", {class: "tick", x: left - 4, y: top + 8, "text-anchor": "end"},
+          formatAmount(max / 1.08, resource)),
+      svg("line", {class: "grid", x1: left, x2: width - right, y1: y(max / 1.08), y2: y(max / 1.08)}),
+      svg("text", {class: "tick", x: left, y: height - 6}, shortTime(fromMs)),
+      svg("text", {class: "tick", x: width - right, y: height - 6, "text-anchor": "end"},
+          shortTime(toMs)),
+      svg("path", {class: "line nominal", d: stepPath(points, "nominal", x, y, toMs)}),
+      svg("path", {class: "line reserved", d: stepPath(points, "reserved", x, y, toMs)}),
+      svg("path", {class: "line admitted", d: stepPath(points, "admitted", x, y, toMs)}),
+      marker);
+
+    const timeAt = (event) => {
+      const box = plot.getBoundingClientRect();
+      const px = (event.clientX - box.left) * width / box.width;
+      const ms = fromMs + (px - left) / (width - left - right) * (toMs - fromMs);
+      return Math.min(Math.max(ms, fromMs), toMs);
+    };
+    plot.addEventListener("mousemove", (event) => {
+      const ms = timeAt(event);
+      const i = Math.min(points.length - 1, Math.max(0, Math.floor((ms - fromMs) / usage.stepMs)));
+      const p = points[i];
+      if (!p) return;
+      readout.textContent = `${shortTime(p.ms)}: reserved ${formatAmount(p.reserved, resource)}, ` +
+          `admitted ${formatAmount(p.admitted, resource)}, nominal ${formatAmount(p.nominal, resource)}`;
+    });
+    plot.addEventListener("mouseleave", () => { readout.textContent = ""; });
+    plot.addEventListener("click", (event) => {
+      let ms = timeAt(event);
+      if (view.range) ms = Math.min(Math.max(ms, view.range.firstMs), view.range.lastMs);
+      loadState(isoSeconds(Math.round(ms / 1000) * 1000));
+    });
+
+    const figure = el("figure", {
+      class: "chart", "data-cq": series.clusterQueue, "data-flavor": series.flavor,
+      "data-resource": resource, "data-points": points.length,
+    }, el("figcaption", {}, el("span", {class: "series-name"}, `${series.flavor} · ${resource}`), " ",
+          readout), plot);
+    view.charts.push({marker, x, fromMs, toMs});
+    return figure;
+  }
+
+  function moveMarkers(ms) {
+    for (const chart of view.charts) {
+      const inside = ms >= chart.fromMs && ms <= chart.toMs;
+      const px = inside ? chart.x(ms).toFixed(1) : -10;
+      chart.marker.setAttribute("x1", px);
+      chart.marker.setAttribute("x2", px);
+      chart.marker.setAttribute("data-at", isoSeconds(ms));
+    }
+  }
+
+  // ---- /state ---------------------------------------------------------------
+
+  async function loadState(at) {
+    if (view.stateRequest) view.stateRequest.abort();
+    const controller = new AbortController();
+    view.stateRequest = controller;
+    const generation = ++view.stateGeneration;
+    const section = $("state");
+    section.setAttribute("aria-busy", "true");
+    $("moment-text").value = at;
+    try {
+      const state = await getJson(`/state?at=${encodeURIComponent(at)}`, controller.signal);
+      if (generation !== view.stateGeneration) return;
+      setError("state", null);
+      view.at = at;
+      syncUrl();
+      renderState(state);
+    } catch (err) {
+      if (err.name === "AbortError" || generation !== view.stateGeneration) return;
+      setError("state", err);
+    } finally {
+      if (generation === view.stateGeneration) {
+        section.removeAttribute("aria-busy");
+        view.stateRequest = null;
+      }
+    }
+  }
+
+  function renderState(state) {
+    view.state = state;
+    const section = $("state");
+    const at = state.at || {};
+    section.dataset.stateSeq = String(at.seq);
+    section.dataset.stateTime = String(at.time);
+    $("state-at").textContent = `${at.time} (seq ${at.seq})`;
+    $("state-digest").textContent = state.digest ? `digest ${state.digest}` : "";
+    const ms = Date.parse(at.time);
+    if (Number.isFinite(ms)) showMoment(ms);
+
+    const queues = state.clusterQueues || [];
+    fillBody($("cq-table"), queues.map((cq) => {
+      const w = cq.workloads || {};
+      const held = (cq.draHeld && cq.draHeld.counters) || [];
+      return el("tr", {"data-cq": cq.name},
+        el("td", {}, cq.name), el("td", {}, cq.cohort || ""),
+        el("td", {class: "num"}, w.pending), el("td", {class: "num"}, w.reserved),
+        el("td", {class: "num"}, w.admitted),
+        el("td", {class: "num"}, cq.draHeld ? cq.draHeld.devices : ""),
+        el("td", {}, held.map((c) => `${c.driver} ${c.counter} ${c.consumed}`).join(", ")));
+    }));
+
+    const quotaRows = [];
+    for (const cq of queues) {
+      for (const q of cq.quotas || []) {
+        const reserved = parseQuantity(q.reserved);
+        const nominal = parseQuantity(q.nominal);
+        const share = nominal > 0 ? reserved / nominal : (reserved > 0 ? Infinity : 0);
+        const over = share > 1;
+        quotaRows.push(el("tr", {
+          "data-cq": cq.name, "data-flavor": q.flavor, "data-resource": q.resource,
+          "data-reserved": q.reserved, "data-admitted": q.admitted, "data-nominal": q.nominal,
+          class: over ? "over" : null,
+        },
+          el("td", {}, cq.name), el("td", {}, q.flavor), el("td", {}, q.resource),
+          el("td", {class: "num"}, q.reserved), el("td", {class: "num"}, q.admitted),
+          el("td", {class: "num"}, q.nominal),
+          el("td", {class: "num"}, q.borrowingLimit ?? "—"),
+          el("td", {class: "num"}, q.lendingLimit ?? "—"),
+          el("td", {class: "bar-cell"},
+             el("div", {class: "bar"},
+                el("div", {class: over ? "fill over" : "fill",
+                           style: `width:${Math.min(100, share * 100).toFixed(1)}%`})),
+             el("span", {class: "pct"},
+                Number.isFinite(share) ? `${Math.round(share * 100)}%` : "∞"))));
+      }
+    }
+    fillBody($("quota-table"), quotaRows);
+
+    renderWorkloads();
+
+    fillBody($("pool-table"), (state.pools || []).map((p) => el("tr", {
+      "data-driver": p.driver, "data-pool": p.pool, "data-devices": p.devices,
+      "data-allocated": (p.allocations || []).length,
+    },
+      el("td", {}, p.driver), el("td", {}, p.pool), el("td", {class: "num"}, p.generation),
+      el("td", {}, p.complete ? "yes" : "no"), el("td", {class: "num"}, p.resourceSliceCount),
+      el("td", {class: "num"}, p.devices), el("td", {class: "num"}, (p.allocations || []).length),
+      el("td", {}, el("ul", {class: "counters"}, (p.counters || []).map((c) => {
+        const share = parseQuantity(c.consumed) / parseQuantity(c.capacity);
+        return el("li", {
+          "data-counter-set": c.counterSet, "data-counter": c.counter,
+          "data-consumed": c.consumed, "data-capacity": c.capacity,
+          class: share > 1 ? "over" : null,
+        }, `${c.counterSet}/${c.counter}: ${c.consumed} / ${c.capacity}`);
+      }))))));
+
+    const findings = state.findings || [];
+    $("findings").dataset.findingsCount = String(findings.length);
+    $("findings-count").textContent = findings.length > MAX_FINDING_ROWS
+        ? `(${findings.length}, the first ${MAX_FINDING_ROWS} shown)` : `(${findings.length})`;
+    fillBody($("finding-table"), findings.slice(0, MAX_FINDING_ROWS).map((f) =>
+      el("tr", {"data-type": f.type},
+         el("td", {}, f.type), el("td", {}, f.object), el("td", {}, f.message))));
+    highlightHistory();
+  }
+
+  function renderWorkloads() {
+    const all = (view.state && view.state.workloads) || [];
+    const filter = $("workload-filter").value.trim().toLowerCase();
+    const matching = filter
+      ? all.filter((w) => [`${w.namespace}/${w.name}`, w.clusterQueue, w.localQueue, w.state]
+          .some((s) => String(s || "").toLowerCase().includes(filter)))
+      : all;
+    const shown = matching.slice(0, MAX_WORKLOAD_ROWS);
+    $("workload-count").textContent = matching.length > shown.length
+      ? `(${matching.length} of ${all.length}, the first ${shown.length} shown)`
+      : filter ? `(${matching.length} of ${all.length})` : `(${all.length})`;
+    fillBody($("workload-table"), shown.map((w) => {
+      const target = `${w.namespace}/${w.name}`;
+      const open = () => loadWorkload(target);
+      return el("tr", {
+        "data-workload": target, "data-state": w.state, "data-cq": w.clusterQueue,
+        tabindex: 0, onclick: open,
+        onkeydown: (event) => { if (event.key === "Enter") open(); },
+      },
+        el("td", {}, target), el("td", {}, w.state), el("td", {}, w.clusterQueue),
+        el("td", {}, w.localQueue), el("td", {}, formatUsageMap(w.recorded)),
+        el("td", {}, formatUsageMap(w.computed)),
+        el("td", {class: "errors-cell"}, (w.errors || []).join("; ")));
+    }));
+  }
+
+  // ---- /workload ------------------------------------------------------------
+
+  async function loadWorkload(target) {
+    const generation = ++view.workloadGeneration;
+    const panel = $("workload-panel");
+    panel.hidden = false;
+    panel.dataset.workload = target;
+    panel.setAttribute("aria-busy", "true");
+    $("workload-title").textContent = target;
+    syncUrl();
+    $("workload-body").replaceChildren(el("p", {class: "muted"}, "loading…"));
+    try {
+      const history = await getJson(`/workload?target=${encodeURIComponent(target)}`);
+      if (generation !== view.workloadGeneration) return;
+      setError("workload", null);
+      renderHistory(history);
+    } catch (err) {
+      if (generation !== view.workloadGeneration) return;
+      setError("workload", err);
+      $("workload-body").replaceChildren(el("p", {class: "error"}, err.message));
+    } finally {
+      if (generation === view.workloadGeneration) panel.removeAttribute("aria-busy");
+    }
+  }
+
+  function renderHistory(history) {
+    const changes = history.changes || [];
+    const panel = $("workload-panel");
+    panel.dataset.changes = String(changes.length);
+    const rows = changes.map((c) => el("tr", {"data-seq": c.seq, "data-event": c.event},
+      el("td", {}, el("button", {
+        type: "button", class: "link", title: "show the state at this change",
+        onclick: () => loadState(`seq:${c.seq}`),
+      }, c.time)),
+      el("td", {class: "num"}, c.seq), el("td", {}, c.event), el("td", {}, c.state),
+      el("td", {}, c.clusterQueue), el("td", {}, formatUsageMap(c.usage)),
+      el("td", {class: "detail"}, c.detail)));
+    $("workload-body").replaceChildren(
+      changes.length
+        ? el("table", {class: "data history"},
+             el("thead", {}, el("tr", {},
+                ["time", "seq", "event", "state", "ClusterQueue", "usage", "detail"]
+                    .map((h) => el("th", {}, h)))),
+             el("tbody", {}, rows))
+        : el("p", {class: "muted"}, "no changes"));
+    highlightHistory();
+  }
+
+  // Marks the changes up to the state shown, and the last of them.
+  function highlightHistory() {
+    const seq = view.state && view.state.at ? Number(view.state.at.seq) : Infinity;
+    const rows = [...document.querySelectorAll("#workload-body tr[data-seq]")];
+    let last = null;
+    for (const row of rows) {
+      const past = Number(row.dataset.seq) <= seq;
+      row.classList.toggle("future", !past);
+      row.classList.remove("current");
+      if (past) last = row;
+    }
+    if (last) last.classList.add("current");
+  }
+
+  // ---- start ----------------------------------------------------------------
+
+  async function start() {
+    setupMomentControls();
+    $("workload-filter").addEventListener("input", renderWorkloads);
+    $("workload-close").addEventListener("click", () => {
+      view.workloadGeneration++;
+      $("workload-panel").hidden = true;
+      syncUrl();
+    });
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") $("workload-close").click();
+    });
+    $("errors").dataset.errorCount = "0";
+    const workload = new URLSearchParams(window.location.search).get("workload");
+    await Promise.all([loadRange().then(loadUsage), loadState(momentFromUrl()),
+                       workload ? loadWorkload(workload) : null]);
+    document.body.dataset.ready = "1";
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
