@@ -599,6 +599,9 @@
     const workload = new URLSearchParams(window.location.search).get("workload");
     await Promise.all([loadRange().then(loadUsage), loadState(momentFromUrl()),
                        workload ? loadWorkload(workload) : null]);
+    // Milliseconds from the navigation's start to the first loads' end
+    // (tools/bench/web_load.py reads it).
+    document.body.dataset.loadMs = String(Math.round(performance.now()));
     document.body.dataset.ready = "1";
   }
 
