@@ -241,6 +241,47 @@ def main():
         finally:
             srv.stop()
 
+        # /at/now follows a live writer: a watch there sees what is committed
+        # after it started, and lists see the new objects.
+        events = [l for l in open(os.environ["DEMO_STREAM"]) if l.strip()]
+        live = os.path.join(tmp, "live")
+        first = os.path.join(tmp, "first.jsonl")
+        rest = os.path.join(tmp, "rest.jsonl")
+        with open(first, "w") as f:
+            f.writelines(events[:20])
+        with open(rest, "w") as f:
+            f.writelines(events[20:])
+        ingest(live, first)
+        srv = Server(live)
+        try:
+            before = kubectl(srv.url("now"), "get", "workloads", "-A", "-o", "name").stdout.split()
+            proc = subprocess.Popen([KUBECTL, "--server", srv.url("now"), "get", "workloads", "-A",
+                                     "--watch-only", "--output-watch-events"],
+                                    stdout=subprocess.PIPE, text=True)
+            time.sleep(1)
+            ingest(live, rest)
+            want = ["%s %s" % (json.loads(e)["type"], json.loads(e)["object"]["metadata"]["name"])
+                    for e in events[20:] if json.loads(e)["object"].get("kind") == "Workload"]
+            got = []
+            deadline = time.time() + 30
+            while len(got) < len(want) and time.time() < deadline:
+                fields = proc.stdout.readline().split()
+                if len(fields) >= 3 and fields[0] != "EVENT":
+                    got.append("%s %s" % (fields[0], fields[2]))
+            proc.kill()
+            proc.wait()
+            check(got == want, "a watch at now sees the commits made after it:\n%r\n%r" % (got, want))
+            after = []
+            for _ in range(50):
+                after = kubectl(srv.url("now"), "get", "workloads", "-A", "-o", "name").stdout.split()
+                if len(after) > len(before):
+                    break
+                time.sleep(0.2)
+            check(len(after) == 4 and len(before) < 4, "a list at now sees the new Workloads (%d -> %d)"
+                  % (len(before), len(after)))
+        finally:
+            srv.stop()
+
         # TLS: a token, or client certificates, guard the server (kubectl
         # sends a token over https only).
         pki = make_pki(tmp)

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -45,6 +46,22 @@ std::shared_ptr<const Ledger> openLedger(const std::string& dir) {
   Status st = Ledger::open(dir, options, &ledger);
   if (!st.isOk()) throw std::runtime_error(st.toString());
   return std::shared_ptr<const Ledger>(std::move(ledger));
+}
+
+// The names, sizes and modification times of the ledger directory's files:
+// a writer's commit changes its write-ahead log, a flush or compaction its
+// tables and manifest.
+std::string directorySignature(const std::string& dir) {
+  std::string out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code e2;
+    const auto size = entry.file_size(e2);
+    const auto time = entry.last_write_time(e2).time_since_epoch().count();
+    out += entry.path().filename().string() + ":" + std::to_string(size) + ":" +
+           std::to_string(time) + "\n";
+  }
+  return out;
 }
 
 std::string readToken(const std::string& path) {
@@ -252,12 +269,18 @@ void LedgerServer::start() {
 }
 
 void LedgerServer::follow() {
+  std::string seen = directorySignature(options_.ledgerDir);
   while (!stopping_) {
     for (int waited = 0; waited < options_.followMs && !stopping_; waited += 50) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (stopping_) break;
     try {
+      // Opening costs a read of the manifest and the log: only when a
+      // writer has written something since.
+      std::string now = directorySignature(options_.ledgerDir);
+      if (now == seen) continue;
+      seen = std::move(now);
       auto fresh = openLedger(options_.ledgerDir);
       if (fresh->lastSeq() <= current()->ledger->lastSeq()) continue;
       auto snap = std::make_shared<Snapshot>();

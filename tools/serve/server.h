@@ -38,7 +38,7 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:9480";
   std::string tokenFile;
   std::string tlsCert, tlsKey, tlsClientCa;
-  int followMs = 1000;
+  int followMs = 1000;  // how often to look for new commits
 };
 
 class LedgerServer {
