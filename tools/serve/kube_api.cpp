@@ -266,11 +266,14 @@ std::string watchEventLine(const char* type, const json& object,
   if (columns == nullptr) {
     event["object"] = object;
   } else {
-    json table = {
-        {"kind", "Table"},
-        {"apiVersion", tableApiVersion},
-        {"metadata", {{"resourceVersion", object["metadata"].value("resourceVersion", "")}}},
-        {"rows", {tableRow(*columns, object, momentNs, "", tableApiVersion)}}};
+    const std::string version =
+        evalJsonPath(object, ".metadata.resourceVersion").is_string()
+            ? evalJsonPath(object, ".metadata.resourceVersion").get<std::string>()
+            : std::string();
+    json table = {{"kind", "Table"},
+                  {"apiVersion", tableApiVersion},
+                  {"metadata", {{"resourceVersion", version}}},
+                  {"rows", {tableRow(*columns, object, momentNs, "", tableApiVersion)}}};
     if (headers) table["columnDefinitions"] = columnDefinitions(*columns);
     event["object"] = std::move(table);
   }
