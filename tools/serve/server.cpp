@@ -165,10 +165,11 @@ void LedgerServer::start() {
   // kubectl keeps its connection open between requests, and an open
   // connection holds a worker until it idles out.
   server_->set_keep_alive_timeout(2);
-  int listening = -1;
-  server_->set_socket_options([&listening](socket_t sock) {
+  // The listening socket, seen as it is created (the callback outlives start()).
+  auto listening = std::make_shared<int>(-1);
+  server_->set_socket_options([listening](socket_t sock) {
     httplib::default_socket_options(sock);
-    listening = sock;
+    *listening = sock;
   });
   server_->set_logger([](const httplib::Request& req, const httplib::Response& res) {
     spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
@@ -261,7 +262,7 @@ void LedgerServer::start() {
   // The Debian build of cpp-httplib listens with a backlog of 5: a burst of
   // connections past it has its SYNs dropped, and each client waits out TCP's
   // retransmission (1 s, 3 s, 7 s, ...). Listening again raises the backlog.
-  if (listening >= 0) ::listen(listening, SOMAXCONN);
+  if (*listening >= 0) ::listen(*listening, SOMAXCONN);
   listener_ = std::thread([this] { server_->listen_after_bind(); });
   follower_ = std::thread([this] { follow(); });
   spdlog::info("serving {} on {}://{}:{} (seq {})", options_.ledgerDir, tls ? "https" : "http",
