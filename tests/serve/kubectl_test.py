@@ -79,6 +79,20 @@ def kubectl(server, *args, token=None):
     return run(KUBECTL, "--server", server, *extra, *args)
 
 
+def watched(proc, count):
+    """The first `count` events a `kubectl get -w --output-watch-events`
+    prints, as "TYPE NAME" (30 s at most); stops kubectl."""
+    got = []
+    deadline = time.time() + 30
+    while len(got) < count and time.time() < deadline:
+        fields = proc.stdout.readline().split()
+        if len(fields) >= 3 and fields[0] != "EVENT":
+            got.append("%s %s" % (fields[0], fields[2]))
+    proc.kill()
+    proc.wait()
+    return got
+
+
 def state(ledger, seq):
     out = run(os.environ["LEDGER_QUERY"], "--ledger", ledger, "state", "--seq", str(seq), "-o", "json")
     assert out.returncode == 0, out.stderr
@@ -229,14 +243,7 @@ def main():
             proc = subprocess.Popen([KUBECTL, "--server", srv.url("seq:%d" % after), "get", "workloads",
                                      "-A", "-w", "--output-watch-events"],
                                     stdout=subprocess.PIPE, text=True)
-            got = []
-            deadline = time.time() + 30
-            while len(got) < len(want) and time.time() < deadline:
-                fields = proc.stdout.readline().split()
-                if len(fields) >= 3 and fields[0] != "EVENT":
-                    got.append("%s %s" % (fields[0], fields[2]))
-            proc.kill()
-            proc.wait()
+            got = watched(proc, len(want))
             check(got == want, "kubectl get -w sees the recorded changes in order:\n%r\n%r" % (got, want))
         finally:
             srv.stop()
@@ -262,14 +269,7 @@ def main():
             ingest(live, rest)
             want = ["%s %s" % (json.loads(e)["type"], json.loads(e)["object"]["metadata"]["name"])
                     for e in events[20:] if json.loads(e)["object"].get("kind") == "Workload"]
-            got = []
-            deadline = time.time() + 30
-            while len(got) < len(want) and time.time() < deadline:
-                fields = proc.stdout.readline().split()
-                if len(fields) >= 3 and fields[0] != "EVENT":
-                    got.append("%s %s" % (fields[0], fields[2]))
-            proc.kill()
-            proc.wait()
+            got = watched(proc, len(want))
             check(got == want, "a watch at now sees the commits made after it:\n%r\n%r" % (got, want))
             after = []
             for _ in range(50):
