@@ -178,6 +178,14 @@ class Ledger {
   [[nodiscard]] Status scanProjectionWords(
       std::uint64_t from, std::uint64_t to,
       const std::function<bool(std::uint64_t seq, kj::ArrayPtr<const capnp::word>)>& fn) const;
+  // The same as each record's stored bytes: its chain hash and its LogRecord
+  // bytes exactly as they were hashed (valid only during the call), for a
+  // reader that ships records elsewhere (the fleet's publisher) without
+  // decoding and encoding them again.
+  [[nodiscard]] Status scanLogBytes(
+      std::uint64_t from, std::uint64_t to,
+      const std::function<bool(std::uint64_t seq, const Digest& storedHash,
+                               std::string_view recordBytes)>& fn) const;
   // The projection of one record; the reader is valid only during the call.
   [[nodiscard]] Status readProjection(
       std::uint64_t seq, const std::function<void(schema::ProjectedRecord::Reader)>& fn) const;
@@ -209,6 +217,11 @@ class Ledger {
       std::string_view prefix,
       const std::function<void(std::string_view objectKey, const LiveObject&)>& fn) const;
   [[nodiscard]] Status cursor(std::string_view source, Cursor* out) const;  // kNotFound
+  // Writes one cursor outside an append (not synced: a cursor lost in a
+  // crash only repeats work its owner can repeat, such as records published
+  // again). May run on one thread beside the appender, for a source that no
+  // append names (the publisher's mark, ingest/fleet/publisher.h).
+  [[nodiscard]] Status putCursor(std::string_view source, const Cursor& cursor);
   // Whether object_index covers every record (format.h): false on a ledger
   // of an earlier format, until `ledger-replay rebuild-projection`.
   [[nodiscard]] Status objectIndexComplete(bool* complete) const;

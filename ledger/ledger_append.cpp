@@ -94,6 +94,16 @@ std::string buildProjectedRecord(const Record& header, std::string_view projecti
   return message.bytes();
 }
 
+Status Ledger::putCursor(std::string_view source, const Cursor& cursor) {
+  if (options_.readOnly) return Status::invalidArgument("putCursor: the ledger is read-only");
+  rocksdb::WriteOptions wo;
+  wo.sync = false;
+  return fromRocks(
+      db_->Put(wo, family(format::kMetaFamily),
+               std::string(format::kCursorPrefix) + std::string(source), encodeCursor(cursor)),
+      "writing cursor");
+}
+
 Status Ledger::append(const std::vector<PendingRecord>& batch,
                       const std::map<std::string, Cursor>& cursors, AppendResult* result) {
   if (options_.readOnly) return Status::invalidArgument("ledger opened read-only");

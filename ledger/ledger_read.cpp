@@ -28,13 +28,28 @@ Status Ledger::read(std::uint64_t seq, Record* out) const {
 
 Status Ledger::scanRecords(std::uint64_t from, std::uint64_t to,
                            const std::function<bool(const Record&, const Digest&)>& fn) const {
+  Record record;
+  Status decodeError = Status::ok();
+  Status st =
+      scanLogBytes(from, to, [&](std::uint64_t seq, const Digest& stored, std::string_view bytes) {
+        if (Status d = decodeRecord(bytes, &record); !d.isOk()) {
+          decodeError = Status::corruption("seq " + std::to_string(seq) + ": " + d.message());
+          return false;
+        }
+        return fn(record, stored);
+      });
+  return decodeError.isOk() ? st : decodeError;
+}
+
+Status Ledger::scanLogBytes(
+    std::uint64_t from, std::uint64_t to,
+    const std::function<bool(std::uint64_t, const Digest&, std::string_view)>& fn) const {
   // Records past the head are not committed (format.h).
   const std::uint64_t head = committedSeq_.load(std::memory_order_acquire);
   const std::uint64_t last = to == 0 ? head : std::min(to, head);
   rocksdb::ReadOptions ro;
   ro.verify_checksums = true;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kLogFamily)));
-  Record record;
   Digest stored{};
   for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
     const std::uint64_t seq = format::decodeU64(it->key().ToStringView());
@@ -44,9 +59,7 @@ Status Ledger::scanRecords(std::uint64_t from, std::uint64_t to,
       return Status::corruption("seq " + std::to_string(seq) + ": record is truncated");
     }
     std::memcpy(stored.data(), value.data(), format::kHashSize);
-    Status st = decodeRecord(value.substr(format::kHashSize), &record);
-    if (!st.isOk()) return Status::corruption("seq " + std::to_string(seq) + ": " + st.message());
-    if (!fn(record, stored)) return Status::ok();
+    if (!fn(seq, stored, value.substr(format::kHashSize))) return Status::ok();
   }
   return fromRocks(it->status(), "scanning log");
 }

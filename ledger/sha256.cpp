@@ -1,5 +1,6 @@
 #include "ledger/sha256.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <stdexcept>
@@ -68,6 +69,21 @@ std::string toHex(const Digest& digest) {
   for (std::uint8_t b : digest) {
     out.push_back(kHex[b >> 4]);
     out.push_back(kHex[b & 0xF]);
+  }
+  return out;
+}
+
+std::optional<Digest> digestFromHex(std::string_view text) {
+  // libcrypto reads a string up to its terminator and takes "0X" or colons
+  // only with a separator, which '\0' (none) rules out; the length check
+  // keeps a longer or shorter text from filling part of a digest.
+  if (text.size() != 64) return std::nullopt;
+  const std::string terminated(text);
+  Digest out{};
+  std::size_t written = 0;
+  if (OPENSSL_hexstr2buf_ex(out.data(), out.size(), &written, terminated.c_str(), '\0') != 1 ||
+      written != out.size()) {
+    return std::nullopt;
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,5 +38,8 @@ class Sha256 {
 };
 
 std::string toHex(const Digest& digest);
+// The digest written as 64 hex digits (either case, nothing else); nullopt
+// for anything else. Parsed by libcrypto (OPENSSL_hexstr2buf_ex).
+std::optional<Digest> digestFromHex(std::string_view text);
 
 }  // namespace ledger
