@@ -92,6 +92,23 @@ std::string dedupeKeyOf(const Record& record) {
   return {};
 }
 
+PendingRecord pendingRecordOf(Record record, const ProjectionOptions& options) {
+  PendingRecord out;
+  out.dedupeKey = dedupeKeyOf(record);
+  const ObjectIdentity& id = record.identity;
+  // record() keeps the digest of a manifest's version (no uid or
+  // resourceVersion) in its live entry, for the next version to compare.
+  if ((id.uid.empty() || id.resourceVersion.empty()) && record.type != EventType::kDeleted) {
+    out.contentHash = Sha256::of(record.objectJson);
+  }
+  out.projection = projectJsonText(record.objectJson, options);
+  out.type = record.type;
+  out.timeNs = record.timeNs;
+  out.identity = std::move(record.identity);
+  out.objectJson = std::move(record.objectJson);
+  return out;
+}
+
 std::vector<std::string> legacyDedupeKeysOf(const Record& record) {
   const ObjectIdentity& id = record.identity;
   if (!id.uid.empty() && !id.resourceVersion.empty()) return {legacyEventKey(id, record.type)};

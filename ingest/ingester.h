@@ -166,4 +166,12 @@ std::string dedupeKeyOf(const Record& record);
 // (VerifyOptions::legacyDedupeKeys).
 std::vector<std::string> legacyDedupeKeysOf(const Record& record);
 
+// A committed record made ready to be recorded again, with what this
+// build's ingest derives for it: its projection, its dedupe key and, for a
+// version of an object without uid or resourceVersion, its live digest. A
+// copy of a ledger (the fleet's, ingest/fleet/fleet_consumer.h) appends it
+// at the same seq, so the copy's log and chain are the source's and its
+// derived families are what `verify` derives.
+PendingRecord pendingRecordOf(Record record, const ProjectionOptions& options);
+
 }  // namespace ledger::ingest

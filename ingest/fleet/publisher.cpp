@@ -1,0 +1,295 @@
+#include "ingest/fleet/publisher.h"
+
+#include <nats/nats.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "ingest/fleet/fleet_error.h"
+#include "ingest/fleet/shipped_record.h"
+
+namespace ledger::fleet {
+
+// Which records of the window in flight JetStream refused (the error
+// handler runs on libnats' thread).
+struct Publisher::AckState {
+  std::mutex mu;
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::uint64_t firstRefused = UINT64_MAX;
+  std::string error;
+};
+
+std::string Publisher::cursorName(const std::string& stream, const std::string& cluster) {
+  return "publish:" + stream + "/" + cluster;
+}
+
+Publisher::Publisher(Ledger& ledger, PublisherOptions options)
+    : ledger_(ledger),
+      options_(std::move(options)),
+      acks_(std::make_unique<AckState>()),
+      backoff_(options_.backoffInitial) {
+  checkClusterName(options_.cluster, "--cluster-name");
+  if (options_.window == 0)
+    throw FleetError(FleetError::Kind::kConfig, "the window must be positive");
+  cursor_ = cursorName(options_.stream.name, options_.cluster);
+  subject_ = recordSubject(options_.cluster);
+  Cursor saved;
+  if (Status st = ledger_.cursor(cursor_, &saved); st.isOk()) {
+    mark_ = saved.position;
+  } else if (!st.isNotFound()) {
+    throw FleetError("reading the publish mark", st);
+  }
+  next_ = options_.fromSeq.value_or(mark_.load() + 1);
+  if (next_ == 0) next_ = 1;
+  NatsOptions nats = options_.nats;
+  nats.maxPendingPublishes = static_cast<std::int64_t>(options_.window);
+  if (nats.name.empty()) nats.name = "ledger-publisher " + options_.cluster;
+  AckState* acks = acks_.get();
+  nats.onPublishError = [acks](std::uint64_t seq, const std::string& error) {
+    std::lock_guard lock(acks->mu);
+    // A refusal without a readable seq refuses the whole window.
+    const std::uint64_t at = seq >= acks->first && seq <= acks->last ? seq : acks->first;
+    acks->firstRefused = std::min(acks->firstRefused, at);
+    acks->error = error;
+  };
+  link_ = std::make_unique<NatsLink>(nats);
+}
+
+Publisher::~Publisher() { stop(); }
+
+void Publisher::saveMark(std::uint64_t seq) {
+  if (seq <= mark_.load()) return;
+  Cursor c;
+  c.position = seq;
+  if (Status st = ledger_.putCursor(cursor_, c); !st.isOk()) {
+    throw FleetError("writing the publish mark", st);
+  }
+  mark_ = seq;
+}
+
+std::uint64_t Publisher::sendWindow(std::uint64_t first, std::uint64_t last) {
+  {
+    std::lock_guard lock(acks_->mu);
+    acks_->first = first;
+    acks_->last = last;
+    acks_->firstRefused = UINT64_MAX;
+    acks_->error.clear();
+  }
+  std::uint64_t sentThrough = first - 1;
+  std::string sendError;
+  Status st = ledger_.scanLogBytes(
+      first, last, [&](std::uint64_t seq, const Digest& hash, std::string_view bytes) {
+        natsMsg* msg = nullptr;
+        natsStatus s = natsMsg_Create(&msg, subject_.c_str(), nullptr, bytes.data(),
+                                      static_cast<int>(bytes.size()));
+        Record header;
+        if (s == NATS_OK) {
+          const std::string seqText = std::to_string(seq);
+          std::int64_t timeNs = 0;
+          (void)ledger_.timeOf(seq, &timeNs);
+          const std::string timeText = std::to_string(timeNs);
+          const std::string hashText = toHex(hash);
+          s = natsMsgHeader_Set(msg, kHeaderCluster, options_.cluster.c_str());
+          if (s == NATS_OK) s = natsMsgHeader_Set(msg, kHeaderSeq, seqText.c_str());
+          if (s == NATS_OK) s = natsMsgHeader_Set(msg, kHeaderTime, timeText.c_str());
+          if (s == NATS_OK) s = natsMsgHeader_Set(msg, kHeaderChainHash, hashText.c_str());
+        }
+        if (s == NATS_OK) {
+          const std::string id = messageId(options_.cluster, seq);
+          jsPubOptions po;
+          jsPubOptions_Init(&po);
+          po.MsgId = id.c_str();
+          po.ExpectStream = options_.stream.name.c_str();
+          s = js_PublishMsgAsync(link_->jetStream(), &msg, &po);
+        }
+        natsMsg_Destroy(msg);  // a no-op once libnats owns it
+        if (s != NATS_OK) {
+          sendError = natsErrorText(s);
+          return false;
+        }
+        sentThrough = seq;
+        return true;
+      });
+  if (!st.isOk()) throw FleetError("reading records to publish", st);
+  jsPubOptions wait;
+  jsPubOptions_Init(&wait);
+  wait.MaxWait = options_.ackTimeout.count();
+  const natsStatus waited = js_PublishAsyncComplete(link_->jetStream(), &wait);
+  std::uint64_t firstUnacked = sentThrough + 1;
+  if (waited != NATS_OK) {
+    // Take back what was not acknowledged; an acknowledgement that arrives
+    // later is dropped, and the records go again (JetStream drops repeats).
+    natsMsgList pending{};
+    if (js_PublishAsyncGetPendingList(&pending, link_->jetStream()) == NATS_OK) {
+      for (int i = 0; i < pending.Count; ++i) {
+        const char* seqText = nullptr;
+        if (pending.Msgs[i] != nullptr &&
+            natsMsgHeader_Get(pending.Msgs[i], kHeaderSeq, &seqText) == NATS_OK) {
+          firstUnacked = std::min<std::uint64_t>(firstUnacked, std::strtoull(seqText, nullptr, 10));
+        } else {
+          firstUnacked = first;
+        }
+      }
+      natsMsgList_Destroy(&pending);
+    } else {
+      firstUnacked = first;
+    }
+    if (sendError.empty()) sendError = "no acknowledgement: " + natsErrorText(waited);
+  }
+  {
+    std::lock_guard lock(acks_->mu);
+    if (acks_->firstRefused != UINT64_MAX) {
+      firstUnacked = std::min(firstUnacked, acks_->firstRefused);
+      sendError = "refused: " + acks_->error;
+    }
+  }
+  if (!sendError.empty()) {
+    lastError_ = sendError;
+    ++failures_;
+  }
+  published_ += firstUnacked - first;
+  return firstUnacked - 1;
+}
+
+bool Publisher::step(std::uint64_t through, const std::atomic<bool>* stop) {
+  const std::uint64_t last = std::min(through, ledger_.lastSeq());
+  if (next_ > last) return false;
+  try {
+    if (!streamReady_) {
+      link_->ensureStream(options_.stream);
+      streamReady_ = true;
+    }
+  } catch (const FleetError& e) {
+    ++failures_;
+    if (lastError_ != e.what()) spdlog::warn("publishing to NATS: {}; retrying", e.what());
+    lastError_ = e.what();
+    sleepFor(backoff_, stop);
+    backoff_ = std::min(backoff_ * 2, options_.backoffMax);
+    return false;
+  }
+  const std::uint64_t windowLast = std::min<std::uint64_t>(last, next_ + options_.window - 1);
+  const std::uint64_t acked = sendWindow(next_, windowLast);
+  if (acked >= next_) saveMark(acked);
+  if (acked == windowLast) {
+    if (backoff_ != options_.backoffInitial) {
+      spdlog::info("publishing to NATS again: through seq {}", acked);
+    }
+    backoff_ = options_.backoffInitial;
+    next_ = acked + 1;
+    return true;
+  }
+  spdlog::warn("publishing seq {}..{} to NATS: {}; {} acknowledged, retrying in {} ms", next_,
+               windowLast, lastError_, acked >= next_ ? acked - next_ + 1 : 0, backoff_.count());
+  next_ = acked + 1;
+  sleepFor(backoff_, stop);
+  backoff_ = std::min(backoff_ * 2, options_.backoffMax);
+  return false;
+}
+
+bool Publisher::publishThrough(std::uint64_t seq, const std::atomic<bool>* stop,
+                               std::chrono::steady_clock::time_point deadline) {
+  while (next_ <= seq && next_ <= ledger_.lastSeq()) {
+    if ((stop != nullptr && stop->load()) || std::chrono::steady_clock::now() >= deadline) {
+      return false;
+    }
+    step(seq, stop);
+  }
+  return true;
+}
+
+void Publisher::sleepFor(std::chrono::milliseconds d, const std::atomic<bool>* stop) {
+  std::unique_lock lock(mu_);
+  wakeCv_.wait_for(lock, d, [&] { return stopping_.load() || (stop != nullptr && stop->load()); });
+}
+
+void Publisher::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void Publisher::wake() {
+  {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+  }
+  wakeCv_.notify_all();
+}
+
+void Publisher::run() {
+  try {
+    while (!stopping_) {
+      if (step(UINT64_MAX, &stopping_)) continue;
+      std::unique_lock lock(mu_);
+      wakeCv_.wait_for(lock, std::chrono::milliseconds(100),
+                       [&] { return stopping_.load() || woken_; });
+      woken_ = false;
+    }
+  } catch (const FleetError& e) {
+    spdlog::error("publishing stopped: {}", e.what());
+    std::lock_guard lock(mu_);
+    failure_ = e.what();
+  }
+}
+
+void Publisher::stop(std::chrono::milliseconds drain) {
+  if (!thread_.joinable()) return;
+  if (drain.count() > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + drain;
+    while (mark_.load() < ledger_.lastSeq() && std::chrono::steady_clock::now() < deadline) {
+      {
+        std::lock_guard lock(mu_);
+        if (failure_) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  stopping_ = true;
+  wakeCv_.notify_all();
+  thread_.join();
+}
+
+std::uint64_t Publisher::lagRecords() const {
+  const std::uint64_t head = ledger_.lastSeq();
+  const std::uint64_t m = mark_.load();
+  return head > m ? head - m : 0;
+}
+
+double Publisher::lagSeconds(std::int64_t nowNs) const {
+  const std::uint64_t m = mark_.load();
+  if (ledger_.lastSeq() <= m) return 0;
+  std::int64_t oldest = 0;
+  if (!ledger_.timeOf(m + 1, &oldest).isOk()) return 0;
+  return nowNs > oldest ? static_cast<double>(nowNs - oldest) / 1e9 : 0;
+}
+
+std::optional<std::string> Publisher::failure() const {
+  std::lock_guard lock(mu_);
+  return failure_;
+}
+
+std::string Publisher::metricsText(std::int64_t nowNs) const {
+  std::string out;
+  auto gauge = [&](const char* name, const char* type, const char* help, const std::string& value) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+           name + " " + value + "\n";
+  };
+  gauge("ledger_publish_seq", "gauge", "Last seq JetStream acknowledged (the publish mark).",
+        std::to_string(mark_.load()));
+  gauge("ledger_publish_lag_records", "gauge",
+        "Committed records not yet acknowledged by JetStream.", std::to_string(lagRecords()));
+  gauge("ledger_publish_lag_seconds", "gauge",
+        "Age of the oldest committed record not yet acknowledged by JetStream.",
+        std::to_string(lagSeconds(nowNs)));
+  gauge("ledger_published_records_total", "counter",
+        "Records JetStream acknowledged since the start (repeats included).",
+        std::to_string(published_.load()));
+  gauge("ledger_publish_connected", "gauge", "1 while connected to a NATS server.",
+        link_->connected() ? "1" : "0");
+  gauge("ledger_publish_failures_total", "counter",
+        "Windows of records JetStream did not acknowledge, and failed stream lookups.",
+        std::to_string(failures_.load()));
+  return out;
+}
+
+}  // namespace ledger::fleet
