@@ -22,6 +22,7 @@ LAYERS = {
     "ledger": {"ledger/internal", "schema"},
     "ingest": {"ledger", "schema", "schema/k8s"},
     "ingest/kube": {"ingest", "ledger", "schema", "schema/k8s"},
+    "ingest/fleet": {"ingest", "ledger", "schema", "schema/k8s"},
     "replay/cel": {"schema/k8s"},
     "replay/fold": {"ledger", "schema", "schema/k8s"},
     "replay/kueue": {"replay/fold", "replay/cel", "ledger", "schema", "schema/k8s"},
@@ -32,7 +33,7 @@ LAYERS = {
     "tools/generator": {"schema/k8s"},
     "tools/serve": {"replay/fold", "ingest/kube", "ledger", "schema", "schema/k8s"},
     "tools": {"tools/render", "tools/generator", "tools/serve", "replay/admission", "replay/kueue", "replay/fold", "replay/cel",
-              "ingest", "ingest/kube", "ledger", "schema", "schema/k8s"},
+              "ingest", "ingest/kube", "ingest/fleet", "ledger", "schema", "schema/k8s"},
     "tools/bench": {"tools", "tools/generator", "ingest", "replay/kueue", "replay/fold",
                     "ledger", "schema", "schema/k8s"},
 }

@@ -26,6 +26,7 @@
 #include "replay/fold/checkpoints.h"
 #include "replay/kueue/usage_rollups.h"
 #include "tools/cli.h"
+#include "tools/fleet_command.h"
 #include "tools/watch_command.h"
 
 namespace po = boost::program_options;
@@ -121,6 +122,7 @@ int main(int argc, char** argv) {
     ("log-level", po::value<std::string>()->default_value("info"), "trace, debug, info, warn, error");
   // clang-format on
   opts.add(cli::watchOptions());
+  opts.add(cli::fleetOptions());
   po::variables_map vm;
   try {
     const po::parsed_options parsed = po::command_line_parser(argc, argv).options(opts).run();
@@ -145,17 +147,22 @@ int main(int argc, char** argv) {
   return cli::runProgram("ledger-ingest", [&]() -> int {
     cli::setUpLogging(vm["log-format"].as<std::string>(), vm["log-level"].as<std::string>());
     const cli::OutputFormat output = cli::resolveOutput(vm["output"].as<std::string>());
-    if (vm.count("watch") && vm.count("from")) {
-      throw cli::UsageError("--watch and --from exclude each other");
+    if (vm.count("watch") + vm.count("from") + vm.count("from-nats") > 1) {
+      throw cli::UsageError("--watch, --from and --from-nats exclude each other");
     }
-    if (!vm.count("from") && !vm.count("watch")) {
-      throw cli::UsageError("nothing to ingest: give --from PATH, --from - or --watch");
+    if (!vm.count("from") && !vm.count("watch") && !vm.count("from-nats")) {
+      throw cli::UsageError(
+          "nothing to ingest: give --from PATH, --from -, --watch or --from-nats URL --fleet DIR");
+    }
+    if (vm.count("from-nats") && vm.count("publish")) {
+      throw cli::UsageError("--publish goes with --from or --watch, not --from-nats");
     }
     try {
       ingest::checkKueueConfigMap(vm["kueue-config"].as<std::string>());
     } catch (const std::invalid_argument& e) {
       throw cli::UsageError(e.what());
     }
+    if (vm.count("from-nats")) return cli::runFleetConsumer(vm);
     if (vm.count("watch")) return cli::runWatch(vm);
     const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
     std::unique_ptr<Ledger> ledger;
@@ -171,6 +178,14 @@ int main(int argc, char** argv) {
     ingest::IngestOptions io;
     io.batchRecords = vm["batch"].as<std::size_t>();
     io.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
+    // --publish: ships what is committed on a thread of its own; recording
+    // never waits for NATS (ingest/fleet/publisher.h).
+    std::unique_ptr<fleet::Publisher> publisher;
+    if (vm.count("publish")) {
+      publisher = cli::makePublisher(vm, *ledger, vm["publish"].as<std::string>());
+      publisher->start();
+      io.onCommit = [p = publisher.get()](const AppendResult&) { p->wake(); };
+    }
     ingest::Ingester ingester(*ledger, io);
     SourceTotals totals;
     const std::uint64_t firstSeq = ledger->lastSeq() + 1;
@@ -213,6 +228,15 @@ int main(int argc, char** argv) {
                    &totals);
       }
       ingester.flush();
+      if (publisher) {
+        publisher->stop(std::chrono::milliseconds(vm["publish-drain-ms"].as<long>()));
+        if (publisher->mark() < ledger->lastSeq()) {
+          spdlog::warn(
+              "JetStream acknowledged through seq {} of {}; the next run with --publish (or "
+              "ledger-replay publish) ships the rest",
+              publisher->mark(), ledger->lastSeq());
+        }
+      }
       // What was read is committed: a signal from here on ends the process
       // at once. Checkpoints are derived data: failing to write them loses
       // nothing, and an interrupted run leaves them to the run that finishes.

@@ -13,6 +13,7 @@
 
 #include "replay/fold/replayer.h"
 #include "tools/cli.h"
+#include "tools/fleet_command.h"
 #include "tools/progress.h"
 #include "tools/query_commands.h"
 #include "tools/serve_command.h"
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
     ("from", po::value<std::string>(), "workload/report/usage --step: period start")
     ("to", po::value<std::string>(), "workload/report/usage --step: period end")
     ("step", po::value<std::string>(), "usage: a series from --from to --to, one point per step (5m, 1h, 1d)")
-    ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace or workload")
+    ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace or workload; with --fleet also cluster")
     ("svg", po::value<std::string>(), "report: also write a usage chart to this SVG file")
     ("workload", po::value<std::string>(), "admit: a Workload (or Job) manifest file, YAML or JSON")
     ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "serve: HOST:PORT (beyond loopback only with --token-file or client certificates)")
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
     ("tls-cert", po::value<std::string>(), "serve: TLS certificate (PEM)")
     ("tls-key", po::value<std::string>(), "serve: TLS private key (PEM)")
     ("tls-client-ca", po::value<std::string>(), "serve: require client certificates signed by this CA")
+    ("fleet", po::value<std::string>(), "state, usage, report, workload: ask every cluster's copy in this fleet directory (ledger-ingest --from-nats)")
     ("no-checkpoints", "fold from the start, ignoring checkpoints and usage rollups")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("command", po::value<std::string>()->default_value(""), "command")
@@ -87,6 +89,9 @@ int main(int argc, char** argv) {
       if (vm.count("tls-client-ca"))
         serveOptions.tlsClientCa = vm["tls-client-ca"].as<std::string>();
       return cli::runServe(std::move(serveOptions));
+    }
+    if (vm.count("fleet")) {
+      return cli::runFleetQuery(vm["fleet"].as<std::string>(), command, args, std::cout);
     }
     auto ledger = cli::openForReading(cli::resolveLedgerDir(vm["ledger"].as<std::string>()));
     return cli::runQuery(*ledger, command, args, std::cout);

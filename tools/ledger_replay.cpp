@@ -23,6 +23,7 @@
 #include "replay/kueue/usage_rollups.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/cli.h"
+#include "tools/fleet_command.h"
 #include "tools/progress.h"
 #include "tools/render/report_format.h"
 
@@ -70,7 +71,7 @@ ingest::ProjectionOptions projectionOptions(const po::variables_map& vm) {
 }
 
 int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
-              cli::OutputFormat output) {
+              cli::OutputFormat output, std::ostream& out) {
   // The projection and the dedupe keys are derived again the way ingest
   // derived them: reports are computed from the projection, and ingest
   // trusts the dedupe keys, and the chain covers neither.
@@ -140,23 +141,22 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
       j["bucket"] = rollups.firstBad;
       j["problem"] = rollups.problem;
     }
-    std::cout << j.dump(2) << "\n";
+    out << j.dump(2) << "\n";
   } else {
-    std::cout << "checked " << log.recordsChecked
-              << " records: dense sequence from 1, SHA-256 hash chain, decoding, monotonic times, "
-                 "projection (derived again), time index, dedupe keys, live view, head\n";
+    out << "checked " << log.recordsChecked
+        << " records: dense sequence from 1, SHA-256 hash chain, decoding, monotonic times, "
+           "projection (derived again), time index, dedupe keys, live view, head\n";
     if (log.ok()) {
-      std::cout << "checked " << cps.checked << " checkpoints against a fresh replay\n";
+      out << "checked " << cps.checked << " checkpoints against a fresh replay\n";
       if (cps.firstBadSeq == 0) {
-        std::cout << "checked " << rollups.checked
-                  << " usage rollups against a fresh integration\n";
+        out << "checked " << rollups.checked << " usage rollups against a fresh integration\n";
       }
     }
     if (!ok) {
-      std::cout << "FAILED at " << where << ": " << problem << "\n";
+      out << "FAILED at " << where << ": " << problem << "\n";
     } else {
-      std::cout << "OK: ledger is sound up to seq " << log.lastSeq << " (head " << log.lastHashHex
-                << ")\n";
+      out << "OK: ledger is sound up to seq " << log.lastSeq << " (head " << log.lastHashHex
+          << ")\n";
     }
   }
   if (!ok) spdlog::error("verification failed at {}: {}", where, problem);
@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
   po::options_description opts(
       "ledger-replay [COMMAND] [options]\n"
       "commands: (none) the state report | verify | export | rebuild-projection | checkpoint | "
-      "stats | compact\n"
+      "stats | compact | publish\n"
       "options");
   // clang-format off
   opts.add_options()
@@ -248,6 +248,7 @@ int main(int argc, char** argv) {
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("command", po::value<std::string>()->default_value(""), "command");
   // clang-format on
+  opts.add(cli::replayFleetOptions());
   po::positional_options_description pos;
   pos.add("command", 1);
   po::variables_map vm;
@@ -263,10 +264,20 @@ int main(int argc, char** argv) {
       auto ledger = cli::openForReading(dir);
       return runReport(*ledger, vm, output);
     }
+    if (vm.count("fleet")) {
+      if (command != "verify") throw cli::UsageError("--fleet goes with verify");
+      const ingest::ProjectionOptions projection = projectionOptions(vm);
+      return cli::forEachFleetCopy(vm["fleet"].as<std::string>(),
+                                   output == cli::OutputFormat::kJson, std::cout,
+                                   [&](const Ledger& copy, std::ostream& out) {
+                                     return runVerify(copy, projection, output, out);
+                                   });
+    }
     if (command == "verify") {
       const ingest::ProjectionOptions projection = projectionOptions(vm);
-      return runVerify(*cli::openForReading(dir), projection, output);
+      return runVerify(*cli::openForReading(dir), projection, output, std::cout);
     }
+    if (command == "publish") return cli::runPublish(vm, dir);
     if (command == "stats") return runStats(*cli::openForReading(dir), output);
     if (command == "export")
       return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());

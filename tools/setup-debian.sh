@@ -9,6 +9,7 @@ packages=(
   libsimdjson-dev libjemalloc-dev libxxhash-dev libre2-dev
   prometheus python3-yaml
   chromium  # the web view's browser test (tests/serve/web_view_test.py)
+  nats-server libnats-dev  # the fleet: NATS JetStream server in tests, C client
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -25,5 +26,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   # left running on a machine where this script put it.
   if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
     $sudo_cmd systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
+  # Likewise nats-server: the fleet tests start their own servers on free
+  # ports (tests/fleet/nats_cluster.py), not the packaged service on 4222.
+  if [[ " ${missing[*]} " == *" nats-server "* ]] && [ -d /run/systemd/system ]; then
+    $sudo_cmd systemctl disable --now nats-server >/dev/null 2>&1 || true
   fi
 fi

@@ -15,6 +15,7 @@
 #include "replay/fold/replayer.h"
 #include "tools/cli.h"
 #include "tools/finding_events.h"
+#include "tools/fleet_command.h"
 #include "tools/ledger_upkeep.h"
 #include "tools/live_state.h"
 
@@ -146,12 +147,30 @@ int runWatch(const po::variables_map& vm) {
   // ledger closes.
   LedgerUpkeep keeper(*ledger, upkeep);
   keeper.start();
-  o.writer.afterCommit = [&live, &keeper](std::uint64_t first, std::uint64_t last) {
+  // --publish: the committed records go to NATS JetStream on a thread of
+  // their own (ingest/fleet/publisher.h); an outage never holds commits.
+  std::unique_ptr<fleet::Publisher> publisher;
+  if (vm.count("publish")) {
+    try {
+      publisher = makePublisher(vm, *ledger, vm["publish"].as<std::string>());
+    } catch (const ProgramError& e) {
+      spdlog::error("{}", e.what());
+      return e.code();
+    }
+    publisher->start();
+    spdlog::info("publishing to NATS ({}) as cluster {}, from seq {}",
+                 vm["publish"].as<std::string>(), vm["cluster-name"].as<std::string>(),
+                 publisher->mark() + 1);
+  }
+  fleet::Publisher* shipping = publisher.get();
+  o.writer.afterCommit = [&live, &keeper, shipping](std::uint64_t first, std::uint64_t last) {
     live->afterCommit(first, last);
     keeper.afterCommit(last);
+    if (shipping != nullptr) shipping->wake();
   };
-  o.extraMetrics = [&live, &keeper](std::int64_t nowNs) {
-    return live->metricsText(nowNs) + keeper.metricsText(nowNs);
+  o.extraMetrics = [&live, &keeper, shipping](std::int64_t nowNs) {
+    return live->metricsText(nowNs) + keeper.metricsText(nowNs) +
+           (shipping != nullptr ? shipping->metricsText(nowNs) : std::string());
   };
   kube::WatchDaemon daemon(*ledger, o);
   // Declared after the daemon: the poster counts into its metrics.
@@ -195,6 +214,7 @@ int runWatch(const po::variables_map& vm) {
   if (findingEvents) findingEvents->stop();
   if (poster) poster->stop();
   keeper.stop();
+  if (publisher) publisher->stop();
   if (daemon.failed()) {
     const Status st = daemon.failure();
     spdlog::error("exiting: the ledger refused a write: {}", st.toString());

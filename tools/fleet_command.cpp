@@ -1,0 +1,448 @@
+#include "tools/fleet_command.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ingest/fleet/fleet_consumer.h"
+#include "ingest/fleet/fleet_error.h"
+#include "ingest/fleet/shipped_record.h"
+#include "ingest/kube/health_server.h"
+#include "replay/kueue/usage_report.h"
+#include "schema/k8s/rfc3339.h"
+#include "tools/ledger_upkeep.h"
+#include "tools/progress.h"
+#include "tools/render/report_format.h"
+
+namespace po = boost::program_options;
+
+namespace ledger::cli {
+
+namespace {
+
+// Lock-free, so the signal handler may set it.
+std::atomic<bool> gFleetStop = false;
+void onFleetSignal(int) { gFleetStop = true; }
+
+// The exit code for a fleet error (fleet_error.h): the one mapping.
+int exitCodeForFleet(const fleet::FleetError& e) {
+  switch (e.kind()) {
+    case fleet::FleetError::Kind::kRefused:
+      return kExitCorrupt;
+    case fleet::FleetError::Kind::kGap:
+      return kExitInput;
+    case fleet::FleetError::Kind::kTransport:
+      return kExitLive;
+    case fleet::FleetError::Kind::kLedger:
+      return exitCodeFor(e.status());
+    case fleet::FleetError::Kind::kConfig:
+      return kExitUsage;
+  }
+  return kExitUsage;
+}
+
+void addNatsOptions(po::options_description& opts) {
+  // clang-format off
+  opts.add_options()
+    ("cluster-name", po::value<std::string>(), "this cluster's name in the fleet: a DNS label (lowercase letters, digits, '-')")
+    ("stream", po::value<std::string>()->default_value(fleet::kDefaultStream), "the JetStream stream (created when absent, subjects ledger.*.records)")
+    ("stream-replicas", po::value<int>()->default_value(1), "replicas of the stream when this creates it (3 on a 3-node NATS cluster)")
+    ("nats-token-file", po::value<std::string>(), "a file holding the token the NATS servers require")
+    ("nats-ca", po::value<std::string>(), "PEM CA that signed the NATS servers' TLS certificates (tls:// URLs)");
+  // clang-format on
+}
+
+fleet::NatsOptions natsOptionsFrom(const po::variables_map& vm, const std::string& urls) {
+  fleet::NatsOptions n;
+  n.urls = urls;
+  if (vm.count("nats-token-file")) n.tokenFile = vm["nats-token-file"].as<std::string>();
+  if (vm.count("nats-ca")) n.caFile = vm["nats-ca"].as<std::string>();
+  return n;
+}
+
+fleet::StreamSettings streamFrom(const po::variables_map& vm) {
+  fleet::StreamSettings s;
+  s.name = vm["stream"].as<std::string>();
+  s.replicas = vm["stream-replicas"].as<int>();
+  if (s.name.empty() || s.name.find_first_of(" .*>\t") != std::string::npos) {
+    throw UsageError("--stream '" + s.name + "' is not a stream name (no spaces, '.', '*' or '>')");
+  }
+  if (s.replicas < 1 || s.replicas > 5) throw UsageError("--stream-replicas must be 1 to 5");
+  return s;
+}
+
+std::string clusterNameFrom(const po::variables_map& vm, const char* needs) {
+  if (!vm.count("cluster-name"))
+    throw UsageError(std::string(needs) + " needs --cluster-name NAME");
+  const std::string name = vm["cluster-name"].as<std::string>();
+  if (!fleet::isClusterName(name)) {
+    try {
+      fleet::checkClusterName(name, "--cluster-name");
+    } catch (const fleet::FleetError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  return name;
+}
+
+}  // namespace
+
+po::options_description fleetOptions() {
+  po::options_description opts(
+      "The fleet: ship records through NATS JetStream, or keep the fleet's copies");
+  // clang-format off
+  opts.add_options()
+    ("publish", po::value<std::string>(), "also publish every committed record to NATS JetStream at these URLs (nats://HOST:4222, comma-separated)")
+    ("publish-drain-ms", po::value<long>()->default_value(10000), "with --from: at the end, how long to wait for JetStream to acknowledge what is left (the next run resumes the rest)")
+    ("from-nats", po::value<std::string>(), "keep the fleet's copies: read every cluster's records from NATS JetStream at these URLs (needs --fleet)")
+    ("fleet", po::value<std::string>(), "with --from-nats: the fleet directory, one ledger per cluster under DIR/<cluster>/")
+    ("durable", po::value<std::string>()->default_value("fleet"), "with --from-nats: the durable consumer's name")
+    ("exit-when-idle", po::value<double>(), "with --from-nats: exit once caught up and nothing arrived for this many seconds");
+  // clang-format on
+  addNatsOptions(opts);
+  return opts;
+}
+
+po::options_description replayFleetOptions() {
+  po::options_description opts("The fleet");
+  // clang-format off
+  opts.add_options()
+    ("to", po::value<std::string>(), "publish: NATS URLs (nats://HOST:4222, comma-separated)")
+    ("fleet", po::value<std::string>(), "verify: every cluster's copy in this fleet directory");
+  // clang-format on
+  addNatsOptions(opts);
+  return opts;
+}
+
+std::unique_ptr<fleet::Publisher> makePublisher(const po::variables_map& vm, Ledger& ledger,
+                                                const std::string& urls) {
+  fleet::PublisherOptions o;
+  o.nats = natsOptionsFrom(vm, urls);
+  o.cluster = clusterNameFrom(vm, "--publish");
+  o.stream = streamFrom(vm);
+  try {
+    return std::make_unique<fleet::Publisher>(ledger, std::move(o));
+  } catch (const fleet::FleetError& e) {
+    throw ProgramError(e.what(), exitCodeForFleet(e));
+  }
+}
+
+int runPublish(const po::variables_map& vm, const std::string& ledgerDir) {
+  if (!vm.count("to")) throw UsageError("publish needs --to nats://HOST:4222");
+  std::unique_ptr<Ledger> ledger = openForWriting(ledgerDir);
+  fleet::PublisherOptions o;
+  o.nats = natsOptionsFrom(vm, vm["to"].as<std::string>());
+  o.cluster = clusterNameFrom(vm, "publish");
+  o.stream = streamFrom(vm);
+  if (vm.count("from-seq") && !vm["from-seq"].defaulted()) {
+    o.fromSeq = vm["from-seq"].as<std::uint64_t>();
+  }
+  const std::string cluster = o.cluster;
+  const std::string stream = o.stream.name;
+  std::signal(SIGINT, onFleetSignal);
+  std::signal(SIGTERM, onFleetSignal);
+  try {
+    fleet::Publisher publisher(*ledger, std::move(o));
+    const std::uint64_t last = ledger->lastSeq();
+    const bool done =
+        publisher.publishThrough(last, &gFleetStop, std::chrono::steady_clock::time_point::max());
+    if (!done) {
+      spdlog::error(
+          "interrupted: JetStream acknowledged through seq {} of {}; run it again to go on",
+          publisher.mark(), last);
+      return kExitLive;
+    }
+    std::cout << "published through seq " << last << " to stream " << stream << " as cluster "
+              << cluster << " (acknowledged through seq " << publisher.mark() << ")\n";
+    return kExitOk;
+  } catch (const fleet::FleetError& e) {
+    throw ProgramError(e.what(), exitCodeForFleet(e));
+  }
+}
+
+int runFleetConsumer(const po::variables_map& vm) {
+  if (!vm.count("fleet")) throw UsageError("--from-nats needs --fleet DIR");
+  fleet::FleetConsumerOptions o;
+  o.nats = natsOptionsFrom(vm, vm["from-nats"].as<std::string>());
+  o.stream = streamFrom(vm);
+  o.durable = vm["durable"].as<std::string>();
+  if (o.durable.empty() || o.durable.find_first_of(" .*>\t") != std::string::npos) {
+    throw UsageError("--durable '" + o.durable + "' is not a consumer name");
+  }
+  o.batch = vm["batch"].as<std::size_t>();
+  if (o.batch == 0) throw UsageError("--batch must be positive");
+  o.sync = !vm.count("no-sync");
+  o.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
+  std::optional<std::chrono::milliseconds> idle;
+  if (vm.count("exit-when-idle")) {
+    const double seconds = vm["exit-when-idle"].as<double>();
+    if (!(seconds >= 0) || seconds > 1e6)
+      throw UsageError("--exit-when-idle must be 0 to 1e6 seconds");
+    idle = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+  }
+  std::string listen = vm["listen"].as<std::string>();
+  if (listen == "off") listen.clear();
+  // Checkpoints and rollups of each copy on a thread of their own, as the
+  // sidecar keeps them (tools/ledger_upkeep.h): fleet questions load them.
+  UpkeepOptions upkeep;
+  upkeep.checkpointEvery = vm["checkpoint-every"].as<std::uint64_t>();
+  std::map<std::string, std::unique_ptr<LedgerUpkeep>> upkeeps;
+  o.afterCommit = [&](const std::string& cluster, Ledger& copy, std::uint64_t, std::uint64_t last) {
+    auto& u = upkeeps[cluster];
+    if (!u) {
+      u = std::make_unique<LedgerUpkeep>(copy, upkeep);
+      u->start();
+    }
+    u->afterCommit(last);
+  };
+  const std::string dir = vm["fleet"].as<std::string>();
+  std::signal(SIGINT, onFleetSignal);
+  std::signal(SIGTERM, onFleetSignal);
+  std::unique_ptr<fleet::FleetConsumer> consumer;
+  try {
+    consumer = std::make_unique<fleet::FleetConsumer>(dir, std::move(o));
+  } catch (const fleet::FleetError& e) {
+    throw ProgramError(e.what(), exitCodeForFleet(e));
+  }
+  kube::Metrics metrics;
+  std::atomic<bool> failed = false;
+  kube::HealthServer server(
+      metrics, [&] { return !failed.load(); },
+      [&](std::int64_t nowNs) { return consumer->metricsText(nowNs); });
+  if (!listen.empty()) {
+    try {
+      server.start(listen);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
+  }
+  int code = kExitOk;
+  try {
+    consumer->run(gFleetStop, idle);
+  } catch (const fleet::FleetError& e) {
+    failed = true;
+    spdlog::error("fleet: {}", e.what());
+    code = exitCodeForFleet(e);
+  }
+  server.stop();
+  upkeeps.clear();  // their threads stop before the copies close
+  const auto gaps = consumer->gaps();
+  if (code == kExitOk && !gaps.empty()) {
+    for (const auto& g : gaps) {
+      spdlog::error(
+          "fleet: cluster {}: records {}..{} are missing (ledger-replay publish "
+          "--from-seq {} on that cluster fills them)",
+          g.cluster, g.first, g.last, g.first);
+    }
+    code = kExitInput;
+  }
+  for (const auto& [cluster, seq] : consumer->clusters()) {
+    std::cout << "cluster " << cluster << ": seq " << seq << "\n";
+  }
+  return code;
+}
+
+std::vector<std::pair<std::string, std::string>> fleetClusters(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError("--fleet " + dir + " is not a directory");
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && fleet::isClusterName(name) &&
+        std::filesystem::exists(entry.path() / "CURRENT")) {
+      out.emplace_back(name, entry.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int forEachFleetCopy(const std::string& dir, bool json, std::ostream& out,
+                     const std::function<int(const Ledger&, std::ostream&)>& each) {
+  int worst = kExitOk;
+  nlohmann::ordered_json all;
+  all["clusters"] = nlohmann::ordered_json::array();
+  for (const auto& [cluster, path] : fleetClusters(dir)) {
+    std::unique_ptr<Ledger> copy = openForReading(path);
+    std::ostringstream answer;
+    const int code = each(*copy, answer);
+    worst = std::max(worst, code);
+    if (json) {
+      nlohmann::ordered_json entry;
+      entry["cluster"] = cluster;
+      auto parsed = nlohmann::ordered_json::parse(answer.str(), nullptr, false);
+      if (parsed.is_object()) {
+        for (auto& [k, v] : parsed.items()) entry[k] = v;
+      } else {
+        entry["answer"] = answer.str();
+      }
+      all["clusters"].push_back(entry);
+    } else {
+      out << "== cluster " << cluster << " ==\n" << answer.str();
+    }
+  }
+  if (json) out << all.dump(2) << "\n";
+  return worst;
+}
+
+namespace {
+
+int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& out) {
+  if (!args.from || !args.to) throw UsageError("report needs --from TIME and --to TIME");
+  if (*args.to < *args.from) throw UsageError("--to is before --from");
+  const bool byCluster = args.by == "cluster";
+  replay::GroupBy by = replay::GroupBy::kClusterQueue;
+  if (args.by == "namespace") {
+    by = replay::GroupBy::kNamespace;
+  } else if (args.by == "workload") {
+    by = replay::GroupBy::kWorkload;
+  } else if (args.by != "cluster-queue" && !byCluster) {
+    throw UsageError("--by must be cluster, cluster-queue, namespace or workload, not '" + args.by +
+                     "'");
+  }
+  struct Row {
+    std::string cluster, group, resource;
+    replay::Integral reserved;
+    std::optional<replay::Integral> quota;
+  };
+  // (cluster, group, resource) -> row: exact sums (Integral), never floats.
+  std::map<std::tuple<std::string, std::string, std::string>, Row> rows;
+  std::int64_t fromNs = *args.from, toNs = *args.to;
+  for (const auto& [cluster, path] : fleetClusters(dir)) {
+    std::unique_ptr<Ledger> copy = openForReading(path);
+    warnIfOlderProjections(*copy);
+    replay::FoldOptions fo;
+    fo.useCheckpoints = args.useCheckpoints;
+    fo.onBadCheckpoint = warnBadCheckpoint;
+    const auto period = replay::computeUsagePeriod(
+        *copy, *args.from, *args.to, by, args.clusterQueue, fo, replay::ChartSteps::kOmit,
+        args.useCheckpoints ? replay::UsageSource::kRollupsWhereStored : replay::UsageSource::kLog);
+    fromNs = period.fromNs;
+    toNs = period.toNs;
+    for (const auto& r : period.rows) {
+      const std::string group = byCluster ? std::string() : r.group;
+      Row& row = rows[{cluster, group, r.resource}];
+      if (row.cluster.empty()) {
+        row.cluster = cluster;
+        row.group = group;
+        row.resource = r.resource;
+      }
+      row.reserved += r.reserved;
+      if (r.quota) {
+        if (!row.quota) row.quota = replay::Integral();
+        *row.quota += *r.quota;
+      }
+    }
+  }
+  auto utilisation = [](const Row& r) -> std::string {
+    return r.quota ? replay::utilisation(r.reserved, *r.quota) : std::string();
+  };
+  if (args.output == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["from"] = formatRfc3339(fromNs);
+    j["to"] = formatRfc3339(toNs);
+    j["by"] = args.by;
+    j["rows"] = nlohmann::ordered_json::array();
+    for (const auto& [key, r] : rows) {
+      nlohmann::ordered_json row;
+      row["cluster"] = r.cluster;
+      if (!byCluster) row["group"] = r.group;
+      row["resource"] = r.resource;
+      row["reservedResourceSeconds"] = r.reserved.seconds();
+      row["reservedResourceHours"] = r.reserved.hours();
+      row["quotaResourceSeconds"] =
+          r.quota ? nlohmann::ordered_json(r.quota->seconds()) : nlohmann::ordered_json(nullptr);
+      const std::string u = utilisation(r);
+      row["utilisation"] = u.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(u);
+      j["rows"].push_back(row);
+    }
+    out << j.dump(2) << "\n";
+  } else if (args.output == OutputFormat::kCsv) {
+    out << "cluster," << (byCluster ? "" : "group,")
+        << "resource,reserved_resource_seconds,reserved_resource_hours,quota_resource_seconds,"
+           "utilisation\n";
+    for (const auto& [key, r] : rows) {
+      out << r.cluster << "," << (byCluster ? "" : r.group + ",") << r.resource << ","
+          << r.reserved.seconds() << "," << r.reserved.hours() << ","
+          << (r.quota ? r.quota->seconds() : "") << "," << utilisation(r) << "\n";
+    }
+  } else {
+    std::vector<std::vector<std::string>> table;
+    for (const auto& [key, r] : rows) {
+      const bool bytes = replay::isByteResource(r.resource);
+      const Int128 gib = Int128(1) << 30;
+      std::vector<std::string> line{r.cluster};
+      if (!byCluster) line.push_back(r.group);
+      line.push_back(r.resource);
+      line.push_back(r.reserved.hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h"));
+      line.push_back(r.quota ? r.quota->hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h") : "-");
+      line.push_back(utilisation(r).empty() ? "-" : utilisation(r));
+      table.push_back(std::move(line));
+    }
+    out << "Usage from " << formatRfc3339(fromNs) << " to " << formatRfc3339(toNs) << " by "
+        << args.by << " across the fleet\n";
+    std::vector<std::string> header{"CLUSTER"};
+    if (!byCluster) header.push_back("GROUP");
+    for (const char* h : {"RESOURCE", "RESERVED", "QUOTA", "UTILISATION"}) header.push_back(h);
+    out << render::renderTable(header, table);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int runFleetQuery(const std::string& dir, const std::string& command, const QueryArgs& args,
+                  std::ostream& out) {
+  if (command == "report") return runFleetReport(dir, args, out);
+  if (command != "state" && command != "usage" && command != "workload") {
+    throw UsageError("ledger-query --fleet answers state, usage, workload and report, not '" +
+                     command + "'");
+  }
+  if (command == "workload") {
+    // A workload lives in the clusters that saw it: the others are left out,
+    // and one that no cluster saw is an error, as on one ledger.
+    int found = 0;
+    const bool json = args.output == OutputFormat::kJson;
+    nlohmann::ordered_json all;
+    all["clusters"] = nlohmann::ordered_json::array();
+    for (const auto& [cluster, path] : fleetClusters(dir)) {
+      std::unique_ptr<Ledger> copy = openForReading(path);
+      std::ostringstream answer;
+      try {
+        runQuery(*copy, command, args, answer);
+      } catch (const UsageError&) {
+        continue;  // not in this cluster's history
+      }
+      ++found;
+      if (json) {
+        nlohmann::ordered_json entry;
+        entry["cluster"] = cluster;
+        auto parsed = nlohmann::ordered_json::parse(answer.str(), nullptr, false);
+        if (parsed.is_object()) {
+          for (auto& [k, v] : parsed.items()) entry[k] = v;
+        }
+        all["clusters"].push_back(entry);
+      } else {
+        out << "== cluster " << cluster << " ==\n" << answer.str();
+      }
+    }
+    if (found == 0)
+      throw UsageError("workload " + args.target + " appears in no cluster of the fleet");
+    if (json) out << all.dump(2) << "\n";
+    return kExitOk;
+  }
+  return forEachFleetCopy(dir, args.output == OutputFormat::kJson, out,
+                          [&](const Ledger& copy, std::ostream& answer) {
+                            return runQuery(copy, command, args, answer);
+                          });
+}
+
+}  // namespace ledger::cli
