@@ -441,3 +441,54 @@ TEST_CASE("integers past their range: a quantity keeps its digits, a count rejec
     }
   }
 }
+
+TEST_CASE("a ledger copied record by record has the source's chain and verifies in full",
+          "[fleet][ingest]") {
+  // What the fleet consumer does with each shipped record: the copy's
+  // seqs, hashes and derived families are the source's.
+  TempDir dir;
+  auto source = openLedger(dir.path("source"));
+  std::string text = demoStream();
+  // A manifest without uid or resourceVersion (a live digest) and its deletion.
+  text +=
+      R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"default","name":"plain"},"data":{"a":"1"}}})"
+      "\n";
+  text +=
+      R"({"type":"DELETED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"default","name":"plain"},"data":{"a":"1"}}})"
+      "\n";
+  const IngestOutcome outcome = ingestText(*source, text);
+  REQUIRE(outcome.rejected == 0);
+  REQUIRE(source->lastSeq() > 10);
+
+  auto copy = openLedger(dir.path("copy"));
+  std::vector<PendingRecord> batch;
+  std::vector<Digest> hashes;
+  Digest previous{};
+  Sha256 hasher;
+  REQUIRE(source
+              ->scanLogBytes(1, 0,
+                             [&](std::uint64_t seq, const Digest& stored, std::string_view bytes) {
+                               CHECK(chainHash(previous, bytes, hasher) == stored);
+                               previous = stored;
+                               Record r;
+                               REQUIRE(decodeRecord(bytes, &r).isOk());
+                               CHECK(r.seq == seq);
+                               batch.push_back(ingest::pendingRecordOf(std::move(r), {}));
+                               hashes.push_back(stored);
+                               return true;
+                             })
+              .isOk());
+  AppendResult result;
+  REQUIRE(copy->append(batch, {}, &result).isOk());
+  CHECK(result.firstSeq == 1);
+  CHECK(copy->lastSeq() == source->lastSeq());
+  CHECK(copy->lastHash() == source->lastHash());
+  VerifyOptions vo;
+  vo.project = [](const Record& r) { return ingest::projectJsonText(r.objectJson, {}); };
+  vo.dedupeKey = ingest::dedupeKeyOf;
+  vo.legacyDedupeKeys = ingest::legacyDedupeKeysOf;
+  VerifyReport report;
+  REQUIRE(verifyLog(*copy, &report, vo).isOk());
+  INFO(report.problem);
+  CHECK(report.ok());
+}

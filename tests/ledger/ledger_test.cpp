@@ -763,3 +763,25 @@ TEST_CASE("the projection format: recorded at creation, an earlier build's kept 
   CHECK(openLedger(dir.path("l"))->projectionFormat() ==
         format::kProjectionFormatBeforeItWasRecorded);
 }
+
+TEST_CASE("a cursor written beside the appender reads back; a read-only ledger refuses it",
+          "[fleet][ledger]") {
+  TempDir dir;
+  {
+    auto ledger = openLedger(dir.path("l"));
+    Cursor c;
+    c.position = 42;
+    REQUIRE(ledger->putCursor("publish:LEDGER/c1", c).isOk());
+    Cursor back;
+    REQUIRE(ledger->cursor("publish:LEDGER/c1", &back).isOk());
+    CHECK(back.position == 42);
+  }
+  Ledger::Options ro;
+  ro.readOnly = true;
+  ro.createIfMissing = false;
+  auto reader = openLedger(dir.path("l"), ro);
+  Cursor back;
+  REQUIRE(reader->cursor("publish:LEDGER/c1", &back).isOk());
+  CHECK(back.position == 42);
+  CHECK_FALSE(reader->putCursor("publish:LEDGER/c1", back).isOk());
+}

@@ -7,6 +7,7 @@
 #include <capnp/serialize.h>
 
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <random>
 #include <string>
 
@@ -110,4 +111,22 @@ TEST_CASE("the record encoder gives Cap'n Proto's flat array, whatever came befo
     CHECK(back == r);
   }
   CHECK(multiSegment > 200);  // the second segment was exercised
+}
+
+TEST_CASE("a digest reads back from its 64 hex digits and from nothing else", "[fleet][sha256]") {
+  const Digest d = Sha256::of("abc");
+  REQUIRE(digestFromHex(toHex(d)) == d);
+  std::string upper = toHex(d);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  CHECK(digestFromHex(upper) == d);
+  CHECK_FALSE(digestFromHex(toHex(d).substr(1)));
+  CHECK_FALSE(digestFromHex(toHex(d) + "0"));
+  CHECK_FALSE(digestFromHex(std::string(64, 'g')));
+  CHECK_FALSE(digestFromHex("0x" + toHex(d).substr(2)));
+  std::string withColon = toHex(d);
+  withColon[2] = ':';
+  CHECK_FALSE(digestFromHex(withColon));
+  std::string withNul = toHex(d);
+  withNul[10] = '\0';
+  CHECK_FALSE(digestFromHex(withNul));
 }
