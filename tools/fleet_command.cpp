@@ -104,6 +104,7 @@ po::options_description fleetOptions() {
     ("from-nats", po::value<std::string>(), "keep the fleet's copies: read every cluster's records from NATS JetStream at these URLs (needs --fleet)")
     ("fleet", po::value<std::string>(), "with --from-nats: the fleet directory, one ledger per cluster under DIR/<cluster>/")
     ("durable", po::value<std::string>()->default_value("fleet"), "with --from-nats: the durable consumer's name")
+    ("filter-subject", po::value<std::string>()->default_value(fleet::kStreamSubjects), "with --from-nats: read only these subjects, e.g. ledger.eu-1.records (one consumer per cluster, each with its own --durable)")
     ("exit-when-idle", po::value<double>(), "with --from-nats: exit once caught up and nothing arrived for this many seconds");
   // clang-format on
   addNatsOptions(opts);
@@ -175,6 +176,17 @@ int runFleetConsumer(const po::variables_map& vm) {
   o.durable = vm["durable"].as<std::string>();
   if (o.durable.empty() || o.durable.find_first_of(" .*>\t") != std::string::npos) {
     throw UsageError("--durable '" + o.durable + "' is not a consumer name");
+  }
+  o.filterSubject = vm["filter-subject"].as<std::string>();
+  if (o.filterSubject != fleet::kStreamSubjects) {
+    const std::string& f = o.filterSubject;
+    const std::string cluster = f.size() > 15 && f.starts_with("ledger.") && f.ends_with(".records")
+                                    ? f.substr(7, f.size() - 15)
+                                    : std::string();
+    if (!fleet::isClusterName(cluster)) {
+      throw UsageError(
+          "--filter-subject must be ledger.*.records or ledger.<cluster>.records, not '" + f + "'");
+    }
   }
   o.batch = vm["batch"].as<std::size_t>();
   if (o.batch == 0) throw UsageError("--batch must be positive");

@@ -88,7 +88,10 @@ void FleetConsumer::openExisting() {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_directory() && isClusterName(name)) copyFor(name);
+    // Another consumer's copies (a sharded fleet) are that consumer's to hold.
+    const bool mine =
+        options_.filterSubject == kStreamSubjects || options_.filterSubject == recordSubject(name);
+    if (entry.is_directory() && isClusterName(name) && mine) copyFor(name);
   }
   if (ec) throw FleetError("reading the fleet directory " + dir_, Status::ioError(ec.message()));
 }
@@ -146,7 +149,7 @@ void FleetConsumer::subscribe() {
   config.AckWait = 60LL * 1000 * 1000 * 1000;
   config.MaxDeliver = -1;
   config.MaxAckPending = static_cast<std::int64_t>(options_.maxWaiting + 4 * options_.batch);
-  config.FilterSubject = kStreamSubjects;
+  config.FilterSubject = options_.filterSubject.c_str();
   if (floor > 0) {
     config.DeliverPolicy = js_DeliverByStartSequence;
     config.OptStartSeq = floor + 1;
@@ -164,7 +167,7 @@ void FleetConsumer::subscribe() {
   so.Stream = stream;
   so.Consumer = durable;
   auto sub = std::make_unique<Subscription>();
-  s = js_PullSubscribe(&sub->sub, js, kStreamSubjects, durable, nullptr, &so, &code);
+  s = js_PullSubscribe(&sub->sub, js, options_.filterSubject.c_str(), durable, nullptr, &so, &code);
   if (s != NATS_OK) {
     throw FleetError(FleetError::Kind::kTransport,
                      "subscribing as " + options_.durable + ": " + natsErrorText(s));

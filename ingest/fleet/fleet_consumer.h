@@ -47,6 +47,10 @@ struct FleetConsumerOptions {
   NatsOptions nats;
   StreamSettings stream;  // created when absent, as the publisher does
   std::string durable = "fleet";
+  // The subjects this consumer reads: every cluster's, or one cluster's
+  // (ledger.<cluster>.records) to shard a fleet over several consumers,
+  // each with its own durable, sharing one fleet directory.
+  std::string filterSubject = "ledger.*.records";
   std::size_t batch = 1000;  // messages per fetch
   std::chrono::milliseconds fetchWait{500};
   // Records held for a cluster ahead of its next seq, at most; past it the
@@ -69,7 +73,8 @@ struct FleetGap {
 
 class FleetConsumer {
  public:
-  // Opens the cluster ledgers already under `dir` (created if absent).
+  // Opens the cluster ledgers already under `dir` (created if absent) that
+  // the filter subject covers.
   // Throws FleetError(kLedger) for one that cannot be opened, kConfig for
   // bad NATS options.
   FleetConsumer(std::string dir, FleetConsumerOptions options);
