@@ -11,7 +11,8 @@
 // except putCheckpoint and putUsageRollups, which may also run on one other
 // thread beside the appender: they write only their derived families, which
 // no other writer touches, and no member the appender changes (RocksDB
-// orders the two writes). lastHash() and lastTimeNs() are the appender's. One process may
+// orders the two writes), and putCursor, which may run on any thread.
+// lastHash() and lastTimeNs() are the appender's. One process may
 // hold a ledger writable at a time (RocksDB's lock); others get kBusy.
 // Never created over something else: a directory holding a database's files
 // but no usable CURRENT or manifest is Corruption (with how to repair it), a
@@ -219,8 +220,10 @@ class Ledger {
   [[nodiscard]] Status cursor(std::string_view source, Cursor* out) const;  // kNotFound
   // Writes one cursor outside an append (not synced: a cursor lost in a
   // crash only repeats work its owner can repeat, such as records published
-  // again). May run on one thread beside the appender, for a source that no
-  // append names (the publisher's mark, ingest/fleet/publisher.h).
+  // again). May run on any thread, beside the appender and the other
+  // writers, for a source that no append names (the publisher's mark,
+  // ingest/fleet/publisher.h): it writes only that key and reads no member
+  // a writer changes.
   [[nodiscard]] Status putCursor(std::string_view source, const Cursor& cursor);
   // Whether object_index covers every record (format.h): false on a ledger
   // of an earlier format, until `ledger-replay rebuild-projection`.

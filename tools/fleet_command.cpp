@@ -214,6 +214,16 @@ int runFleetConsumer(const po::variables_map& vm) {
     }
     u->afterCommit(last);
   };
+  // Ready (/readyz) once the consumer has caught up with the stream.
+  kube::Metrics metrics;
+  const std::string readiness = "stream " + o.stream.name;
+  metrics.registerResource(readiness);
+  metrics.setState(readiness, kube::ResourceState::kSyncing);
+  o.onCaughtUp = [&metrics, readiness] {
+    if (metrics.state(readiness) != kube::ResourceState::kSynced) {
+      metrics.setState(readiness, kube::ResourceState::kSynced);
+    }
+  };
   const std::string dir = vm["fleet"].as<std::string>();
   std::signal(SIGINT, onFleetSignal);
   std::signal(SIGTERM, onFleetSignal);
@@ -223,7 +233,6 @@ int runFleetConsumer(const po::variables_map& vm) {
   } catch (const fleet::FleetError& e) {
     throw ProgramError(e.what(), exitCodeForFleet(e));
   }
-  kube::Metrics metrics;
   std::atomic<bool> failed = false;
   kube::HealthServer server(
       metrics, [&] { return !failed.load(); },

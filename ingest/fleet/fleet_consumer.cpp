@@ -208,6 +208,7 @@ void FleetConsumer::run(const std::atomic<bool>& stop,
       natsMsgList_Destroy(&list);
       caughtUp_ = true;
       noteGaps();
+      if (options_.onCaughtUp) options_.onCaughtUp();
       if (exitWhenIdle && std::chrono::steady_clock::now() - lastActivity >= *exitWhenIdle) return;
       continue;
     }
@@ -337,7 +338,10 @@ void FleetConsumer::run(const std::atomic<bool>& stop,
     natsMsgList_Destroy(&list);
     commit(batch);
     caughtUp_ = pendingAfter == 0;
-    if (caughtUp_) noteGaps();
+    if (caughtUp_) {
+      noteGaps();
+      if (options_.onCaughtUp) options_.onCaughtUp();
+    }
   }
 }
 

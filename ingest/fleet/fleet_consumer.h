@@ -58,6 +58,8 @@ struct FleetConsumerOptions {
   std::size_t maxWaiting = 200000;
   bool sync = true;  // fsync each cluster's commits
   ingest::ProjectionOptions projection;
+  // Each time a fetch finds nothing pending (readiness: caught up once).
+  std::function<void()> onCaughtUp;
   // After each commit of a cluster's copy: its first and last new seq.
   std::function<void(const std::string& cluster, Ledger& copy, std::uint64_t first,
                      std::uint64_t last)>
