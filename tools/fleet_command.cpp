@@ -156,8 +156,9 @@ int runPublish(const po::variables_map& vm, const std::string& ledgerDir) {
         publisher.publishThrough(last, &gFleetStop, std::chrono::steady_clock::time_point::max());
     if (!done) {
       spdlog::error(
-          "interrupted: JetStream acknowledged through seq {} of {}; run it again to go on",
-          publisher.mark(), last);
+          "interrupted before JetStream acknowledged seq {} (the publish mark stands at seq {}); "
+          "run it again to go on",
+          last, publisher.mark());
       return kExitLive;
     }
     std::cout << "published through seq " << last << " to stream " << stream << " as cluster "

@@ -131,6 +131,14 @@ void FleetConsumer::subscribe() {
   natsStatus s = js_GetConsumerInfo(&info, js, stream, durable, nullptr, &code);
   if (s == NATS_OK) {
     floor = info->AckFloor.Stream;
+    // A consumer created at a start sequence that has acknowledged nothing
+    // since reports a floor of 0 (nats-server 2.9): its floor is still the
+    // sequence before its start, or every restart would alternate between
+    // reading from there and from the stream's beginning.
+    if (info->Config != nullptr && info->Config->DeliverPolicy == js_DeliverByStartSequence &&
+        info->Config->OptStartSeq > 0) {
+      floor = std::max<std::uint64_t>(floor, info->Config->OptStartSeq - 1);
+    }
     existed = true;
     jsConsumerInfo_Destroy(info);
     s = js_DeleteConsumer(js, stream, durable, nullptr, &code);

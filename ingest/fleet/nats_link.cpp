@@ -80,7 +80,12 @@ NatsLink::NatsLink(const NatsOptions& options) {
   configCheck(natsOptions_SetMaxReconnect(opts.get(), -1), "reconnect");
   configCheck(natsOptions_SetReconnectWait(opts.get(), 500), "reconnect wait");
   configCheck(natsOptions_SetTimeout(opts.get(), 2000), "connect timeout");
-  configCheck(natsOptions_SetRetryOnFailedConnect(opts.get(), true, nullptr, nullptr),
+  // libnats retries a failed first connection in the background only when
+  // given a connected callback; without one, natsConnection_Connect blocks
+  // retrying (for ever, with MaxReconnect -1), so the caller would neither
+  // record nor see a stop signal while NATS is down.
+  configCheck(natsOptions_SetRetryOnFailedConnect(
+                  opts.get(), true, [](natsConnection*, void*) {}, nullptr),
               "retry on failed connect");
   natsStatus s = natsConnection_Connect(&connection_, opts.get());
   if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
@@ -130,6 +135,26 @@ std::string NatsLink::connectedUrl() const {
   char buffer[512] = {0};
   if (natsConnection_GetConnectedUrl(connection_, buffer, sizeof buffer) != NATS_OK) return {};
   return buffer;
+}
+
+std::uint64_t NatsLink::lastShippedSeq(const std::string& stream, const std::string& cluster) {
+  natsMsg* last = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const std::string subject = recordSubject(cluster);
+  const natsStatus s =
+      js_GetLastMsg(&last, jetStream_, stream.c_str(), subject.c_str(), nullptr, &code);
+  if (s == NATS_NOT_FOUND || code == JSNoMessageFoundErr) return 0;
+  if (s != NATS_OK) {
+    throw FleetError(FleetError::Kind::kTransport,
+                     "looking up " + subject + " in stream " + stream + ": " + natsErrorText(s));
+  }
+  const char* seqText = nullptr;
+  std::uint64_t seq = 0;
+  if (natsMsgHeader_Get(last, kHeaderSeq, &seqText) == NATS_OK) {
+    seq = std::strtoull(seqText, nullptr, 10);
+  }
+  natsMsg_Destroy(last);
+  return seq;
 }
 
 void NatsLink::ensureStream(const StreamSettings& stream) {

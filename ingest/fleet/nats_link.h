@@ -62,6 +62,9 @@ class NatsLink {
   // Creates the stream when it does not exist; one that exists is used as
   // it is (its operator may have set limits). Throws kTransport.
   void ensureStream(const StreamSettings& stream);
+  // The Ledger-Seq of the newest message the stream holds for `cluster`
+  // (0 when it holds none). Throws kTransport.
+  std::uint64_t lastShippedSeq(const std::string& stream, const std::string& cluster);
 
   __natsConnection* connection() const { return connection_; }
   __jsCtx* jetStream() const { return jetStream_; }

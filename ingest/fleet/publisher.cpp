@@ -38,6 +38,7 @@ Publisher::Publisher(Ledger& ledger, PublisherOptions options)
   Cursor saved;
   if (Status st = ledger_.cursor(cursor_, &saved); st.isOk()) {
     mark_ = saved.position;
+    saved_ = saved.position;
   } else if (!st.isNotFound()) {
     throw FleetError("reading the publish mark", st);
   }
@@ -60,13 +61,15 @@ Publisher::Publisher(Ledger& ledger, PublisherOptions options)
 Publisher::~Publisher() { stop(); }
 
 void Publisher::saveMark(std::uint64_t seq) {
-  if (seq <= mark_.load()) return;
+  // After a refill (--from-seq) the mark stays where it was until passed.
+  if (seq <= mark_.load() && saved_ >= seq) return;
   Cursor c;
   c.position = seq;
   if (Status st = ledger_.putCursor(cursor_, c); !st.isOk()) {
     throw FleetError("writing the publish mark", st);
   }
-  mark_ = seq;
+  saved_ = seq;
+  mark_ = std::max(mark_.load(), seq);
 }
 
 std::uint64_t Publisher::sendWindow(std::uint64_t first, std::uint64_t last) {
@@ -154,11 +157,22 @@ std::uint64_t Publisher::sendWindow(std::uint64_t first, std::uint64_t last) {
 }
 
 bool Publisher::step(std::uint64_t through, const std::atomic<bool>* stop) {
-  const std::uint64_t last = std::min(through, ledger_.lastSeq());
-  if (next_ > last) return false;
+  // The stream is looked at first, even with nothing new to send: the mark
+  // may be of a stream that is gone.
   try {
     if (!streamReady_) {
       link_->ensureStream(options_.stream);
+      // The mark says what this ledger's stream acknowledged; a stream
+      // created anew or purged since holds less, and gets the rest again.
+      const std::uint64_t held = link_->lastShippedSeq(options_.stream.name, options_.cluster);
+      if (!options_.fromSeq && held < mark_.load()) {
+        spdlog::warn(
+            "stream {} holds cluster {}'s records only through seq {}, but seq {} was "
+            "acknowledged (a new or purged stream): publishing again from seq {}",
+            options_.stream.name, options_.cluster, held, mark_.load(), held + 1);
+        next_ = held + 1;
+        mark_ = held;
+      }
       streamReady_ = true;
     }
   } catch (const FleetError& e) {
@@ -169,6 +183,8 @@ bool Publisher::step(std::uint64_t through, const std::atomic<bool>* stop) {
     backoff_ = std::min(backoff_ * 2, options_.backoffMax);
     return false;
   }
+  const std::uint64_t last = std::min(through, ledger_.lastSeq());
+  if (next_ > last) return false;
   const std::uint64_t windowLast = std::min<std::uint64_t>(last, next_ + options_.window - 1);
   const std::uint64_t acked = sendWindow(next_, windowLast);
   if (acked >= next_) saveMark(acked);
@@ -190,7 +206,7 @@ bool Publisher::step(std::uint64_t through, const std::atomic<bool>* stop) {
 
 bool Publisher::publishThrough(std::uint64_t seq, const std::atomic<bool>* stop,
                                std::chrono::steady_clock::time_point deadline) {
-  while (next_ <= seq && next_ <= ledger_.lastSeq()) {
+  while (!streamReady_ || (next_ <= seq && next_ <= ledger_.lastSeq())) {
     if ((stop != nullptr && stop->load()) || std::chrono::steady_clock::now() >= deadline) {
       return false;
     }
@@ -200,8 +216,13 @@ bool Publisher::publishThrough(std::uint64_t seq, const std::atomic<bool>* stop,
 }
 
 void Publisher::sleepFor(std::chrono::milliseconds d, const std::atomic<bool>* stop) {
+  // In slices: an external stop flag (a signal handler's) notifies nobody.
+  const auto until = std::chrono::steady_clock::now() + d;
   std::unique_lock lock(mu_);
-  wakeCv_.wait_for(lock, d, [&] { return stopping_.load() || (stop != nullptr && stop->load()); });
+  while (!stopping_.load() && !(stop != nullptr && stop->load()) &&
+         std::chrono::steady_clock::now() < until) {
+    wakeCv_.wait_for(lock, std::chrono::milliseconds(100));
+  }
 }
 
 void Publisher::start() {

@@ -101,6 +101,7 @@ class Publisher {
   std::string cursor_;
   std::string subject_;
   std::atomic<std::uint64_t> mark_{0};
+  std::uint64_t saved_ = 0;  // the mark as the ledger holds it
   std::uint64_t next_ = 1;
   bool streamReady_ = false;
   std::chrono::milliseconds backoff_;

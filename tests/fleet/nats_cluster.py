@@ -131,9 +131,15 @@ class NatsCluster:
     CLUSTER_NAME = "fleet-test"
 
     def __init__(self, workdir, nodes=3, ready_timeout=READY_TIMEOUT,
-                 max_memory_store="64MB", max_file_store="2GB"):
+                 max_memory_store="64MB", max_file_store="2GB", client_ports=None):
+        """client_ports: optional list of fixed client ports, one per node (e.g. a
+        port a client was told to use before the server existed); the other
+        ports are still picked free."""
         if nodes < 1:
             raise ValueError("nodes must be at least 1")
+        if client_ports is not None and len(client_ports) != nodes:
+            raise ValueError("client_ports needs one port per node")
+        self.fixed_client_ports = list(client_ports) if client_ports is not None else None
         self.binary = nats_server_path()
         if self.binary is None:
             raise NatsError(SKIP_MESSAGE)
@@ -199,10 +205,13 @@ class NatsCluster:
     # -- processes ---------------------------------------------------------
 
     def _pick_ports(self):
-        ports = free_ports(3 * self.nodes)
+        fixed = set(self.fixed_client_ports or ())
+        ports = [p for p in free_ports(3 * self.nodes + len(fixed)) if p not in fixed][:3 * self.nodes]
         self.client_ports = ports[0:self.nodes]
         self.route_ports = ports[self.nodes:2 * self.nodes]
         self.http_ports = ports[2 * self.nodes:3 * self.nodes]
+        if self.fixed_client_ports is not None:
+            self.client_ports = list(self.fixed_client_ports)
 
     def _write_config(self, i):
         lines = [

@@ -1,0 +1,767 @@
+#!/usr/bin/env python3
+"""End-to-end test of the fleet: ledger-ingest --publish / ledger-replay publish
+shipping clusters' ledgers through NATS JetStream, and the fleet consumer
+(ledger-ingest --from-nats --fleet) keeping per-cluster copies.
+
+Scenarios (each prints what it checks):
+  1. main     3-node NATS; clusters c1 c2 c3, each stream in 3 parts published
+              in turn (--stream-replicas 3); the fleet consumer is kill -9'd 20
+              times at random moments while publishing goes on; a NATS node
+              (the stream's leader) is kill -9'd and restarted mid-stream; a
+              publisher is kill -9'd mid-part and rerun; c3's last part goes
+              through `ledger-replay publish`. Then: heads equal, fleet verify
+              ok, fleet report --by cluster == sums of each source's report.
+  2. late     NATS down when the publisher starts (stdin a pipe): records are
+              kept locally, shipped once NATS comes up; ingest exits 0.
+  3. gap      records 50.. published first: the consumer exits 2 naming
+              "records 1..49"; after publishing from 1 it exits 0, heads equal.
+  4. tamper   a record re-published with a changed chain hash, or changed
+              payload bytes under the original hash: the consumer exits 3
+              naming "cluster evil seq 5"; the copy stays at seq 4.
+
+Binaries: $LEDGER_INGEST $LEDGER_REPLAY $LEDGER_QUERY $LEDGER_GEN (default
+build/tools/<name> beside this source tree). Exit 0 pass, 1 fail, 77 skip
+(no nats-server). Run one scenario: FLEET_TEST_ONLY=main,gap. Random choices
+come from $FLEET_TEST_SEED (printed). Keeps its temp dir on failure (printed),
+or always with FLEET_TEST_KEEP=1.
+"""
+import base64
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from decimal import Decimal
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nats_cluster  # noqa: E402
+
+SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+T1 = "2000-01-01T00:00:00Z"
+T2 = "2100-01-01T00:00:00Z"
+
+
+def binary(env, name):
+    path = os.environ.get(env) or os.path.join(SRC_ROOT, "build", "tools", name)
+    if not os.access(path, os.X_OK):
+        raise SystemExit(f"FAIL: {name} not found at {path} (set ${env})")
+    return path
+
+
+INGEST = binary("LEDGER_INGEST", "ledger-ingest")
+REPLAY = binary("LEDGER_REPLAY", "ledger-replay")
+QUERY = binary("LEDGER_QUERY", "ledger-query")
+GEN = binary("LEDGER_GEN", "ledger-gen")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# -- processes -----------------------------------------------------------------
+
+_procs = []  # every Popen started, for cleanup
+_procs_lock = threading.Lock()
+
+
+def spawn(cmd, stdout_path=None, stderr_path=None, stdin=subprocess.DEVNULL):
+    out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
+    err = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
+    try:
+        p = subprocess.Popen(cmd, stdin=stdin, stdout=out, stderr=err)
+    finally:
+        if stdout_path:
+            out.close()
+        if stderr_path:
+            err.close()
+    with _procs_lock:
+        _procs.append(p)
+    return p
+
+
+def cleanup_procs():
+    with _procs_lock:
+        procs = list(_procs)
+    for p in procs:
+        if p.poll() is None:
+            try:
+                p.kill()
+            except OSError:
+                pass
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def run(cmd, timeout=120, input_bytes=None, expect=0):
+    """Runs cmd; returns (rc, stdout, stderr); Failure unless rc == expect (None: any)."""
+    try:
+        r = subprocess.run(cmd, input=input_bytes, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout, stdin=None if input_bytes is not None else subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        raise Failure(f"timed out after {timeout}s: {' '.join(cmd)}\nstderr: "
+                      f"{(e.stderr or b'').decode(errors='replace')[-2000:]}")
+    out = r.stdout.decode(errors="replace")
+    err = r.stderr.decode(errors="replace")
+    if expect is not None and r.returncode != expect:
+        raise Failure(f"exit {r.returncode} (expected {expect}): {' '.join(cmd)}\n"
+                      f"stdout: {out[-2000:]}\nstderr: {err[-3000:]}")
+    return r.returncode, out, err
+
+
+def tail(path, n=3000):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()[-n:]
+    except OSError:
+        return "(none)"
+
+
+# -- ledger helpers ------------------------------------------------------------
+
+def gen_events(n, seed):
+    _, out, _ = run([GEN, "--events", str(n), "--seed", str(seed)])
+    lines = out.splitlines(keepends=True)
+    check(len(lines) == n, f"ledger-gen printed {len(lines)} lines, not {n}")
+    return lines
+
+
+def write_lines(path, lines):
+    with open(path, "w") as f:
+        f.writelines(lines)
+
+
+def split3(lines):
+    a, b = len(lines) // 3, 2 * len(lines) // 3
+    return [lines[:a], lines[a:b], lines[b:]]
+
+
+def verify_ledger(path):
+    _, out, _ = run([REPLAY, "--ledger", path, "verify", "-o", "json"])
+    v = json.loads(out)
+    check(v.get("ok") is True, f"verify {path}: not ok: {out[:2000]}")
+    return v
+
+
+def head_of(path):
+    """(lastSeq, lastHash) of a ledger, read-only (works beside a writer)."""
+    rc, out, err = run([REPLAY, "--ledger", path, "verify", "-o", "json"], expect=None)
+    try:
+        v = json.loads(out)
+    except ValueError:
+        return None
+    return v.get("lastSeq"), v.get("lastHash")
+
+
+def verify_fleet(fleet):
+    rc, out, err = run([REPLAY, "--fleet", fleet, "verify", "-o", "json"], expect=None)
+    check(rc == 0, f"ledger-replay --fleet {fleet} verify exited {rc}: {out[-2000:]} {err[-2000:]}")
+    v = json.loads(out)
+    bad = [c["cluster"] for c in v["clusters"] if c.get("ok") is not True]
+    check(not bad, f"fleet verify: not ok: {bad}")
+    return {c["cluster"]: c for c in v["clusters"]}
+
+
+def source_totals(path):
+    """{resource: (reserved, quota or None)} summed over the source's --by cluster-queue rows."""
+    _, out, _ = run([QUERY, "--ledger", path, "report", "--from", T1, "--to", T2,
+                     "--by", "cluster-queue", "-o", "json"])
+    totals = {}
+    for row in json.loads(out)["rows"]:
+        reserved, quota = totals.get(row["resource"], (Decimal(0), None))
+        reserved += Decimal(row["reservedResourceSeconds"])
+        if row.get("quotaResourceSeconds") is not None:
+            quota = (quota or Decimal(0)) + Decimal(row["quotaResourceSeconds"])
+        totals[row["resource"]] = (reserved, quota)
+    return totals
+
+
+def fleet_totals(fleet):
+    """{(cluster, resource): (reserved, quota or None)} from the fleet report --by cluster."""
+    _, out, _ = run([QUERY, "--fleet", fleet, "report", "--from", T1, "--to", T2,
+                     "--by", "cluster", "-o", "json"])
+    totals = {}
+    for row in json.loads(out)["rows"]:
+        key = (row["cluster"], row["resource"])
+        check(key not in totals, f"fleet report: two rows for {key}")
+        q = row.get("quotaResourceSeconds")
+        totals[key] = (Decimal(row["reservedResourceSeconds"]), Decimal(q) if q is not None else None)
+    return totals
+
+
+def consumer_cmd(urls, fleet, idle=None, durable=None, replicas=None):
+    cmd = [INGEST, "--from-nats", urls, "--fleet", fleet, "--listen", "off"]
+    if idle is not None:
+        cmd += ["--exit-when-idle", str(idle)]
+    if durable:
+        cmd += ["--durable", durable]
+    if replicas:
+        cmd += ["--stream-replicas", str(replicas)]
+    return cmd
+
+
+def run_consumer_to_idle(urls, fleet, idle, expect, timeout=120, **kw):
+    t = time.monotonic()
+    rc, out, err = run(consumer_cmd(urls, fleet, idle=idle, **kw), timeout=timeout, expect=None)
+    log(f"    consumer --exit-when-idle {idle}: exit {rc} in {time.monotonic() - t:.1f}s; "
+        f"{' / '.join(l for l in out.splitlines() if l.startswith('cluster '))}")
+    check(rc == expect, f"fleet consumer exited {rc}, expected {expect}\nstdout: {out[-2000:]}\n"
+          f"stderr: {err[-3000:]}")
+    return out, err
+
+
+def compare_heads(sources, fleet):
+    """sources: {cluster: source ledger dir}; every copy's head equals its source's."""
+    copies = verify_fleet(fleet)
+    for name, src in sorted(sources.items()):
+        v = verify_ledger(src)
+        check(name in copies, f"fleet has no copy of {name} (has {sorted(copies)})")
+        c = copies[name]
+        check((c["lastSeq"], c["lastHash"]) == (v["lastSeq"], v["lastHash"]),
+              f"{name}: fleet copy at seq {c['lastSeq']} {c['lastHash'][:16]}…, "
+              f"source at seq {v['lastSeq']} {v['lastHash'][:16]}…")
+        log(f"    ok: {name}: copy head == source head (seq {v['lastSeq']}, {v['lastHash'][:16]}…)")
+    return copies
+
+
+# -- a minimal NATS client (text protocol over a socket) -------------------------
+
+class Nats:
+    def __init__(self, url, timeout=10.0):
+        hostport = url.split("://", 1)[-1]
+        host, port = hostport.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        self.buf = b""
+        self.sid = 0
+        line = self._line()
+        check(line.startswith(b"INFO "), f"NATS: expected INFO, got {line[:100]!r}")
+        connect = {"verbose": False, "pedantic": False, "headers": True, "no_responders": True,
+                   "lang": "python-test", "version": "0", "protocol": 1}
+        self.sock.sendall(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
+        while True:
+            kind, _ = self._next()
+            if kind == "PONG":
+                break
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def _fill(self):
+        data = self.sock.recv(65536)
+        if not data:
+            raise Failure("NATS: connection closed")
+        self.buf += data
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self._fill()
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _take(self, n):
+        while len(self.buf) < n + 2:
+            self._fill()
+        data, self.buf = self.buf[:n], self.buf[n + 2:]
+        return data
+
+    def _next(self):
+        """(kind, value): ("MSG", (subject, sid, reply, headers_bytes, payload)), ("PONG", None)..."""
+        while True:
+            line = self._line()
+            op = line.split(b" ", 1)[0].upper()
+            if op == b"PING":
+                self.sock.sendall(b"PONG\r\n")
+            elif op == b"PONG":
+                return "PONG", None
+            elif op in (b"+OK", b"INFO"):
+                continue
+            elif op == b"-ERR":
+                raise Failure(f"NATS: {line.decode(errors='replace')}")
+            elif op == b"MSG":
+                parts = line.decode().split()
+                subject, sid = parts[1], parts[2]
+                reply = parts[3] if len(parts) == 5 else None
+                payload = self._take(int(parts[-1]))
+                return "MSG", (subject, sid, reply, b"", payload)
+            elif op == b"HMSG":
+                parts = line.decode().split()
+                subject, sid = parts[1], parts[2]
+                reply = parts[3] if len(parts) == 6 else None
+                hlen, total = int(parts[-2]), int(parts[-1])
+                data = self._take(total)
+                return "MSG", (subject, sid, reply, data[:hlen], data[hlen:])
+            else:
+                raise Failure(f"NATS: unexpected {line[:100]!r}")
+
+    def request(self, subject, payload=b"", headers=None):
+        """Publishes (HPUB when headers, raw header block bytes) with a fresh inbox and
+        returns (headers_bytes, payload) of the first reply."""
+        self.sid += 1
+        inbox = f"_INBOX.fleettest.{os.getpid()}.{self.sid}"
+        sid = str(self.sid)
+        out = f"SUB {inbox} {sid}\r\nUNSUB {sid} 1\r\n".encode()
+        if headers is not None:
+            out += f"HPUB {subject} {inbox} {len(headers)} {len(headers) + len(payload)}\r\n".encode()
+            out += headers + payload + b"\r\n"
+        else:
+            out += f"PUB {subject} {inbox} {len(payload)}\r\n".encode() + payload + b"\r\n"
+        self.sock.sendall(out)
+        while True:
+            kind, value = self._next()
+            if kind == "MSG" and value[1] == sid:
+                return value[3], value[4]
+
+
+def parse_headers(block):
+    """NATS/1.0 header block bytes -> {key: value} (the status line under "")."""
+    lines = block.decode().split("\r\n")
+    h = {"": lines[0]}
+    for l in lines[1:]:
+        if l:
+            k, v = l.split(":", 1)
+            h[k.strip()] = v.strip()
+    return h
+
+
+def js_api(nc, subject, body):
+    hdrs, payload = nc.request(subject, json.dumps(body).encode() if body is not None else b"")
+    if hdrs and "503" in parse_headers(hdrs)[""]:
+        raise Failure(f"{subject}: no responders (JetStream off?)")
+    reply = json.loads(payload)
+    check("error" not in reply, f"{subject}: {reply.get('error')}")
+    return reply
+
+
+# -- scenarios ---------------------------------------------------------------------
+
+def stream_leader(cluster):
+    """The node index leading stream LEDGER, or None."""
+    for i in cluster.running():
+        jsz = cluster.monitor(i, "/jsz?streams=true")
+        for acc in (jsz or {}).get("account_details") or []:
+            for st in acc.get("stream_detail") or []:
+                if st.get("name") == "LEDGER":
+                    leader = (st.get("cluster") or {}).get("leader")
+                    for j in range(cluster.nodes):
+                        if cluster.name(j) == leader:
+                            return j
+    return None
+
+
+class ConsumerKiller(threading.Thread):
+    """Runs the fleet consumer, kill -9 after a random 0.05-0.6 s, restarts it; kills times."""
+
+    def __init__(self, cmd, workdir, kills, rng):
+        super().__init__(daemon=True)
+        self.cmd, self.workdir, self.kills, self.rng = cmd, workdir, kills, rng
+        self.error = None
+        self.stopping = False
+        self.done_kills = 0
+        self.after_reading = 0
+        self.current = None
+
+    def run(self):
+        try:
+            for k in range(self.kills):
+                if self.stopping:
+                    return
+                err = os.path.join(self.workdir, f"consumer-{k:02d}.err")
+                p = spawn(self.cmd, stderr_path=err)
+                self.current = p
+                # On a 3-node NATS a restarted consumer spends 0.6-1 s recreating its
+                # durable (R3) before it reads anything: counting the delay from the
+                # start would kill it there every time. So every 4th kill counts from
+                # the start (kills during startup), the others from its
+                # "reading stream" line (kills while it applies and acks).
+                if k % 4 != 3:
+                    deadline = time.monotonic() + 30
+                    while "reading stream" not in tail(err) and p.poll() is None:
+                        if time.monotonic() > deadline:
+                            raise Failure(f"fleet consumer run {k}: no \"reading stream\" line in 30 s\n"
+                                          f"stderr: {tail(err)}")
+                        time.sleep(0.02)
+                    self.after_reading += 1
+                time.sleep(self.rng.uniform(0.05, 0.6))
+                rc = p.poll()
+                if rc is not None:
+                    raise Failure(f"fleet consumer run {k} exited {rc} on its own before its kill -9\n"
+                                  f"stderr: {tail(err)}")
+                p.send_signal(signal.SIGKILL)
+                p.wait()
+                self.done_kills += 1
+        except BaseException as e:  # reported by the main thread
+            self.error = e
+
+
+def scenario_main(work, rng):
+    log("== 1. main: 3-node NATS, clusters c1 c2 c3 in 3 parts, consumer kill -9 x20, "
+        "NATS node and publisher killed mid-stream, c3's last part by ledger-replay publish")
+    events = int(os.environ.get("FLEET_TEST_EVENTS", "5000"))
+    clusters = {"c1": 101, "c2": 202, "c3": 303}
+    parts = {}
+    for name, seed in clusters.items():
+        for k, chunk in enumerate(split3(gen_events(events, seed))):
+            path = os.path.join(work, f"{name}-part{k}.jsonl")
+            write_lines(path, chunk)
+            parts[(name, k)] = (path, chunk)
+    log(f"    generated {events} events per cluster (seeds {list(clusters.values())}), 3 parts each")
+
+    t = time.monotonic()
+    cluster = nats_cluster.NatsCluster(os.path.join(work, "nats"), nodes=3)
+    log(f"    3-node NATS ready in {time.monotonic() - t:.1f}s: {cluster.urls()}")
+    urls = cluster.urls()
+    fleet = os.path.join(work, "fleet")
+    sources = {name: os.path.join(work, "src", name) for name in clusters}
+    killer = None
+    try:
+        def publish_cmd(name, path):
+            return [INGEST, "--ledger", sources[name], "--from", path, "--no-sync",
+                    "--publish", urls, "--cluster-name", name, "--stream-replicas", "3"]
+
+        # Part 0 of c1 first: it creates the stream (3 replicas) before the consumer starts.
+        run(publish_cmd("c1", parts[("c1", 0)][0]), timeout=60)
+        killer = ConsumerKiller(consumer_cmd(urls, fleet, replicas=3), work, 20, rng)
+        killer.start()
+        log("    consumer kill -9 loop started (20 kills at random 0.05-0.6 s)")
+
+        for k in range(3):
+            for name in clusters:
+                path, chunk = parts[(name, k)]
+                if (name, k) == ("c1", 0):
+                    continue
+                if (name, k) == ("c3", 2):
+                    run([INGEST, "--ledger", sources[name], "--from", path, "--no-sync"], timeout=60)
+                    t = time.monotonic()
+                    run([REPLAY, "--ledger", sources[name], "publish", "--to", urls,
+                         "--cluster-name", name, "--stream-replicas", "3"], timeout=120)
+                    log(f"    c3 part 2: ingested without --publish, shipped by ledger-replay publish "
+                        f"(exit 0 in {time.monotonic() - t:.1f}s)")
+                elif (name, k) == ("c2", 1):
+                    # A publisher killed -9 mid-part, its command rerun. The part goes
+                    # through stdin so the kill lands after some, not all, of it was recorded.
+                    before = head_of(sources[name])[0]
+                    # --from - commits every --batch records (and at EOF), not on a timer.
+                    cmd = publish_cmd(name, "-") + ["--batch", "100"]
+                    p = spawn(cmd, stdin=subprocess.PIPE,
+                              stderr_path=os.path.join(work, "publisher-killed.err"))
+                    half = len(chunk) // 2
+                    p.stdin.write("".join(chunk[:half]).encode())
+                    p.stdin.flush()
+                    deadline = time.monotonic() + 30
+                    while True:
+                        seq = head_of(sources[name])[0]
+                        if seq > before:
+                            break
+                        check(time.monotonic() < deadline, "publisher recorded nothing of its part in 30s")
+                        check(p.poll() is None, f"publisher exited {p.returncode} early")
+                        time.sleep(0.05)
+                    p.send_signal(signal.SIGKILL)
+                    p.wait()
+                    try:
+                        p.stdin.close()
+                    except OSError:
+                        pass
+                    mid = head_of(sources[name])[0]
+                    log(f"    c2 part 1: publisher kill -9'd mid-part (source at seq {mid}, "
+                        f"was {before}, part has {len(chunk)} events); rerunning the same command")
+                    run(cmd, input_bytes="".join(chunk).encode(), timeout=60)
+                elif (name, k) == ("c1", 1):
+                    # Kill -9 the stream's leader node while this publisher runs; restart it.
+                    p = spawn(publish_cmd(name, path), stderr_path=os.path.join(work, "publisher-c1-1.err"))
+                    time.sleep(0.1)
+                    victim = stream_leader(cluster)
+                    victim = 1 if victim is None else victim
+                    cluster.kill(victim)
+                    log(f"    NATS node-{victim} (LEDGER's leader) kill -9'd while c1 part 1 publishes")
+                    rc = p.wait(120)
+                    perr = tail(os.path.join(work, 'publisher-c1-1.err'))
+                    check(rc == 0, f"publisher for c1 part 1 exited {rc} with a NATS node down\n{perr}")
+                    for line in perr.splitlines():
+                        if "warn" in line or "error" in line:
+                            log(f"      publisher: {line[:200]}")
+                    t = time.monotonic()
+                    cluster.start(victim)
+                    log(f"    node-{victim} restarted, cluster ready again in {time.monotonic() - t:.1f}s "
+                        f"(stream leader now node-{stream_leader(cluster)})")
+                else:
+                    run(publish_cmd(name, path), timeout=120)
+        log("    all parts recorded and published")
+
+        killer.join(120)
+        check(not killer.is_alive(), "consumer kill loop did not finish in 120 s")
+        if killer.error:
+            raise killer.error
+        log(f"    consumer kill -9'd {killer.done_kills} times ({killer.after_reading} while reading, "
+            f"the others during startup), restarted each time")
+        # Between kills the copies were always whole ledgers.
+        copies = verify_fleet(fleet)
+        log("    ok: fleet verify after the kills: " +
+            ", ".join(f"{c} at seq {copies[c]['lastSeq']}" for c in sorted(copies)))
+
+        run_consumer_to_idle(urls, fleet, 3, 0, replicas=3)
+        compare_heads(sources, fleet)
+        log("    ok: ledger-replay --fleet verify exits 0, every copy ok")
+
+        ft = fleet_totals(fleet)
+        expected = {}
+        for name, src in sources.items():
+            for resource, v in source_totals(src).items():
+                expected[(name, resource)] = v
+        check(set(ft) == set(expected), f"fleet report rows {sorted(ft)} != sources' {sorted(expected)}")
+        for key in sorted(expected):
+            check(ft[key] == expected[key], f"fleet report {key}: {ft[key]} != sum of source rows {expected[key]}")
+        log(f"    ok: fleet report --by cluster == per-cluster sums of the sources' cluster-queue rows "
+            f"({len(expected)} (cluster, resource) rows, reserved and quota, exact)")
+    finally:
+        if killer is not None and killer.is_alive():
+            killer.stopping = True
+        cleanup_procs()
+        cluster.stop()
+
+
+def scenario_late(work, rng):
+    log("== 2. late: the publisher starts while NATS is down")
+    port = nats_cluster.free_ports(1)[0]
+    url = f"nats://127.0.0.1:{port}"
+    src = os.path.join(work, "src-late")
+    fleet = os.path.join(work, "fleet-late")
+    lines = gen_events(300, 404)
+    # How many records these events make, from a scratch ledger.
+    scratch = os.path.join(work, "scratch-late")
+    write_lines(scratch + ".jsonl", lines)
+    run([INGEST, "--ledger", scratch, "--from", scratch + ".jsonl", "--no-sync"])
+    want = verify_ledger(scratch)["lastSeq"]
+    # --from - commits every --batch records, and a full batch only once the
+    # next one has filled up (or at EOF): with batches of 50, 300 events give at
+    # least 200 records committed while stdin stays open.
+    batch, least = 50, want - 100
+
+    err_path = os.path.join(work, "ingest-late.err")
+    cmd = [INGEST, "--ledger", src, "--from", "-", "--no-sync", "--batch", str(batch),
+           "--publish", url, "--cluster-name", "late"]
+    p = spawn(cmd, stdin=subprocess.PIPE, stdout_path=os.path.join(work, "ingest-late.out"),
+              stderr_path=err_path)
+
+    def feed():
+        try:
+            p.stdin.write("".join(lines).encode())
+            p.stdin.flush()
+        except (OSError, ValueError):
+            pass
+    # A thread writes: if ingest does not read its stdin, the check below fails
+    # instead of this test blocking on a full pipe.
+    threading.Thread(target=feed, daemon=True).start()
+    cluster = None
+    try:
+        t = time.monotonic()
+        while True:
+            h = head_of(src)
+            if h and h[0] >= least:
+                break
+            check(p.poll() is None, f"ingest exited {p.returncode} while NATS is down\n{tail(err_path)}")
+            check(time.monotonic() - t < 30, f"with NATS down (nothing listening on {url}), the ledger "
+                  f"reached seq {h and h[0]}, not {least} or more, in 30 s after {len(lines)} events were "
+                  f"written to its stdin (still open): recording waits for NATS\n"
+                  f"command: {' '.join(cmd)}\nstderr: {tail(err_path)}")
+            time.sleep(0.1)
+        log(f"    ok: with NATS down (port {port}), events recorded locally: seq {h[0]} "
+            f"in {time.monotonic() - t:.1f}s, stdin still open")
+
+        cluster = nats_cluster.NatsCluster(os.path.join(work, "nats-late"), nodes=1, client_ports=[port])
+        log(f"    NATS started on {url}")
+        consumer = spawn(consumer_cmd(url, fleet), stderr_path=os.path.join(work, "consumer-late.err"))
+        t = time.monotonic()
+        while True:
+            src_head = head_of(src)
+            h = head_of(os.path.join(fleet, "late")) if os.path.isdir(os.path.join(fleet, "late")) else None
+            if h == src_head and h[0] >= least:
+                break
+            check(consumer.poll() is None, f"consumer exited {consumer.returncode}\n"
+                  f"{tail(os.path.join(work, 'consumer-late.err'))}")
+            check(time.monotonic() - t < 60, f"the fleet copy of late is at {h}, the source at {src_head}, "
+                  f"60 s after NATS came up\npublisher: {tail(err_path)}")
+            time.sleep(0.2)
+        log(f"    ok: the fleet copy reached the source's head {src_head[0]} "
+            f"{time.monotonic() - t:.1f}s after NATS came up (stdin still open)")
+        p.stdin.close()
+        rc = p.wait(60)
+        check(rc == 0, f"ingest exited {rc} after stdin closed\n{tail(err_path)}")
+        check(verify_ledger(src)["lastSeq"] == want, f"source not at seq {want} after EOF")
+        log(f"    ok: stdin closed, ingest exits 0 at seq {want}")
+        consumer.send_signal(signal.SIGTERM)
+        rc = consumer.wait(30)
+        log(f"    background consumer stopped with SIGTERM: exit {rc}")
+        run_consumer_to_idle(url, fleet, 2, 0)
+        compare_heads({"late": src}, fleet)
+    finally:
+        cleanup_procs()
+        if cluster:
+            cluster.stop()
+
+
+def scenario_gap(work, rng):
+    log("== 3. gap: records 50.. published before 1..49")
+    src = os.path.join(work, "src-gap")
+    fleet = os.path.join(work, "fleet-gap")
+    path = os.path.join(work, "gap.jsonl")
+    write_lines(path, gen_events(400, 505))
+    run([INGEST, "--ledger", src, "--from", path, "--no-sync"])
+    last = verify_ledger(src)["lastSeq"]
+    with nats_cluster.NatsCluster(os.path.join(work, "nats-gap"), nodes=1) as cluster:
+        url = cluster.urls()
+        run([REPLAY, "--ledger", src, "publish", "--to", url, "--cluster-name", "gap", "--from-seq", "50"],
+            timeout=60)
+        log(f"    ledger-replay publish --from-seq 50 (of {last}): exit 0")
+        _, err = run_consumer_to_idle(url, fleet, 2, 2)
+        check("records 1..49" in err, f"consumer's stderr does not name records 1..49:\n{err[-2000:]}")
+        log("    ok: consumer exits 2, stderr names \"records 1..49\"")
+        run([REPLAY, "--ledger", src, "publish", "--to", url, "--cluster-name", "gap", "--from-seq", "1"],
+            timeout=60)
+        log("    ledger-replay publish --from-seq 1: exit 0")
+        run_consumer_to_idle(url, fleet, 2, 0)
+        compare_heads({"gap": src}, fleet)
+
+
+def scenario_tamper(work, rng):
+    log("== 4. tamper: a record re-published with a changed chain hash / changed bytes")
+    src = os.path.join(work, "src-evil")
+    path = os.path.join(work, "evil.jsonl")
+    write_lines(path, gen_events(200, 606))
+    run([INGEST, "--ledger", src, "--from", path, "--no-sync"])
+    with nats_cluster.NatsCluster(os.path.join(work, "nats-a"), nodes=1) as a:
+        run([REPLAY, "--ledger", src, "publish", "--to", a.urls(), "--cluster-name", "evil"], timeout=60)
+        nc = Nats(a.url(0))
+        try:
+            config = js_api(nc, "$JS.API.STREAM.INFO.LEDGER", None)["config"]
+            msgs = []
+            for seq in range(1, 6):
+                m = js_api(nc, "$JS.API.STREAM.MSG.GET.LEDGER", {"seq": seq})["message"]
+                msgs.append((m["subject"], base64.b64decode(m["hdrs"]), base64.b64decode(m["data"])))
+        finally:
+            nc.close()
+    for i, (subject, hdrs, data) in enumerate(msgs, 1):
+        h = parse_headers(hdrs)
+        check(subject == "ledger.evil.records", f"message {i}: subject {subject}")
+        check(h.get("Nats-Msg-Id") == f"evil:{i}" and h.get("Ledger-Seq") == str(i)
+              and h.get("Ledger-Cluster") == "evil" and len(h.get("Ledger-Chain-Hash", "")) == 64
+              and h.get("Ledger-Time", "").isdigit(), f"message {i}: headers {h}")
+    log(f"    fetched messages 1..5 from server A by {'$JS.API.STREAM.MSG.GET.LEDGER'}; headers as documented")
+
+    def flip_hash(hdrs):
+        h = parse_headers(hdrs)
+        old = h["Ledger-Chain-Hash"]
+        new = ("1" if old[0] != "1" else "2") + old[1:]
+        out = hdrs.replace(f"Ledger-Chain-Hash: {old}".encode(), f"Ledger-Chain-Hash: {new}".encode())
+        check(out != hdrs, "could not rewrite Ledger-Chain-Hash in the header block")
+        return out
+
+    def change_payload(data):
+        # One byte in the middle, a digit to another digit when there is one (keeps JSON valid).
+        b = bytearray(data)
+        mid = len(b) // 2
+        for i in list(range(mid, len(b))) + list(range(0, mid)):
+            if 0x30 <= b[i] <= 0x39:
+                b[i] = 0x30 + (b[i] - 0x30 + 1) % 10
+                return bytes(b)
+        b[mid] ^= 0x01
+        return bytes(b)
+
+    variants = [("changed Ledger-Chain-Hash", lambda h, d: (flip_hash(h), d)),
+                ("changed payload byte, original hash", lambda h, d: (h, change_payload(d)))]
+    for label, tamper in variants:
+        tag = "hash" if "Hash" in label else "payload"
+        with nats_cluster.NatsCluster(os.path.join(work, f"nats-b-{tag}"), nodes=1) as b:
+            nc = Nats(b.url(0))
+            try:
+                js_api(nc, "$JS.API.STREAM.CREATE.LEDGER", config)
+                for i, (subject, hdrs, data) in enumerate(msgs, 1):
+                    if i == 5:
+                        hdrs, data = tamper(hdrs, data)
+                    _, ack = nc.request(subject, data, headers=hdrs)
+                    ack = json.loads(ack)
+                    check(ack.get("seq") == i and not ack.get("duplicate"), f"PubAck for message {i}: {ack}")
+            finally:
+                nc.close()
+            log(f"    [{label}] server B: messages 1..4 re-published unchanged, 5 tampered; all stored")
+            fleet = os.path.join(work, f"fleet-evil-{tag}")
+            _, err = run_consumer_to_idle(b.urls(), fleet, 2, 3)
+            check("cluster evil seq 5" in err, f"stderr does not name \"cluster evil seq 5\":\n{err[-2000:]}")
+            log(f"    ok: [{label}] consumer exits 3, stderr: "
+                f"{next((l for l in err.splitlines() if 'cluster evil seq 5' in l), '')[:200]}")
+            copy = verify_ledger(os.path.join(fleet, "evil"))
+            want = verify_ledger(src)
+            seq4_hash = parse_headers(msgs[3][1])["Ledger-Chain-Hash"]
+            check((copy["lastSeq"], copy["lastHash"]) == (4, seq4_hash),
+                  f"copy of evil at seq {copy['lastSeq']} {copy['lastHash']}, not 4 {seq4_hash}")
+            log(f"    ok: [{label}] the copy stays at seq 4 (the source's hash at 4) and verifies "
+                f"(source at {want['lastSeq']})")
+            # A rerun refuses again, still at 4.
+            _, err = run_consumer_to_idle(b.urls(), fleet, 2, 3)
+            check(verify_ledger(os.path.join(fleet, "evil"))["lastSeq"] == 4, "copy moved past 4 on a rerun")
+
+
+SCENARIOS = [("main", scenario_main), ("late", scenario_late), ("gap", scenario_gap),
+             ("tamper", scenario_tamper)]
+
+
+def main():
+    nats_cluster.require_nats_server()
+    seed = int(os.environ.get("FLEET_TEST_SEED") or random.randrange(1 << 30))
+    rng = random.Random(seed)
+    only = [s for s in os.environ.get("FLEET_TEST_ONLY", "").split(",") if s]
+    work = tempfile.mkdtemp(prefix="fleet-test-")
+    log(f"fleet test: seed {seed} (FLEET_TEST_SEED), work dir {work}")
+    started = time.monotonic()
+    failed = []
+    for name, fn in SCENARIOS:
+        if only and name not in only:
+            continue
+        t = time.monotonic()
+        d = os.path.join(work, name)
+        os.makedirs(d)
+        try:
+            fn(d, rng)
+            log(f"   {name}: passed in {time.monotonic() - t:.1f}s")
+        except Failure as e:
+            failed.append(name)
+            log(f"FAIL: {name} ({time.monotonic() - t:.1f}s): {e}")
+        except Exception:
+            failed.append(name)
+            log(f"FAIL: {name} ({time.monotonic() - t:.1f}s):\n{traceback.format_exc()}")
+        finally:
+            cleanup_procs()
+    total = time.monotonic() - started
+    if failed:
+        print(f"FAIL: {', '.join(failed)} ({total:.1f}s, seed {seed}, work dir kept: {work})", flush=True)
+        return 1
+    if os.environ.get("FLEET_TEST_KEEP"):
+        log(f"work dir kept: {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"PASS: fleet test in {total:.1f}s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
