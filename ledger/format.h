@@ -77,8 +77,9 @@
 // close after the flush. An open that finds fewer records than it names, or
 // another record at its seq, refuses the ledger: what was acknowledged is
 // gone (a damaged or lost write-ahead log) and the next commit would reuse
-// the seqs. Absent (ledgers of earlier builds) it is written at the next
-// writable open; not a format change.
+// the seqs. Absent (ledgers of earlier builds) or empty (an open killed
+// between creating it and its first write) it names nothing, and is written
+// at the next writable open; not a format change.
 //
 // Versions: a ledger records the format it was written with; this build reads
 // kOldestFormat..kCurrentFormat and refuses anything else with a clear error.

@@ -286,6 +286,11 @@ Status readAcknowledgedHead(const std::string& dir, std::optional<AcknowledgedHe
     return fileError("reading " + path, std::error_code(errno, std::generic_category()));
   }
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Empty: created by an open that stopped (killed) before its first write,
+  // which is the file's only way to be short of whole (every write is the
+  // 64 bytes at offset 0, made durable before anything is acknowledged).
+  // Nothing was acknowledged through it, as when it is absent.
+  if (bytes.empty()) return Status::ok();
   const std::size_t body = format::kAcknowledgedHeadSize - 8;
   if (bytes.size() != format::kAcknowledgedHeadSize ||
       !bytes.starts_with(format::kAcknowledgedHeadMagic) ||

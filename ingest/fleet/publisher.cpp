@@ -82,17 +82,22 @@ std::uint64_t Publisher::sendWindow(std::uint64_t first, std::uint64_t last) {
   }
   std::uint64_t sentThrough = first - 1;
   std::string sendError;
+  Status decodeError = Status::ok();
+  Record record;  // reused along the window: only its time is sent apart
   Status st = ledger_.scanLogBytes(
       first, last, [&](std::uint64_t seq, const Digest& hash, std::string_view bytes) {
+        // A record that does not decode is never shipped: the fleet would
+        // refuse it, and the ledger needs `verify` first.
+        if (Status d = decodeRecord(bytes, &record); !d.isOk()) {
+          decodeError = Status::corruption("seq " + std::to_string(seq) + ": " + d.message());
+          return false;
+        }
         natsMsg* msg = nullptr;
         natsStatus s = natsMsg_Create(&msg, subject_.c_str(), nullptr, bytes.data(),
                                       static_cast<int>(bytes.size()));
-        Record header;
         if (s == NATS_OK) {
           const std::string seqText = std::to_string(seq);
-          std::int64_t timeNs = 0;
-          (void)ledger_.timeOf(seq, &timeNs);
-          const std::string timeText = std::to_string(timeNs);
+          const std::string timeText = std::to_string(record.timeNs);
           const std::string hashText = toHex(hash);
           s = natsMsgHeader_Set(msg, kHeaderCluster, options_.cluster.c_str());
           if (s == NATS_OK) s = natsMsgHeader_Set(msg, kHeaderSeq, seqText.c_str());
@@ -116,6 +121,7 @@ std::uint64_t Publisher::sendWindow(std::uint64_t first, std::uint64_t last) {
         return true;
       });
   if (!st.isOk()) throw FleetError("reading records to publish", st);
+  if (!decodeError.isOk()) throw FleetError("reading records to publish", decodeError);
   jsPubOptions wait;
   jsPubOptions_Init(&wait);
   wait.MaxWait = options_.ackTimeout.count();

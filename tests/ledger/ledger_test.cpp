@@ -785,3 +785,33 @@ TEST_CASE("a cursor written beside the appender reads back; a read-only ledger r
   CHECK(back.position == 42);
   CHECK_FALSE(reader->putCursor("publish:LEDGER/c1", back).isOk());
 }
+
+// format.h: an open killed between creating `ledger-head` and writing it
+// (the fleet consumer creating a cluster's copy, killed) leaves it empty;
+// the next open takes that as nothing acknowledged, as an absent file.
+TEST_CASE("an empty ledger-head, left by an open killed before writing it, names nothing",
+          "[ledger]") {
+  TempDir dir;
+  const std::string path = dir.path("l");
+  AppendResult r;
+  {
+    auto ledger = openLedger(path);
+    REQUIRE(ledger->append({pending("a", 1)}, {}, &r).isOk());
+  }
+  { std::ofstream truncate(path + "/ledger-head", std::ios::binary | std::ios::trunc); }
+  {
+    auto ledger = openLedger(path);
+    CHECK(ledger->lastSeq() == 1);
+  }
+  std::ifstream in(path + "/ledger-head", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(bytes.size() == format::kAcknowledgedHeadSize);
+  // A short file is still refused: it was written, then damaged.
+  {
+    std::ofstream shorten(path + "/ledger-head", std::ios::binary | std::ios::trunc);
+    shorten << "LEDG";
+  }
+  std::unique_ptr<Ledger> refused;
+  Ledger::Options o;
+  CHECK(Ledger::open(path, o, &refused).isCorruption());
+}
