@@ -239,9 +239,16 @@ void FleetConsumer::run(const std::atomic<bool>& stop,
     lastActivity = std::chrono::steady_clock::now();
     Batch batch;
     std::uint64_t pendingAfter = 1;
+    // The messages are owned one by one from here, and the list's array is
+    // freed at once: a refusal below throws out of the loop.
+    std::vector<OwnedMsg> fetched;
+    fetched.reserve(static_cast<std::size_t>(list.Count));
     for (int i = 0; i < list.Count; ++i) {
-      OwnedMsg msg(list.Msgs[i]);
+      fetched.emplace_back(list.Msgs[i]);
       list.Msgs[i] = nullptr;
+    }
+    natsMsgList_Destroy(&list);
+    for (OwnedMsg& msg : fetched) {
       const std::uint64_t streamSeq = streamSeqOf(msg.get(), &pendingAfter);
       ShippedRecord shipped;
       std::string error;
@@ -343,7 +350,6 @@ void FleetConsumer::run(const std::atomic<bool>& stop,
         applyOne(node.mapped());
       }
     }
-    natsMsgList_Destroy(&list);
     commit(batch);
     caughtUp_ = pendingAfter == 0;
     if (caughtUp_) {
