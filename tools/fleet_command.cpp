@@ -206,6 +206,9 @@ int runFleetConsumer(const po::variables_map& vm) {
   // sidecar keeps them (tools/ledger_upkeep.h): fleet questions load them.
   UpkeepOptions upkeep;
   upkeep.checkpointEvery = vm["checkpoint-every"].as<std::uint64_t>();
+  // Declared before the upkeeps, so destroyed after them, whatever ends the
+  // run: their threads read the copies the consumer owns.
+  std::unique_ptr<fleet::FleetConsumer> consumer;
   std::map<std::string, std::unique_ptr<LedgerUpkeep>> upkeeps;
   o.afterCommit = [&](const std::string& cluster, Ledger& copy, std::uint64_t, std::uint64_t last) {
     auto& u = upkeeps[cluster];
@@ -228,7 +231,6 @@ int runFleetConsumer(const po::variables_map& vm) {
   const std::string dir = vm["fleet"].as<std::string>();
   std::signal(SIGINT, onFleetSignal);
   std::signal(SIGTERM, onFleetSignal);
-  std::unique_ptr<fleet::FleetConsumer> consumer;
   try {
     consumer = std::make_unique<fleet::FleetConsumer>(dir, std::move(o));
   } catch (const fleet::FleetError& e) {
