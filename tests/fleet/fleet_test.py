@@ -18,6 +18,11 @@ Scenarios (each prints what it checks):
   4. tamper   a record re-published with a changed chain hash, or changed
               payload bytes under the original hash: the consumer exits 3
               naming "cluster evil seq 5"; the copy stays at seq 4.
+  5. sidecar  `ledger-ingest --watch --publish` against a fake API server
+              (namespaces) while NATS is down: the LIST and watched changes
+              are committed, /metrics counts the publish lag; NATS comes up,
+              the lag drains to 0, the copy's head equals the ledger's;
+              SIGTERM exits 0.
 
 Binaries: $LEDGER_INGEST $LEDGER_REPLAY $LEDGER_QUERY $LEDGER_GEN (default
 build/tools/<name> beside this source tree). Exit 0 pass, 1 fail, 77 skip
@@ -721,8 +726,152 @@ def scenario_tamper(work, rng):
             check(verify_ledger(os.path.join(fleet, "evil"))["lastSeq"] == 4, "copy moved past 4 on a rerun")
 
 
+class FakeApiServer:
+    """Just enough of the Kubernetes API for `ledger-ingest --watch --resources
+    namespaces`: discovery of core v1, a LIST of the namespaces so far, and a
+    watch that streams each namespace added later (one JSON line each)."""
+
+    def __init__(self, names):
+        import http.server
+        self.lock = threading.Condition()
+        self.items = [self.namespace(n, i + 1) for i, n in enumerate(names)]
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args):
+                pass
+
+            def reply(self, body):
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                path = self.path.split("?")[0]
+                if path == "/api/v1":
+                    self.reply({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+                        {"name": "namespaces", "kind": "Namespace", "namespaced": False,
+                         "verbs": ["list", "watch"]}]})
+                elif path == "/api/v1/namespaces" and "watch=1" not in self.path:
+                    with fake.lock:
+                        items = list(fake.items)
+                    self.reply({"kind": "NamespaceList", "apiVersion": "v1",
+                                "metadata": {"resourceVersion": str(len(items))}, "items": items})
+                elif path == "/api/v1/namespaces":
+                    rv = int(self.path.split("resourceVersion=")[1].split("&")[0] or 0)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    sent = rv
+                    deadline = time.monotonic() + 30
+                    try:
+                        while time.monotonic() < deadline:
+                            with fake.lock:
+                                fake.lock.wait_for(lambda: len(fake.items) > sent, timeout=0.5)
+                                new = fake.items[sent:]
+                            for obj in new:
+                                self.wfile.write((json.dumps({"type": "ADDED", "object": obj}) + "\n").encode())
+                                sent += 1
+                            self.wfile.flush()
+                    except OSError:
+                        pass
+                else:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @staticmethod
+    def namespace(name, rv):
+        return {"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": name, "uid": f"uid-{name}", "resourceVersion": str(rv),
+                             "creationTimestamp": "2026-11-20T08:00:00Z"}}
+
+    def add(self, names):
+        with self.lock:
+            for n in names:
+                self.items.append(self.namespace(n, len(self.items) + 1))
+            self.lock.notify_all()
+
+    def stop(self):
+        self.server.shutdown()
+
+
+def metric(url, name):
+    """The value of an unlabelled metric on a /metrics page, or None."""
+    import urllib.request
+    try:
+        text = urllib.request.urlopen(url, timeout=2).read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def scenario_sidecar(work, rng):
+    log("== 5. sidecar: ledger-ingest --watch --publish while NATS is down, then up")
+    api = FakeApiServer([f"ns-{i}" for i in range(40)])
+    nats_port, http_port = nats_cluster.free_ports(2)
+    url = f"nats://127.0.0.1:{nats_port}"
+    metrics = f"http://127.0.0.1:{http_port}/metrics"
+    src = os.path.join(work, "src-sidecar")
+    fleet = os.path.join(work, "fleet-sidecar")
+    err_path = os.path.join(work, "sidecar.err")
+    cmd = [INGEST, "--watch", "--ledger", src, "--server", api.url, "--resources", "namespaces",
+           "--listen", f"127.0.0.1:{http_port}", "--no-sync", "--checkpoint-every", "0",
+           "--verify-every", "0", "--publish", url, "--cluster-name", "side"]
+    p = spawn(cmd, stderr_path=err_path)
+    cluster = None
+
+    def wait_metric(name, ok, what, limit=30):
+        t = time.monotonic()
+        while True:
+            v = metric(metrics, name)
+            if v is not None and ok(v):
+                return v
+            check(p.poll() is None, f"the sidecar exited {p.returncode}\n{tail(err_path)}")
+            check(time.monotonic() - t < limit, f"{what}: {name} is {v} after {limit} s\n{tail(err_path)}")
+            time.sleep(0.1)
+    try:
+        wait_metric("ledger_head_seq", lambda v: v >= 40, "the LIST is not recorded while NATS is down")
+        api.add([f"ns-{i}" for i in range(40, 70)])
+        wait_metric("ledger_head_seq", lambda v: v >= 70, "watched changes are not recorded while NATS is down")
+        check(metric(metrics, "ledger_publish_connected") == 0, "publish_connected is not 0 with NATS down")
+        lag = wait_metric("ledger_publish_lag_records", lambda v: v >= 70, "the publish lag does not count")
+        log(f"    ok: NATS down: 70 records committed, ledger_publish_lag_records {lag:.0f}")
+        cluster = nats_cluster.NatsCluster(os.path.join(work, "nats-sidecar"), nodes=1,
+                                           client_ports=[nats_port])
+        wait_metric("ledger_publish_lag_records", lambda v: v == 0, "nothing published after NATS came up", 60)
+        check(metric(metrics, "ledger_publish_connected") == 1, "publish_connected is not 1 with NATS up")
+        log("    ok: NATS up: the lag drains to 0")
+        api.add([f"ns-{i}" for i in range(70, 80)])
+        wait_metric("ledger_publish_seq", lambda v: v >= 80, "a change after NATS came up is not published")
+        run_consumer_to_idle(url, fleet, 2, 0)
+        compare_heads({"side": src}, fleet)
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(30)
+        check(rc == 0, f"the sidecar exited {rc} on SIGTERM\n{tail(err_path)}")
+        log("    ok: the copy's head equals the sidecar's ledger; SIGTERM exits 0")
+    finally:
+        cleanup_procs()
+        api.stop()
+        if cluster:
+            cluster.stop()
+
+
 SCENARIOS = [("main", scenario_main), ("late", scenario_late), ("gap", scenario_gap),
-             ("tamper", scenario_tamper)]
+             ("tamper", scenario_tamper), ("sidecar", scenario_sidecar)]
 
 
 def main():
