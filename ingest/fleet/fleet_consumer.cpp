@@ -212,7 +212,9 @@ void FleetConsumer::run(const std::atomic<bool>& stop,
     const natsStatus s =
         natsSubscription_Fetch(&list, subscription_->sub, static_cast<int>(options_.batch),
                                options_.fetchWait.count(), &code);
-    if (s == NATS_TIMEOUT || (s == NATS_OK && list.Count == 0)) {
+    // An empty fetch is "caught up" only while connected: during an outage
+    // fetches time out too, with the stream's records still unread.
+    if ((s == NATS_TIMEOUT || (s == NATS_OK && list.Count == 0)) && link_->connected()) {
       natsMsgList_Destroy(&list);
       caughtUp_ = true;
       noteGaps();
@@ -220,9 +222,9 @@ void FleetConsumer::run(const std::atomic<bool>& stop,
       if (exitWhenIdle && std::chrono::steady_clock::now() - lastActivity >= *exitWhenIdle) return;
       continue;
     }
-    if (s != NATS_OK) {
+    if (s != NATS_OK || list.Count == 0) {
       natsMsgList_Destroy(&list);
-      const std::string error = natsErrorText(s);
+      const std::string error = link_->connected() ? natsErrorText(s) : "not connected to NATS";
       if (lastError != error)
         spdlog::warn("fleet: fetching from {}: {}", options_.stream.name, error);
       lastError = error;
@@ -232,6 +234,11 @@ void FleetConsumer::run(const std::atomic<bool>& stop,
       ++refetches_;
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+      // A batch run does not wait out an outage for ever either.
+      if (exitWhenIdle && std::chrono::steady_clock::now() - lastActivity > *exitWhenIdle) {
+        throw FleetError(FleetError::Kind::kTransport,
+                         "fetching from " + options_.stream.name + ": " + error);
+      }
       continue;
     }
     lastError.clear();
