@@ -289,16 +289,24 @@ std::vector<std::pair<std::string, std::string>> fleetClusters(const std::string
   return out;
 }
 
-int forEachFleetCopy(const std::string& dir, bool json, std::ostream& out,
-                     const std::function<int(const Ledger&, std::ostream&)>& each) {
+std::optional<int> forEachFleetCopy(
+    const std::string& dir, bool json, std::ostream& out,
+    const std::function<std::optional<int>(const Ledger&, std::ostream&)>& each) {
   int worst = kExitOk;
+  std::size_t answered = 0, leftOut = 0;
   nlohmann::ordered_json all;
   all["clusters"] = nlohmann::ordered_json::array();
+  std::ostringstream tables;
   for (const auto& [cluster, path] : fleetClusters(dir)) {
     std::unique_ptr<Ledger> copy = openForReading(path);
     std::ostringstream answer;
-    const int code = each(*copy, answer);
-    worst = std::max(worst, code);
+    const std::optional<int> code = each(*copy, answer);
+    if (!code) {
+      ++leftOut;
+      continue;
+    }
+    ++answered;
+    worst = std::max(worst, *code);
     if (json) {
       nlohmann::ordered_json entry;
       entry["cluster"] = cluster;
@@ -310,10 +318,15 @@ int forEachFleetCopy(const std::string& dir, bool json, std::ostream& out,
       }
       all["clusters"].push_back(entry);
     } else {
-      out << "== cluster " << cluster << " ==\n" << answer.str();
+      tables << "== cluster " << cluster << " ==\n" << answer.str();
     }
   }
-  if (json) out << all.dump(2) << "\n";
+  if (answered == 0 && leftOut > 0) return std::nullopt;
+  if (json) {
+    out << all.dump(2) << "\n";
+  } else {
+    out << tables.str();
+  }
   return worst;
 }
 
@@ -433,40 +446,22 @@ int runFleetQuery(const std::string& dir, const std::string& command, const Quer
   if (command == "workload") {
     // A workload lives in the clusters that saw it: the others are left out,
     // and one that no cluster saw is an error, as on one ledger.
-    int found = 0;
-    const bool json = args.output == OutputFormat::kJson;
-    nlohmann::ordered_json all;
-    all["clusters"] = nlohmann::ordered_json::array();
-    for (const auto& [cluster, path] : fleetClusters(dir)) {
-      std::unique_ptr<Ledger> copy = openForReading(path);
-      std::ostringstream answer;
-      try {
-        runQuery(*copy, command, args, answer);
-      } catch (const UsageError&) {
-        continue;  // not in this cluster's history
-      }
-      ++found;
-      if (json) {
-        nlohmann::ordered_json entry;
-        entry["cluster"] = cluster;
-        auto parsed = nlohmann::ordered_json::parse(answer.str(), nullptr, false);
-        if (parsed.is_object()) {
-          for (auto& [k, v] : parsed.items()) entry[k] = v;
-        }
-        all["clusters"].push_back(entry);
-      } else {
-        out << "== cluster " << cluster << " ==\n" << answer.str();
-      }
-    }
-    if (found == 0)
-      throw UsageError("workload " + args.target + " appears in no cluster of the fleet");
-    if (json) out << all.dump(2) << "\n";
-    return kExitOk;
+    const auto code =
+        forEachFleetCopy(dir, args.output == OutputFormat::kJson, out,
+                         [&](const Ledger& copy, std::ostream& answer) -> std::optional<int> {
+                           try {
+                             return runQuery(copy, command, args, answer);
+                           } catch (const UsageError&) {
+                             return std::nullopt;  // not in this cluster's history
+                           }
+                         });
+    if (!code) throw UsageError("workload " + args.target + " appears in no cluster of the fleet");
+    return *code;
   }
-  return forEachFleetCopy(dir, args.output == OutputFormat::kJson, out,
-                          [&](const Ledger& copy, std::ostream& answer) {
-                            return runQuery(copy, command, args, answer);
-                          });
+  return *forEachFleetCopy(dir, args.output == OutputFormat::kJson, out,
+                           [&](const Ledger& copy, std::ostream& answer) {
+                             return runQuery(copy, command, args, answer);
+                           });
 }
 
 }  // namespace ledger::cli

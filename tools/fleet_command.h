@@ -13,6 +13,7 @@
 #include <boost/program_options.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -53,8 +54,11 @@ int runFleetQuery(const std::string& dir, const std::string& command, const Quer
 // Runs `each` on every copy opened read-only, for a per-cluster command
 // (ledger-replay --fleet DIR verify): with JSON output the answers become
 // {"clusters": [{"cluster": NAME, ...answer}]}, else each is headed by its
-// cluster. Returns the worst exit code.
-int forEachFleetCopy(const std::string& dir, bool json, std::ostream& out,
-                     const std::function<int(const Ledger&, std::ostream&)>& each);
+// cluster. `each` returning nullopt leaves its cluster out (a workload it
+// never saw). Returns the worst exit code, or nullopt, printing nothing,
+// when every cluster was left out.
+std::optional<int> forEachFleetCopy(
+    const std::string& dir, bool json, std::ostream& out,
+    const std::function<std::optional<int>(const Ledger&, std::ostream&)>& each);
 
 }  // namespace ledger::cli

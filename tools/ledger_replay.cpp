@@ -267,11 +267,11 @@ int main(int argc, char** argv) {
     if (vm.count("fleet")) {
       if (command != "verify") throw cli::UsageError("--fleet goes with verify");
       const ingest::ProjectionOptions projection = projectionOptions(vm);
-      return cli::forEachFleetCopy(vm["fleet"].as<std::string>(),
-                                   output == cli::OutputFormat::kJson, std::cout,
-                                   [&](const Ledger& copy, std::ostream& out) {
-                                     return runVerify(copy, projection, output, out);
-                                   });
+      return *cli::forEachFleetCopy(vm["fleet"].as<std::string>(),
+                                    output == cli::OutputFormat::kJson, std::cout,
+                                    [&](const Ledger& copy, std::ostream& out) {
+                                      return runVerify(copy, projection, output, out);
+                                    });
     }
     if (command == "verify") {
       const ingest::ProjectionOptions projection = projectionOptions(vm);
