@@ -4,6 +4,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/listener.h>
+#include <rocksdb/memtablerep.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -30,7 +31,7 @@
 
 namespace ledger {
 
-rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
+rocksdb::ColumnFamilyOptions familyOptions(const std::string& name, bool writable) {
   rocksdb::ColumnFamilyOptions cf;
   rocksdb::BlockBasedTableOptions table;
   table.block_size = 32 * 1024;
@@ -73,6 +74,19 @@ rocksdb::ColumnFamilyOptions familyOptions(const std::string& name) {
     // 2% of the memtable.
     cf.memtable_prefix_bloom_size_ratio = 0.02;
     cf.memtable_whole_key_filtering = true;
+  }
+  if (name == format::kObjectIndexFamily && writable) {
+    // A writer only adds to the index, a key or two per record, keys that
+    // share long prefixes (group/kind/namespace) and land all over the
+    // family: each insert into a skip list walked its levels through memory
+    // no cache holds, and on a bulk ingest that was most of what the index
+    // cost the writing thread (docs/performance.md). A vector takes them in
+    // arrival order and sorts once, when a flush (a background thread)
+    // writes the table. Reads in a writing process stay correct, at the
+    // price of sorting a copy of the live memtable per iterator; no command
+    // that writes reads the index while it writes. Readers open with the
+    // skip list: the memtable is not part of the format.
+    cf.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
   }
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return cf;
@@ -390,6 +404,11 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     dbo.max_file_opening_threads = 1;
   }
   dbo.max_total_wal_size = options.maxWalBytes;
+  // A vector memtable (object_index, familyOptions) takes no concurrent
+  // inserts, and RocksDB refuses to open with them on. The ledger has one
+  // appending thread; a cursor or checkpoint written beside it waits its
+  // turn in the write queue instead of inserting in parallel.
+  if (!options.readOnly) dbo.allow_concurrent_memtable_write = false;
   // Recovery replays the write-ahead log up to an incomplete record at its
   // end and fails on any other damage. The default, kPointInTimeRecovery,
   // stops silently at the first bad record, dropping every commit after it:
@@ -418,7 +437,7 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
       if (optional) continue;
       return Status::corruption("ledger " + dir + " has no column family " + name);
     }
-    descriptors.emplace_back(name, familyOptions(name));
+    descriptors.emplace_back(name, familyOptions(name, !options.readOnly));
   }
 
   std::unique_ptr<Ledger> ledger(new Ledger());
@@ -437,7 +456,7 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   for (std::size_t i = 0; i < descriptors.size(); ++i) {
     ledger->families_->byName[descriptors[i].name] = ledger->families_->handles[i];
   }
-  ledger->families_->logTableOptions = rocksdb::Options(dbo, familyOptions(format::kLogFamily));
+  ledger->families_->logTableOptions = rocksdb::Options(dbo, familyOptions(format::kLogFamily, !options.readOnly));
 
   // Format version: written at creation (and by an upgrade), checked on every open.
   auto writeCurrentFormat = [&](const char* what) {

@@ -48,8 +48,9 @@ struct Ledger::Families {
   rocksdb::Options logTableOptions;
 };
 
-// The options the ledger opens the named column family with.
-rocksdb::ColumnFamilyOptions familyOptions(const std::string& name);
+// The options the ledger opens the named column family with, for a writer
+// (`writable`) or a reader: they differ only in memory, never on disk.
+rocksdb::ColumnFamilyOptions familyOptions(const std::string& name, bool writable);
 
 // A `live` value (format.h) for the record `p`, and back. decodeLive reads
 // values written before content hashes were kept as having none.
