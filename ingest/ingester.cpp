@@ -157,8 +157,9 @@ bool Ingester::isDuplicateEvent(const ObjectIdentity& id, EventType type) {
   if (isDuplicate(eventKey(id, type))) return true;
   // A ledger written by an earlier build holds keys without the kind: one
   // is this event only when the record it names has this group and kind.
-  // The lookup of a key that is absent is answered by the family's Bloom
-  // filter (ledger.cpp), so new ledgers pay little for it.
+  // On a ledger holding no such key (any this build created) the ledger
+  // answers without a lookup (ledger.h, legacyEventKeys_); the Bloom
+  // filter's answer still cost a second RocksDB lookup per event.
   std::uint64_t seq = 0;
   Status st = ledger_.eventSeq(legacyEventKey(id, type), &seq);
   if (st.isNotFound()) return false;

@@ -147,6 +147,8 @@ inline constexpr std::string_view kAcknowledgedHeadMagic = "LEDGHEAD";
 inline constexpr std::size_t kAcknowledgedHeadSize = 64;
 
 inline constexpr std::string_view kFormatKey = "format";
+// events: the start of the dedupe keys earlier builds wrote (see above).
+inline constexpr std::string_view kLegacyEventKeyPrefix{"e\0", 2};
 inline constexpr std::string_view kHeadKey = "head";
 inline constexpr std::string_view kCursorPrefix = "cursor/";
 inline constexpr std::string_view kObjectIndexKey = "object_index";

@@ -456,7 +456,21 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   for (std::size_t i = 0; i < descriptors.size(); ++i) {
     ledger->families_->byName[descriptors[i].name] = ledger->families_->handles[i];
   }
-  ledger->families_->logTableOptions = rocksdb::Options(dbo, familyOptions(format::kLogFamily, !options.readOnly));
+  ledger->families_->logTableOptions =
+      rocksdb::Options(dbo, familyOptions(format::kLogFamily, !options.readOnly));
+  if (!options.readOnly) {
+    // Keys of earlier builds (format.h): one seek, so that a ledger without
+    // any answers the ingester's lookup of them without RocksDB (ledger.h).
+    // A reader looks up no dedupe keys, and keeps its open short.
+    std::unique_ptr<rocksdb::Iterator> it(
+        raw->NewIterator(rocksdb::ReadOptions(), ledger->family(format::kEventsFamily)));
+    const rocksdb::Slice prefix(format::kLegacyEventKeyPrefix.data(),
+                                format::kLegacyEventKeyPrefix.size());
+    it->Seek(prefix);
+    if (!it->status().ok()) return fromRocks(it->status(), "opening ledger " + dir);
+    ledger->legacyEventKeys_.store(it->Valid() && it->key().starts_with(prefix),
+                                   std::memory_order_release);
+  }
 
   // Format version: written at creation (and by an upgrade), checked on every open.
   auto writeCurrentFormat = [&](const char* what) {
@@ -681,6 +695,10 @@ Status Ledger::compact(const std::string& familyName) {
 
 Status Ledger::putRawForTesting(const char* familyName, std::string_view key,
                                 std::string_view value) {
+  if (std::string_view(familyName) == format::kEventsFamily &&
+      key.starts_with(format::kLegacyEventKeyPrefix)) {
+    legacyEventKeys_.store(true, std::memory_order_release);
+  }
   rocksdb::WriteOptions wo;
   wo.sync = true;
   return fromRocks(db_->Put(wo, family(familyName), rocksdb::Slice(key.data(), key.size()),

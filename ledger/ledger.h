@@ -333,6 +333,12 @@ class Ledger {
   // serialised, see above), and the bytes it was sized for.
   std::unique_ptr<rocksdb::WriteBatch> appendBatch_;
   std::size_t appendBatchBytes_ = 0;
+  // Whether `events` may hold keys of earlier builds (format.h,
+  // kLegacyEventKeyPrefix): found at open, set by a write of one. Without
+  // them, a lookup of such a key is answered without RocksDB: the ingester
+  // looks one up for every watch event, a second lookup per event that
+  // always missed on a ledger this build created.
+  std::atomic<bool> legacyEventKeys_{true};
 };
 
 // Builds ProjectedRecord bytes from a record header and Projection bytes.

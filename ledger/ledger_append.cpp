@@ -188,6 +188,10 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
              rocksdb::SliceParts(projectedValue.data(), static_cast<int>(projectedValue.size())));
       wb.Put(timeCf, format::timeKey(record.timeNs, record.seq), rocksdb::Slice());
       if (!p.dedupeKey.empty()) dedupe.emplace_back(p.dedupeKey, record.seq);
+      // Before the write: lookups of such keys must reach RocksDB from now on.
+      if (p.dedupeKey.starts_with(format::kLegacyEventKeyPrefix)) {
+        legacyEventKeys_.store(true, std::memory_order_release);
+      }
       if (result->firstSeq == 0) result->firstSeq = record.seq;
       result->lastSeq = record.seq;
     }

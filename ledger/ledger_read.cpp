@@ -237,6 +237,11 @@ Status Ledger::timeOf(std::uint64_t seq, std::int64_t* timeNs) const {
 }
 
 Status Ledger::hasEvent(std::string_view dedupeKey, bool* found) const {
+  if (dedupeKey.starts_with(format::kLegacyEventKeyPrefix) &&
+      !legacyEventKeys_.load(std::memory_order_acquire)) {
+    *found = false;
+    return Status::ok();
+  }
   std::string value;
   auto s = db_->Get(rocksdb::ReadOptions(), family(format::kEventsFamily),
                     rocksdb::Slice(dedupeKey.data(), dedupeKey.size()), &value);
@@ -246,6 +251,10 @@ Status Ledger::hasEvent(std::string_view dedupeKey, bool* found) const {
 }
 
 Status Ledger::eventSeq(std::string_view dedupeKey, std::uint64_t* seq) const {
+  if (dedupeKey.starts_with(format::kLegacyEventKeyPrefix) &&
+      !legacyEventKeys_.load(std::memory_order_acquire)) {
+    return Status::notFound("no event under that key");
+  }
   std::string value;
   auto s = db_->Get(rocksdb::ReadOptions(), family(format::kEventsFamily),
                     rocksdb::Slice(dedupeKey.data(), dedupeKey.size()), &value);

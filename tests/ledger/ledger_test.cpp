@@ -122,6 +122,51 @@ TEST_CASE("dedupe keys and live objects are committed with the batch", "[ledger]
   CHECK(ledger->liveObject("/Namespace//a", &live).isNotFound());
 }
 
+// A ledger holding no dedupe key of an earlier build answers a lookup of one
+// without RocksDB (ledger.h, legacyEventKeys_): that must never hide one that
+// is there, whether an append in this process wrote it or an earlier process.
+TEST_CASE("dedupe keys of earlier builds are found however they got there", "[ledger]") {
+  TempDir dir;
+  // "e\0" uid "\0" resourceVersion "\0" type (format.h).
+  std::string legacy(format::kLegacyEventKeyPrefix);
+  legacy += "uid-a";
+  legacy += '\0';
+  legacy += "1";
+  legacy += '\0';
+  legacy += "ADDED";
+  std::uint64_t seq = 0;
+  bool found = true;
+  {
+    auto ledger = openLedger(dir.path("l"));
+    AppendResult r;
+    REQUIRE(ledger->append({pending("a", 1)}, {}, &r).isOk());
+    CHECK(ledger->eventSeq(legacy, &seq).isNotFound());
+    REQUIRE(ledger->hasEvent(legacy, &found).isOk());
+    CHECK_FALSE(found);
+    PendingRecord old = pending("b", 2);
+    old.dedupeKey = legacy;
+    REQUIRE(ledger->append({old}, {}, &r).isOk());
+    REQUIRE(ledger->eventSeq(legacy, &seq).isOk());
+    CHECK(seq == 2);
+    REQUIRE(ledger->hasEvent(legacy, &found).isOk());
+    CHECK(found);
+  }
+  {
+    auto ledger = openLedger(dir.path("l"));  // found by the open's seek
+    REQUIRE(ledger->eventSeq(legacy, &seq).isOk());
+    CHECK(seq == 2);
+  }
+  {
+    auto ledger = openLedger(dir.path("other"));
+    AppendResult r;
+    REQUIRE(ledger->append({pending("a", 1)}, {}, &r).isOk());
+    CHECK(ledger->eventSeq(legacy, &seq).isNotFound());
+    REQUIRE(ledger->putRawForTesting(format::kEventsFamily, legacy, format::seqKey(1)).isOk());
+    REQUIRE(ledger->eventSeq(legacy, &seq).isOk());
+    CHECK(seq == 1);
+  }
+}
+
 TEST_CASE("the live view keeps a record's content hash, and a value without one reads as none",
           "[ledger]") {
   TempDir dir;
