@@ -78,6 +78,7 @@ def run_once(binary, stream, ledger, batch, log):
         "rss_mb": usage.ru_maxrss / 1024,
         "first": threads[0],
         "second": threads[1],
+        "quotient": threads[0] / threads[1] if threads[1] else float("nan"),
     }
 
 
@@ -98,12 +99,11 @@ def main():
             for name, binary in (("A", args.a), ("B", args.b)):
                 r = run_once(binary, args.stream, os.path.join(work, "ledger"), args.batch,
                              os.path.join(work, "stderr.log"))
-                first, second = r["first"], r["second"]
                 label = "untimed" if i == 0 else f"pair {i}"
                 print(f"{label} {name}: wall {r['wall']:.2f} s, cpu {r['cpu']:.2f} s, "
                       f"peak RSS {r['rss_mb']:.0f} MB, "
-                      f"busiest threads {first:.2f} / {second:.2f} s "
-                      f"(quotient {first / second if second else float('nan'):.3f})",
+                      f"busiest threads {r['first']:.2f} / {r['second']:.2f} s "
+                      f"(quotient {r['quotient']:.3f})",
                       flush=True)
                 if i > 0:
                     results[name].append(r)
@@ -116,11 +116,11 @@ def main():
 
     for name in ("A", "B"):
         walls = [r["wall"] for r in results[name]]
-        quotients = [r["first"] / r["second"] for r in results[name] if r["second"]]
+        quotients = [r["quotient"] for r in results[name]]
         print(f"{name}: wall median {med(name, 'wall'):.2f} s ({min(walls):.2f}-{max(walls):.2f}), "
               f"cpu median {med(name, 'cpu'):.2f} s, peak RSS median {med(name, 'rss_mb'):.0f} MB, "
-              f"busiest / second thread "
-              f"{min(quotients):.3f}-{max(quotients):.3f}")
+              f"busiest / second thread {med(name, 'quotient'):.3f} "
+              f"({min(quotients):.3f}-{max(quotients):.3f})")
     ratios = [b["wall"] / a["wall"] for a, b in zip(results["A"], results["B"])]
     print(f"B wall / A wall, per pair: {', '.join(f'{x:.3f}' for x in ratios)}; "
           f"median {statistics.median(ratios):.3f}")
