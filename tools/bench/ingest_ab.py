@@ -93,6 +93,7 @@ def main():
     args = parser.parse_args()
 
     work = args.workdir or tempfile.mkdtemp(prefix="ingest-ab-")
+    os.makedirs(work, exist_ok=True)
     results = {"A": [], "B": []}
     try:
         for i in range(args.pairs + 1):
