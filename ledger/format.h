@@ -158,12 +158,17 @@ inline constexpr std::size_t kHashSize = 32;
 inline constexpr std::size_t kChunkHeaderSize = 8;
 
 // Big-endian so RocksDB's bytewise order is numeric order.
-inline std::string encodeU64(std::uint64_t v) {
-  std::string out(8, '\0');
+inline void appendU64(std::string& out, std::uint64_t v) {
+  char bytes[8];
   for (int i = 7; i >= 0; --i) {
-    out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xFF);
+    bytes[i] = static_cast<char>(v & 0xFF);
     v >>= 8;
   }
+  out.append(bytes, sizeof bytes);
+}
+inline std::string encodeU64(std::uint64_t v) {
+  std::string out;
+  appendU64(out, v);
   return out;
 }
 
@@ -208,8 +213,17 @@ inline std::string objectRecordsPrefix(std::string_view objectKey) {
   out.append(objectKey).push_back('\0');
   return out;
 }
+// Appends the record key to `out` (a writer forms one per record into a
+// buffer it keeps).
+inline void appendObjectRecordKey(std::string& out, std::string_view objectKey, std::uint64_t seq) {
+  out.push_back('r');
+  out.append(objectKey).push_back('\0');
+  appendU64(out, seq);
+}
 inline std::string objectRecordKey(std::string_view objectKey, std::uint64_t seq) {
-  return objectRecordsPrefix(objectKey) + encodeU64(seq);
+  std::string out;
+  appendObjectRecordKey(out, objectKey, seq);
+  return out;
 }
 inline std::string referrersPrefix(std::string_view ns, std::string_view uid) {
   std::string out = "o";

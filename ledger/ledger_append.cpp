@@ -39,10 +39,12 @@ constexpr std::size_t kProjectedRecordFirstSegmentWords = 512;
 // Builds the ProjectedRecord for a header and Projection bytes in `message`.
 // The bytes come from a heap string, word-aligned in practice, and are read
 // where they lie instead of copied to an aligned buffer allocated per record.
-// Appends the record's object_index keys to `indexKeys` when it is set.
+// When `referrerKeys` is set, appends the record's referrer keys to it
+// (object_index.h); `objectKey` is then the record's object key.
 void fillProjectedRecord(ScratchMessage& message, const Record& header,
                          std::string_view projectionBytes, AlignedBuffer& buffer,
-                         std::vector<std::string>* indexKeys = nullptr) {
+                         std::vector<std::string>* referrerKeys = nullptr,
+                         std::string_view objectKey = {}) {
   auto root = message.start().initRoot<schema::ProjectedRecord>();
   root.setType(static_cast<schema::EventType>(header.type));
   root.setTimeNs(header.timeNs);
@@ -58,27 +60,40 @@ void fillProjectedRecord(ScratchMessage& message, const Record& header,
     capnp::FlatArrayMessageReader reader(words);
     const auto projection = reader.getRoot<schema::Projection>();
     root.setObject(projection);
-    if (indexKeys) {
-      appendObjectIndexKeys(header.identity.namespace_, header.identity.objectKey(), header.seq,
-                            &projection, *indexKeys);
+    if (referrerKeys) {
+      appendReferrerKeys(header.identity.namespace_, objectKey, projection, *referrerKeys);
     }
   } else {
     root.initObject().getBody().setOther();
-    if (indexKeys) {
-      appendObjectIndexKeys(header.identity.namespace_, header.identity.objectKey(), header.seq,
-                            nullptr, *indexKeys);
-    }
   }
 }
 
-// Puts object_index keys into a batch in key order (as the dedupe keys
-// below), each once.
-void putIndexKeys(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf,
-                  std::vector<std::string>& keys) {
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  for (const std::string& k : keys) wb.Put(cf, k, rocksdb::Slice());
-}
+// A batch's object_index writes (object_index.h), for the append and the
+// rebuild. Each record's key is put as it is formed, into buffers kept
+// across records: a string per key, collected and sorted, was a visible
+// share of what the index cost the writing thread, and the family's vector
+// memtable (ledger.cpp) takes keys in any order. Referrer keys are collected
+// and put once each: an object names the same owner in every version, and a
+// batch holds several versions of many objects.
+struct IndexWrites {
+  std::string objectKey;  // the last record's
+  std::string recordKey;
+  std::vector<std::string> referrerKeys;
+
+  void putRecordKey(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf, const Record& r) {
+    objectKey.clear();
+    r.identity.appendObjectKey(objectKey);
+    recordKey.clear();
+    format::appendObjectRecordKey(recordKey, objectKey, r.seq);
+    wb.Put(cf, recordKey, rocksdb::Slice());
+  }
+  void putReferrerKeys(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf) {
+    std::sort(referrerKeys.begin(), referrerKeys.end());
+    referrerKeys.erase(std::unique(referrerKeys.begin(), referrerKeys.end()), referrerKeys.end());
+    for (const std::string& k : referrerKeys) wb.Put(cf, k, rocksdb::Slice());
+    referrerKeys.clear();
+  }
+};
 
 // Appends a message's parts (ScratchMessage::parts) to a value in slices.
 void appendSlices(std::span<const std::string_view> parts, std::vector<rocksdb::Slice>& value) {
@@ -136,8 +151,8 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   auto* liveCf = family(format::kLiveFamily);
   auto* metaCf = family(format::kMetaFamily);
   auto* indexCf = family(format::kObjectIndexFamily);
-  std::vector<std::string> indexKeys;
-  indexKeys.reserve(batch.size() * 2);
+  IndexWrites index;
+  index.referrerKeys.reserve(batch.size());
   Record record;
   Sha256 chain;
   RecordEncoder encoder;
@@ -181,7 +196,9 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
         wb.Put(logCf, rocksdb::SliceParts(&keySlice, 1),
                rocksdb::SliceParts(logValue.data(), static_cast<int>(logValue.size())));
       }
-      fillProjectedRecord(projected, record, p.projection, projectionBuffer, &indexKeys);
+      index.putRecordKey(wb, indexCf, record);
+      fillProjectedRecord(projected, record, p.projection, projectionBuffer, &index.referrerKeys,
+                          index.objectKey);
       projectedValue.clear();
       appendSlices(projected.parts(), projectedValue);
       wb.Put(projCf, rocksdb::SliceParts(&keySlice, 1),
@@ -210,7 +227,7 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   for (const auto& [dedupeKey, seq] : dedupe) {
     wb.Put(eventsCf, rocksdb::Slice(dedupeKey.data(), dedupeKey.size()), format::seqKey(seq));
   }
-  putIndexKeys(wb, indexCf, indexKeys);
+  index.putReferrerKeys(wb, indexCf);
   // The live view: each object's last change in the batch, once. A batch
   // changes each object about 2.5 times (the simulated cluster: 2,000 of 5,000
   // records); every write was an insert into the live family's memtable.
@@ -276,16 +293,16 @@ Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>
   }
   ScratchMessage message(kProjectedRecordFirstSegmentWords);
   AlignedBuffer buffer;
-  std::vector<std::string> indexKeys;
+  IndexWrites index;
   Status inner = Status::ok();
   Status st = scanRecords(1, 0, [&](const Record& r, const Digest&) {
     const std::string projection = project(r);
-    fillProjectedRecord(message, r, projection, buffer, &indexKeys);
+    index.putRecordKey(wb, indexCf, r);
+    fillProjectedRecord(message, r, projection, buffer, &index.referrerKeys, index.objectKey);
     wb.Put(projCf, format::seqKey(r.seq), message.bytes());
     ++*rewritten;
     if (wb.Count() >= 1024) {
-      putIndexKeys(wb, indexCf, indexKeys);
-      indexKeys.clear();
+      index.putReferrerKeys(wb, indexCf);
       inner = fromRocks(db_->Write(wo, &wb), "rewriting projection");
       wb.Clear();
       if (!inner.isOk()) return false;
@@ -294,7 +311,7 @@ Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>
   });
   if (!st.isOk()) return st;
   if (!inner.isOk()) return inner;
-  putIndexKeys(wb, indexCf, indexKeys);
+  index.putReferrerKeys(wb, indexCf);
   wb.Put(metaCf, markerKey,
          rocksdb::Slice(format::kObjectIndexComplete.data(), format::kObjectIndexComplete.size()));
   // With the last projections: a rebuild stopped earlier leaves the older

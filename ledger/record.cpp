@@ -28,11 +28,15 @@ const char* eventTypeName(EventType type) {
 std::string ObjectIdentity::objectKey() const {
   std::string key;
   key.reserve(group.size() + kind.size() + namespace_.size() + name.size() + 3);
-  key.append(group).push_back('/');
-  key.append(kind).push_back('/');
-  key.append(namespace_).push_back('/');
-  key.append(name);
+  appendObjectKey(key);
   return key;
+}
+
+void ObjectIdentity::appendObjectKey(std::string& out) const {
+  out.append(group).push_back('/');
+  out.append(kind).push_back('/');
+  out.append(namespace_).push_back('/');
+  out.append(name);
 }
 
 namespace {

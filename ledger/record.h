@@ -34,6 +34,8 @@ struct ObjectIdentity {
 
   // "group/kind/namespace/name": one live object, whatever its version.
   std::string objectKey() const;
+  // The same, appended to `out` (for a buffer the caller keeps).
+  void appendObjectKey(std::string& out) const;
   std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
   bool operator==(const ObjectIdentity&) const = default;
 };
