@@ -3,31 +3,33 @@
 # crash, watch-daemon, scenario, generator and benchmark smoke tests) twice:
 # on the normal build, then on a build with AddressSanitizer and
 # UndefinedBehaviorSanitizer (leak checks on, first UB report fails the
-# test), and the unit and generator tests once more with ThreadSanitizer.
-# --quick skips the sanitizer builds.
+# test); then the tests of the code that starts threads with
+# ThreadSanitizer. Tests that start servers or time processes run alone, the
+# others two at a time. --quick skips the sanitizer builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup-debian.sh
 jobs=$(nproc)
 meson setup build --buildtype=debugoptimized >/dev/null 2>&1 || meson setup --reconfigure build >/dev/null
 ninja -C build -j "$jobs"
-meson test -C build --print-errorlogs --num-processes 1
+meson test -C build --print-errorlogs --num-processes 2
 logs=(build/meson-logs/testlog.json)
 if [ "${1:-}" != "--quick" ]; then
+  # Sanitizer builds keep line tables only (-g1): reports still name file
+  # and line, and full debug info slows every file's compile.
   meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug \
-    >/dev/null 2>&1 || meson setup --reconfigure build-asan >/dev/null
+    -Dcpp_args=-g1 >/dev/null 2>&1 || meson setup --reconfigure build-asan >/dev/null
   ninja -C build-asan -j "$jobs"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    meson test -C build-asan --print-errorlogs --num-processes 1 --timeout-multiplier 3
+    meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
   logs+=(build-asan/meson-logs/testlog.json)
-  # ThreadSanitizer on the tests that run the replay's threads (the
-  # pipelined scan, the object reads beside a query's fold); the first race
-  # fails the test.
-  meson setup build-tsan -Db_sanitize=thread --buildtype=debugoptimized \
+  # ThreadSanitizer on the tests of the code that starts threads
+  # (tests/meson.build, 'threads'); the first race fails the test.
+  meson setup build-tsan -Db_sanitize=thread -Doptimization=1 -Ddebug=true -Dcpp_args=-g1 \
     >/dev/null 2>&1 || meson setup --reconfigure build-tsan >/dev/null
-  ninja -C build-tsan -j "$jobs" tests/unit_tests tests/generator_tests
+  ninja -C build-tsan -j "$jobs" tests/thread_tests
   TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" meson test -C build-tsan --no-rebuild --print-errorlogs \
-    --num-processes 1 --timeout-multiplier 4 unit generator
+    --num-processes 1 --timeout-multiplier 4 threads
   logs+=(build-tsan/meson-logs/testlog.json)
 fi
 # One closing line for CI: meson test programs run in both builds (unit test

@@ -87,7 +87,7 @@ TEST_CASE("a report from usage rollups equals the log's integration to the nano-
       {first - 24 * kHour, head + kHour},          // the whole history and more
       {format::usageRollupStart(lastMonth), head}  // a month and the open tail
   };
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < repetitions(16); ++i) {
     std::int64_t a = instant(rng), b = instant(rng);
     if (a > b) std::swap(a, b);
     // Some on whole hours, as reports are often asked.

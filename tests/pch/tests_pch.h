@@ -1,0 +1,37 @@
+// Precompiled for every test executable (meson's cpp_pch): the headers that
+// tests/test_support.h pulls in, which dominate a test file's compile time.
+// Only headers with include guards and no using-directives belong here, so
+// that including them first changes no test's meaning. No #pragma once:
+// GCC compiles this file as a main file.
+
+#include <sys/mount.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <rocksdb/db.h>
+
+#include "ingest/ingester.h"
+#include "ingest/stream_ingest.h"
+#include "ingest/value_reader.h"
+#include "ledger/format.h"
+#include "ledger/ledger.h"
+#include "replay/fold/cluster_state.h"
+#include "replay/fold/replayer.h"
+#include "replay/kueue/report.h"
