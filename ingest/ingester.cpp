@@ -2,29 +2,17 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <initializer_list>
 #include <string_view>
 
 #include "ingest/projector.h"
+#include "ingest/watch_event.h"
 #include "ledger/sha256.h"
 #include "schema/k8s/rfc3339.h"
 
 namespace ledger::ingest {
 
 namespace {
-
-std::string str(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::int64_t systemClock() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 EventType toEventType(WatchEventType t) {
   switch (t) {
@@ -118,17 +106,17 @@ std::vector<std::string> legacyDedupeKeysOf(const Record& record) {
 
 ObjectIdentity identityOf(const nlohmann::json& object) {
   ObjectIdentity id;
-  const std::string apiVersion = str(object, "apiVersion");
+  const std::string apiVersion = stringMember(object, "apiVersion");
   const GroupVersion gv = splitApiVersion(apiVersion);
   id.group = gv.group;
   id.version = gv.version;
-  id.kind = str(object, "kind");
+  id.kind = stringMember(object, "kind");
   const auto meta = object.find("metadata");
   if (meta != object.end()) {
-    id.namespace_ = str(*meta, "namespace");
-    id.name = str(*meta, "name");
-    id.uid = str(*meta, "uid");
-    id.resourceVersion = str(*meta, "resourceVersion");
+    id.namespace_ = stringMember(*meta, "namespace");
+    id.name = stringMember(*meta, "name");
+    id.uid = stringMember(*meta, "uid");
+    id.resourceVersion = stringMember(*meta, "resourceVersion");
   }
   // The OpenShift Kueue CR is cluster-scoped; a namespace in a stream is noise.
   if (id.group == "kueue.openshift.io" && id.kind == "Kueue") id.namespace_.clear();
@@ -140,8 +128,8 @@ ObjectIdentity identityOf(const nlohmann::json& object) {
 
 Ingester::Ingester(Ledger& ledger, IngestOptions options)
     : ledger_(ledger), options_(std::move(options)) {
-  if (!options_.clock) options_.clock = systemClock;
-  if (!options_.wallClock) options_.wallClock = systemClock;
+  if (!options_.clock) options_.clock = nowNs;
+  if (!options_.wallClock) options_.wallClock = nowNs;
   if (options_.batchRecords == 0) options_.batchRecords = 1;
 }
 
@@ -194,13 +182,14 @@ PreparedEvent prepareEvent(WatchEvent event, const ProjectionOptions& options) {
   out.timeNs = event.timeNs;
   if (event.type == WatchEventType::kBookmark) {
     if (auto meta = event.object.find("metadata"); meta != event.object.end())
-      out.identity.resourceVersion = str(*meta, "resourceVersion");
+      out.identity.resourceVersion = stringMember(*meta, "resourceVersion");
     return out;
   }
   if (event.type == WatchEventType::kError) {
-    out.errorText = fmt::format("reason={} code={} message={}", str(event.object, "reason"),
-                                event.object.value("code", nlohmann::json(nullptr)).dump(),
-                                str(event.object, "message"));
+    out.errorText =
+        fmt::format("reason={} code={} message={}", stringMember(event.object, "reason"),
+                    event.object.value("code", nlohmann::json(nullptr)).dump(),
+                    stringMember(event.object, "message"));
     return out;
   }
   if (auto meta = event.object.find("metadata"); meta != event.object.end() && meta->is_object()) {

@@ -157,4 +157,10 @@ NormalizeResult normalizeValue(nlohmann::json value) {
   return result;
 }
 
+std::string stringMember(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace ledger::ingest

@@ -37,6 +37,11 @@ struct NormalizeResult {
 
 NormalizeResult normalizeValue(nlohmann::json value);
 
+// The string member `key` of a JSON object: "" when `obj` is not an object,
+// the member is absent or it is not a string (as a Kubernetes client reads
+// an optional string field).
+std::string stringMember(const nlohmann::json& obj, const char* key);
+
 // Why an object cannot be recorded (no kind, no metadata.name, a control
 // character or invalid UTF-8 in an identity field: input_limits.h), or empty.
 // A Kueue Configuration (isKueueConfiguration) needs no metadata and no name.

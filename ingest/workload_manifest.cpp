@@ -15,18 +15,16 @@ namespace ledger::ingest {
 
 namespace {
 
-using Json = nlohmann::json;
-
 constexpr const char* kQueueLabel = "kueue.x-k8s.io/queue-name";
 
-const Json* member(const Json& j, const char* key) {
+const nlohmann::json* member(const nlohmann::json& j, const char* key) {
   if (!j.is_object()) return nullptr;
   auto it = j.find(key);
   return it == j.end() ? nullptr : &*it;
 }
 
-std::string stringAt(const Json& j, std::initializer_list<const char*> path) {
-  const Json* cur = &j;
+std::string stringAt(const nlohmann::json& j, std::initializer_list<const char*> path) {
+  const nlohmann::json* cur = &j;
   for (const char* k : path) {
     cur = member(*cur, k);
     if (cur == nullptr) return "";
@@ -36,8 +34,8 @@ std::string stringAt(const Json& j, std::initializer_list<const char*> path) {
 
 // Job's parallelism and completions are int32: a value past that is refused
 // with its name, never cast into a wrapped count.
-std::int64_t intOr(const Json& spec, const char* key, std::int64_t fallback) {
-  const Json* v = member(spec, key);
+std::int64_t intOr(const nlohmann::json& spec, const char* key, std::int64_t fallback) {
+  const nlohmann::json* v = member(spec, key);
   if (v == nullptr || !v->is_number_integer()) return fallback;
   const bool fits = v->is_number_unsigned() ? v->get<std::uint64_t>() <= INT32_MAX
                                             : v->get<std::int64_t>() >= INT32_MIN &&
@@ -52,7 +50,7 @@ std::int64_t intOr(const Json& spec, const char* key, std::int64_t fallback) {
 // metadata.name, else metadata.generateName without its trailing '-': the
 // API server names such an object generateName + a random suffix, which a
 // manifest does not have (Kueue's samples create their Jobs this way).
-std::string manifestName(const Json& object) {
+std::string manifestName(const nlohmann::json& object) {
   std::string name = stringAt(object, {"metadata", "name"});
   if (!name.empty()) return name;
   name = stringAt(object, {"metadata", "generateName"});
@@ -60,7 +58,7 @@ std::string manifestName(const Json& object) {
   return name;
 }
 
-bool isWorkloadOrJob(const Json& object) {
+bool isWorkloadOrJob(const nlohmann::json& object) {
   const std::string apiVersion = stringAt(object, {"apiVersion"});
   const std::string kind = stringAt(object, {"kind"});
   return (kind == "Job" && apiVersion == "batch/v1") ||
@@ -69,13 +67,13 @@ bool isWorkloadOrJob(const Json& object) {
 
 // What the DRA charge reads of the cluster (replay/dra) that a manifest may
 // bring along with its workload.
-bool isClusterObject(const Json& object) {
+bool isClusterObject(const nlohmann::json& object) {
   const std::string kind = stringAt(object, {"kind"});
   return stringAt(object, {"apiVersion"}).rfind("resource.k8s.io/", 0) == 0 &&
          (kind == "ResourceClaimTemplate" || kind == "DeviceClass");
 }
 
-std::string describe(const Json& object) {
+std::string describe(const nlohmann::json& object) {
   const std::string kind = stringAt(object, {"kind"});
   const std::string ns = stringAt(object, {"metadata", "namespace"});
   const std::string name = manifestName(object);
@@ -86,15 +84,16 @@ std::string describe(const Json& object) {
 // The objects a decoded value stands for: a watch event's object, a List's
 // items (taking apiVersion and kind from the list, as ingest does), or the
 // value itself.
-std::vector<Json> objectsOf(Json value) {
-  if (const Json* inner = member(value, "object"); inner != nullptr && member(value, "type")) {
+std::vector<nlohmann::json> objectsOf(nlohmann::json value) {
+  if (const nlohmann::json* inner = member(value, "object");
+      inner != nullptr && member(value, "type")) {
     return {*inner};
   }
   const std::string kind = stringAt(value, {"kind"});
-  const Json* items = member(value, "items");
+  const nlohmann::json* items = member(value, "items");
   if (kind.size() > 4 && kind.ends_with("List") && items != nullptr && items->is_array()) {
-    std::vector<Json> out;
-    for (Json item : *items) {
+    std::vector<nlohmann::json> out;
+    for (nlohmann::json item : *items) {
       if (item.is_object() && !item.contains("kind"))
         item["kind"] = kind.substr(0, kind.size() - 4);
       if (item.is_object() && !item.contains("apiVersion") && member(value, "apiVersion"))
@@ -114,7 +113,7 @@ kj::Array<capnp::word> toWords(const std::string& bytes) {
 
 // The Workload to evaluate: a Job converted, the namespace defaulted, a
 // generateName taken as the name.
-Json normalizedWorkload(Json object) {
+nlohmann::json normalizedWorkload(nlohmann::json object) {
   const std::string apiVersion = stringAt(object, {"apiVersion"});
   const std::string kind = stringAt(object, {"kind"});
   if (kind == "Job" && apiVersion == "batch/v1") {
@@ -124,9 +123,9 @@ Json normalizedWorkload(Json object) {
                              (kind.empty() ? std::string("an object without kind") : kind));
   }
   if (!member(object, "metadata") || !member(object, "metadata")->is_object()) {
-    object["metadata"] = Json::object();
+    object["metadata"] = nlohmann::json::object();
   }
-  Json& meta = object["metadata"];
+  nlohmann::json& meta = object["metadata"];
   if (stringAt(object, {"metadata", "namespace"}).empty()) meta["namespace"] = "default";
   if (stringAt(object, {"metadata", "name"}).empty()) {
     const std::string generated = manifestName(object);
@@ -136,7 +135,7 @@ Json normalizedWorkload(Json object) {
   return object;
 }
 
-kj::Array<capnp::word> recordOfWorkload(const Json& object) {
+kj::Array<capnp::word> recordOfWorkload(const nlohmann::json& object) {
   std::string rejection;
   const std::string bytes = projectObject(object, {}, &rejection);
   // What ingest would refuse to record (a count outside its range) is not
@@ -154,37 +153,39 @@ kj::Array<capnp::word> recordOfWorkload(const Json& object) {
 
 }  // namespace
 
-Json workloadForJob(const Json& job) {
+nlohmann::json workloadForJob(const nlohmann::json& job) {
   std::string queue = stringAt(job, {"metadata", "labels", kQueueLabel});
   if (queue.empty()) queue = stringAt(job, {"metadata", "annotations", kQueueLabel});
   if (queue.empty()) {
     throw std::runtime_error(std::string("the Job has no ") + kQueueLabel +
                              " label, so Kueue would not manage it");
   }
-  const Json* spec = member(job, "spec");
-  const Json empty = Json::object();
-  const Json& s = spec != nullptr ? *spec : empty;
+  const nlohmann::json* spec = member(job, "spec");
+  const nlohmann::json empty = nlohmann::json::object();
+  const nlohmann::json& s = spec != nullptr ? *spec : empty;
   // Job.podsCount: parallelism (defaulted to 1), capped by completions.
   std::int64_t count = intOr(s, "parallelism", 1);
-  if (const Json* c = member(s, "completions"); c != nullptr && c->is_number_integer()) {
+  if (const nlohmann::json* c = member(s, "completions"); c != nullptr && c->is_number_integer()) {
     count = std::min(count, intOr(s, "completions", count));
   }
-  Json tmpl = Json::object();
-  if (const Json* t = member(s, "template"); t != nullptr && t->is_object()) tmpl = *t;
+  nlohmann::json tmpl = nlohmann::json::object();
+  if (const nlohmann::json* t = member(s, "template"); t != nullptr && t->is_object()) tmpl = *t;
   const std::string jobName = manifestName(job);
   if (jobName.empty()) throw std::runtime_error("the Job has no metadata.name or generateName");
-  Json meta = {{"name", "job-" + jobName}, {"namespace", stringAt(job, {"metadata", "namespace"})}};
+  nlohmann::json meta = {{"name", "job-" + jobName},
+                         {"namespace", stringAt(job, {"metadata", "namespace"})}};
   if (const std::string created = stringAt(job, {"metadata", "creationTimestamp"});
       !created.empty()) {
     meta["creationTimestamp"] = created;
   }
-  return Json{
+  return nlohmann::json{
       {"apiVersion", "kueue.x-k8s.io/v1beta2"},
       {"kind", "Workload"},
       {"metadata", meta},
       {"spec",
        {{"queueName", queue},
-        {"podSets", Json::array({{{"name", "main"}, {"count", count}, {"template", tmpl}}})}}}};
+        {"podSets",
+         nlohmann::json::array({{{"name", "main"}, {"count", count}, {"template", tmpl}}})}}}};
 }
 
 WorkloadManifest loadWorkloadManifest(const std::string& path) {
@@ -193,19 +194,19 @@ WorkloadManifest loadWorkloadManifest(const std::string& path) {
   ValueReader reader(in);
   DecodedValue v;
   WorkloadManifest out;
-  Json workload;
+  nlohmann::json workload;
   std::vector<std::string> workloads;  // what each Workload or Job is, and where
   while (reader.next(&v)) {
     if (!v.error.empty()) {
       throw std::runtime_error(path + ":" + std::to_string(v.line) + ": " + v.error);
     }
-    for (Json& object : objectsOf(std::move(v.value))) {
+    for (nlohmann::json& object : objectsOf(std::move(v.value))) {
       if (!object.is_object()) continue;
       if (isWorkloadOrJob(object)) {
         workloads.push_back(describe(object) + " (line " + std::to_string(v.line) + ")");
         if (workloads.size() == 1) workload = std::move(object);
       } else if (isClusterObject(object) && !stringAt(object, {"metadata", "name"}).empty()) {
-        Json& meta = object["metadata"];
+        nlohmann::json& meta = object["metadata"];
         if (stringAt(object, {"kind"}) == "DeviceClass") {
           meta.erase("namespace");  // cluster-scoped: kubectl ignores one
         } else if (stringAt(object, {"metadata", "namespace"}).empty()) {
@@ -233,7 +234,7 @@ WorkloadManifest loadWorkloadManifest(const std::string& path) {
                              "); admit evaluates one: give a file with exactly one");
   }
   try {
-    const Json normalized = normalizedWorkload(std::move(workload));
+    const nlohmann::json normalized = normalizedWorkload(std::move(workload));
     out.ns = stringAt(normalized, {"metadata", "namespace"});
     out.name = stringAt(normalized, {"metadata", "name"});
     out.workloadRecord = recordOfWorkload(normalized);
@@ -243,11 +244,11 @@ WorkloadManifest loadWorkloadManifest(const std::string& path) {
   return out;
 }
 
-kj::Array<capnp::word> workloadRecord(Json object) {
+kj::Array<capnp::word> workloadRecord(nlohmann::json object) {
   return recordOfWorkload(normalizedWorkload(std::move(object)));
 }
 
-kj::Array<capnp::word> clusterObjectRecord(const Json& object, std::uint64_t seq,
+kj::Array<capnp::word> clusterObjectRecord(const nlohmann::json& object, std::uint64_t seq,
                                            std::int64_t timeNs) {
   Record header;
   header.seq = seq;
@@ -257,6 +258,6 @@ kj::Array<capnp::word> clusterObjectRecord(const Json& object, std::uint64_t seq
   return toWords(buildProjectedRecord(header, projectObject(object)));
 }
 
-std::string describeManifestObject(const Json& object) { return describe(object); }
+std::string describeManifestObject(const nlohmann::json& object) { return describe(object); }
 
 }  // namespace ledger::ingest

@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <iostream>
 
@@ -60,9 +59,7 @@ OutputFormat resolveOutput(const std::string& flag, bool allowCsv) {
 
 std::int64_t parseTimeArg(const std::string& value, const char* flag, TimeBeyondRange beyond) {
   if (value == "now") {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
+    return nowNs();
   }
   bool outOfRange = false;
   auto t = tryParseRfc3339(value, &outOfRange);

@@ -8,16 +8,11 @@
 
 #include "replay/fold/checkpoints.h"
 #include "replay/kueue/usage_rollups.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::cli {
 
 namespace {
-
-std::int64_t wallNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::uint64_t newestCheckpoint(const Ledger& ledger) {
   std::uint64_t seq = 0;
@@ -43,7 +38,7 @@ void LedgerUpkeep::start() {
   {
     std::lock_guard lock(mu_);
     committed_ = ledger_.lastSeq();
-    lastVerifyNs_ = wallNowNs();
+    lastVerifyNs_ = nowNs();
     try {
       checkpointSeq_ = newestCheckpoint(ledger_);
     } catch (const replay::ReplayError& e) {
@@ -154,7 +149,7 @@ void LedgerUpkeep::verify() {
   std::lock_guard lock(mu_);
   const bool wasOk = verifyOk_;
   verified_ = at;
-  lastVerifyNs_ = wallNowNs();
+  lastVerifyNs_ = nowNs();
   ++verifications_;
   if (!st.isOk()) {
     verifyOk_ = false;

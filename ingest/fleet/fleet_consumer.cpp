@@ -12,12 +12,30 @@
 
 namespace ledger::fleet {
 
-namespace {
+// The types FleetConsumer's own members hold: named (not in an anonymous
+// namespace), since a member of a class with linkage may not have a type
+// without it (GCC's -Wsubobject-linkage, when this file is compiled as
+// part of a larger unit).
+namespace consumer_types {
 
 struct MsgDeleter {
   void operator()(natsMsg* m) const { natsMsg_Destroy(m); }
 };
 using OwnedMsg = std::unique_ptr<natsMsg, MsgDeleter>;
+
+// A record waiting for the ones before it, with the message to acknowledge
+// once it is applied.
+struct Waiting {
+  OwnedMsg msg;
+  ShippedRecord shipped;
+};
+
+}  // namespace consumer_types
+
+using consumer_types::OwnedMsg;
+using consumer_types::Waiting;
+
+namespace {
 
 std::optional<std::string_view> headerOf(natsMsg* msg, const char* name) {
   const char* value = nullptr;
@@ -33,13 +51,6 @@ std::uint64_t streamSeqOf(natsMsg* msg, std::uint64_t* pending) {
   jsMsgMetaData_Destroy(meta);
   return seq;
 }
-
-// A record waiting for the ones before it, with the message to acknowledge
-// once it is applied.
-struct Waiting {
-  OwnedMsg msg;
-  ShippedRecord shipped;
-};
 
 }  // namespace
 

@@ -11,13 +11,6 @@ namespace ledger::kube {
 
 namespace {
 
-using Clock = std::chrono::system_clock;
-
-std::int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-      .count();
-}
-
 bool retryable(long status) { return status >= 500 || status == 429; }
 
 }  // namespace

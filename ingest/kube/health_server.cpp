@@ -8,6 +8,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <vector>
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::kube {
 
@@ -75,9 +76,7 @@ void HealthServer::start(const std::string& address) {
     res.set_content(body, "text/plain");
   });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+    const std::int64_t now = nowNs();
     std::string body = metrics_.render(now);
     if (extraMetrics_) body += extraMetrics_(now);
     res.set_content(body, "text/plain; version=0.0.4; charset=utf-8");

@@ -9,6 +9,7 @@
 #include "ingest/json_numbers.h"
 #include "ingest/kube/watch_decoder.h"
 #include "ingest/watch_event.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::kube {
 
@@ -16,22 +17,10 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string str(const Json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // The message of an API Status body, or the body itself (shortened).
 std::string statusMessage(const std::string& body) {
   Json j = Json::parse(body, nullptr, false);
-  if (j.is_object() && j.contains("message")) return str(j, "message");
+  if (j.is_object() && j.contains("message")) return ingest::stringMember(j, "message");
   return body.substr(0, 200);
 }
 
@@ -148,7 +137,7 @@ bool Informer::discover() {
     if (r.status != 200) throw ApiError{r.status, statusMessage(r.body)};
     Json j = Json::parse(r.body, nullptr, false);
     if (j.is_object() && j.contains("preferredVersion")) {
-      versions.push_back(str(j["preferredVersion"], "version"));
+      versions.push_back(ingest::stringMember(j["preferredVersion"], "version"));
     }
   }
   for (const std::string& v : versions) {
@@ -158,12 +147,13 @@ bool Informer::discover() {
     Json j = Json::parse(r.body, nullptr, false);
     if (!j.is_object() || !j["resources"].is_array()) continue;
     for (const auto& res : j["resources"]) {
-      if (str(res, "name") != spec_.resource) continue;
+      if (ingest::stringMember(res, "name") != spec_.resource) continue;
       auto rr = std::make_shared<ResolvedResource>();
       rr->id = id_;
       rr->group = spec_.group;
       rr->version = v;
-      rr->kind = str(res, "kind").empty() ? spec_.kind : str(res, "kind");
+      rr->kind = ingest::stringMember(res, "kind").empty() ? spec_.kind
+                                                           : ingest::stringMember(res, "kind");
       rr->namespace_ = spec_.namespace_;
       rr->name = spec_.name;
       resolved_ = std::move(rr);
@@ -227,8 +217,8 @@ void Informer::list() {
       push(std::move(m));
     }
     const Json& meta = page["metadata"];
-    cont = str(meta, "continue");
-    listRv = str(meta, "resourceVersion");
+    cont = ingest::stringMember(meta, "continue");
+    listRv = ingest::stringMember(meta, "resourceVersion");
   } while (!cont.empty());
   WatchMessage end;
   end.type = WatchMessage::Type::kListEnd;
@@ -269,7 +259,7 @@ void Informer::watch() {
     }
     for (auto& e : decoded.events) {
       const std::string rv = e.object.is_object() && e.object.contains("metadata")
-                                 ? str(e.object["metadata"], "resourceVersion")
+                                 ? ingest::stringMember(e.object["metadata"], "resourceVersion")
                                  : std::string();
       ++events;
       metrics_.watchEvent(id_, decoded.type);

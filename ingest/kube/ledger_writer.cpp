@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 #include <vector>
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::kube {
 
@@ -210,9 +211,7 @@ void LedgerWriter::add(const std::string& source, ingest::WatchEvent event,
   // Live events are stamped with the ingest clock as the writer records them:
   // in queue order, so times across resources do not need raising.
   if (event.type != ingest::WatchEventType::kBookmark && !event.timeNs) {
-    event.timeNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+    event.timeNs = nowNs();
   }
   ingester_.add(source, std::move(event), ++positions_[source]);
   if (ingester_.pending() >= options_.batchRecords) flush();

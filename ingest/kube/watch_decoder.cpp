@@ -4,18 +4,13 @@
 
 #include "ingest/input_limits.h"
 #include "ingest/json_numbers.h"
+#include "ingest/watch_event.h"
 
 namespace ledger::kube {
 
 namespace {
 
 using Json = nlohmann::json;
-
-std::string str(const Json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 }  // namespace
 
@@ -33,7 +28,7 @@ WatchLine decodeWatchLine(std::string_view line, const std::string& apiVersion,
     out.rejected.push_back("a line that is not a JSON object");
     return out;
   }
-  out.type = str(ev, "type");
+  out.type = ingest::stringMember(ev, "type");
   if (out.type == "ERROR") {
     const Json st = ev.value("object", Json::object());
     long code = 0;
@@ -41,8 +36,11 @@ WatchLine decodeWatchLine(std::string_view line, const std::string& apiVersion,
       code = st["code"].get<long>();
     }
     out.error = true;
-    out.expired = code == 410 || str(st, "reason") == "Expired" || str(st, "reason") == "Gone";
-    out.errorText = "ERROR event: " + (str(st, "message").empty() ? ev.dump() : str(st, "message"));
+    out.expired = code == 410 || ingest::stringMember(st, "reason") == "Expired" ||
+                  ingest::stringMember(st, "reason") == "Gone";
+    out.errorText = "ERROR event: " + (ingest::stringMember(st, "message").empty()
+                                           ? ev.dump()
+                                           : ingest::stringMember(st, "message"));
     return out;
   }
   if (auto obj = ev.find("object"); obj != ev.end() && obj->is_object() && out.type != "BOOKMARK") {

@@ -21,7 +21,7 @@ struct CheckError {
   CompileError error;
 };
 
-[[noreturn]] void fail(std::uint32_t pos, std::string message) {
+[[noreturn]] void failCheck(std::uint32_t pos, std::string message) {
   throw CheckError{CompileError{pos, std::move(message)}};
 }
 
@@ -36,7 +36,7 @@ const Type& deviceFieldType(const std::string& field, std::uint32_t pos) {
   if (field == "allowMultipleAllocations") return kBool;
   if (field == "attributes") return kAttributes;
   if (field == "capacity") return kCapacity;
-  fail(pos, "undefined field '" + field + "'");
+  failCheck(pos, "undefined field '" + field + "'");
 }
 
 bool isBoolish(const Type& t) { return t.isDyn() || t.kind() == TypeKind::kBool; }
@@ -61,7 +61,8 @@ std::string signature(const Node& n) {
 }
 
 [[noreturn]] void noOverload(const Node& n) {
-  fail(n.pos, "found no matching overload for '" + n.name + "' applied to '" + signature(n) + "'");
+  failCheck(n.pos,
+            "found no matching overload for '" + n.name + "' applied to '" + signature(n) + "'");
 }
 
 class Checker {
@@ -135,8 +136,8 @@ class Checker {
       }
       // cel.HomogeneousAggregateLiterals: one element type per list literal.
       if (!compatible(elem, child->type)) {
-        fail(child->pos,
-             "expected type '" + elem.name() + "' but found '" + child->type.name() + "'");
+        failCheck(child->pos,
+                  "expected type '" + elem.name() + "' but found '" + child->type.name() + "'");
       }
       elem = join(elem, child->type);
     }
@@ -160,7 +161,7 @@ class Checker {
       }
     }
     if (n.name != "device")
-      fail(n.pos, "undeclared reference to '" + n.name + "' (in container '')");
+      failCheck(n.pos, "undeclared reference to '" + n.name + "' (in container '')");
     n.type = Type(TypeKind::kDevice);
   }
 
@@ -178,7 +179,7 @@ class Checker {
         n.type = Type();
         return;
       default:
-        fail(n.pos, "type '" + operand.name() + "' does not support field selection");
+        failCheck(n.pos, "type '" + operand.name() + "' does not support field selection");
     }
   }
 
@@ -202,8 +203,8 @@ class Checker {
     if (operand.kind() == TypeKind::kDevice) {
       deviceFieldType(n.name, n.pos);
     } else if (operand.kind() != TypeKind::kMap && !operand.isDyn()) {
-      fail(n.pos, "invalid argument to has() macro: type '" + operand.name() +
-                      "' does not support field selection");
+      failCheck(n.pos, "invalid argument to has() macro: type '" + operand.name() +
+                           "' does not support field selection");
     }
     n.type = Type(TypeKind::kBool);
   }
@@ -238,7 +239,7 @@ class Checker {
         ok = fits(o.params[i], n.children[i]->type);
       if (ok) n.overloads.push_back(&o);
     }
-    if (!known) fail(n.pos, "undeclared reference to '" + n.name + "' (in container '')");
+    if (!known) failCheck(n.pos, "undeclared reference to '" + n.name + "' (in container '')");
     if (n.overloads.empty()) noOverload(n);
 
     bool anyDyn = false;
@@ -261,7 +262,7 @@ class Checker {
         n.children[1]->value.kind == ValueKind::kString) {
       std::string error;
       n.regex = Regex::compile(n.children[1]->value.str, error);
-      if (!n.regex) fail(n.children[1]->pos, "invalid matches argument");
+      if (!n.regex) failCheck(n.children[1]->pos, "invalid matches argument");
     }
     fold(n);
   }
@@ -297,8 +298,8 @@ class Checker {
 
   void pushVariable(Node& n, const Type& type) {
     if (static_cast<int>(scope_.size()) >= kMaxLocals) {
-      fail(n.pos,
-           "too many nested comprehensions or bindings (limit " + std::to_string(kMaxLocals) + ")");
+      failCheck(n.pos, "too many nested comprehensions or bindings (limit " +
+                           std::to_string(kMaxLocals) + ")");
     }
     n.slot = static_cast<int>(scope_.size());
     scope_.push_back(Variable{n.name, type});
@@ -317,9 +318,9 @@ class Checker {
       case TypeKind::kDyn:
         break;
       default:
-        fail(n.children[0]->pos,
-             "expression of type '" + range.name() +
-                 "' cannot be range of a comprehension (must be list, map, or dynamic)");
+        failCheck(n.children[0]->pos,
+                  "expression of type '" + range.name() +
+                      "' cannot be range of a comprehension (must be list, map, or dynamic)");
     }
     pushVariable(n, var);
     for (std::size_t i = 1; i < n.children.size(); ++i) check(*n.children[i]);
@@ -327,8 +328,8 @@ class Checker {
     const bool transformLast = n.macro == Macro::kMap;
     for (std::size_t i = 1; i < n.children.size() - (transformLast ? 1 : 0); ++i) {
       if (!isBoolish(n.children[i]->type)) {
-        fail(n.children[i]->pos,
-             "expected type 'bool' but found '" + n.children[i]->type.name() + "'");
+        failCheck(n.children[i]->pos,
+                  "expected type 'bool' but found '" + n.children[i]->type.name() + "'");
       }
     }
     switch (n.macro) {

@@ -24,7 +24,7 @@ struct SyntaxError {
   CompileError error;
 };
 
-[[noreturn]] void fail(std::uint32_t pos, std::string message) {
+[[noreturn]] void failSyntax(std::uint32_t pos, std::string message) {
   throw SyntaxError{CompileError{pos, std::move(message)}};
 }
 
@@ -46,8 +46,8 @@ NodePtr makeNode(NodeKind kind, std::uint32_t pos, std::string name = {},
   node->depth = depth + 1;
   node->children = std::move(children);
   if (node->depth > kMaxNestingDepth) {
-    fail(pos,
-         "expression nesting exceeds the maximum depth of " + std::to_string(kMaxNestingDepth));
+    failSyntax(
+        pos, "expression nesting exceeds the maximum depth of " + std::to_string(kMaxNestingDepth));
   }
   return node;
 }
@@ -74,8 +74,8 @@ class Parser {
   struct Nesting {
     explicit Nesting(Parser& p) : parser(p) {
       if (++parser.nesting_ > kMaxNestingDepth) {
-        fail(parser.tok_.pos,
-             "expression nesting exceeds the maximum depth of " + std::to_string(kMaxNestingDepth));
+        failSyntax(parser.tok_.pos, "expression nesting exceeds the maximum depth of " +
+                                        std::to_string(kMaxNestingDepth));
       }
     }
     ~Nesting() { --parser.nesting_; }
@@ -86,13 +86,13 @@ class Parser {
 
   void advance() {
     tok_ = lexer_.next();
-    if (tok_.kind == TokenKind::kError) fail(tok_.pos, tok_.value);
+    if (tok_.kind == TokenKind::kError) failSyntax(tok_.pos, tok_.value);
   }
 
   [[noreturn]] void unexpected() const {
     const std::string what =
         tok_.kind == TokenKind::kEnd ? "<EOF>" : "'" + std::string(tok_.text) + "'";
-    fail(tok_.pos, "Syntax error: mismatched input " + what);
+    failSyntax(tok_.pos, "Syntax error: mismatched input " + what);
   }
 
   void expect(TokenKind kind) {
@@ -106,7 +106,7 @@ class Parser {
         message.append("'").append(tok_.text).append("'");
       }
       message.append(" expecting ").append(describe(kind));
-      fail(tok_.pos, message);
+      failSyntax(tok_.pos, message);
     }
     advance();
   }
@@ -291,7 +291,7 @@ class Parser {
     const bool simpleFirst = !args.empty() && args[0]->kind == NodeKind::kIdent;
     if (name == "bind" && target->kind == NodeKind::kIdent && target->name == "cel") {
       if (args.size() != 3 || !simpleFirst)
-        fail(pos, "cel.bind() variable must be a simple identifier");
+        failSyntax(pos, "cel.bind() variable must be a simple identifier");
       std::vector<NodePtr> parts;
       parts.push_back(std::move(args[1]));
       parts.push_back(std::move(args[2]));
@@ -308,7 +308,7 @@ class Parser {
       if (name != macroName) continue;
       const bool arityOk = args.size() == 2 || (macro == Macro::kMap && args.size() == 3);
       if (!arityOk) break;  // not the macro: an ordinary (probably undeclared) call
-      if (!simpleFirst) fail(args[0]->pos, "Syntax error: argument must be a simple name");
+      if (!simpleFirst) failSyntax(args[0]->pos, "Syntax error: argument must be a simple name");
       std::vector<NodePtr> parts;
       parts.push_back(std::move(target));
       for (std::size_t i = 1; i < args.size(); ++i) parts.push_back(std::move(args[i]));
@@ -340,7 +340,7 @@ class Parser {
         return node;
       }
       case TokenKind::kBytes:
-        fail(pos, "bytes literals are not supported in device selectors");
+        failSyntax(pos, "bytes literals are not supported in device selectors");
       case TokenKind::kTrue:
       case TokenKind::kFalse: {
         NodePtr node = makeNode(NodeKind::kLiteral, pos);
@@ -366,10 +366,10 @@ class Parser {
         return makeNode(NodeKind::kList, pos, "", arguments(TokenKind::kRBracket));
       }
       case TokenKind::kLBrace:
-        fail(pos, "map literals are not supported in device selectors");
+        failSyntax(pos, "map literals are not supported in device selectors");
       case TokenKind::kIdent: {
         std::string name(tok_.text);
-        if (isReserved(name)) fail(pos, "Syntax error: reserved identifier: " + name);
+        if (isReserved(name)) failSyntax(pos, "Syntax error: reserved identifier: " + name);
         advance();
         if (tok_.kind != TokenKind::kLParen)
           return makeNode(NodeKind::kIdent, pos, std::move(name));
@@ -378,7 +378,7 @@ class Parser {
         if (name == "has") {
           // has(e.f) is a presence test of field f, not a function call.
           if (args.size() != 1 || args[0]->kind != NodeKind::kSelect) {
-            fail(pos, "invalid argument to has() macro");
+            failSyntax(pos, "invalid argument to has() macro");
           }
           NodePtr select = std::move(args[0]);
           std::vector<NodePtr> operand;
@@ -399,7 +399,7 @@ class Parser {
       double value = 0;
       const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (ec != std::errc() || end != text.data() + text.size()) {
-        fail(tok_.pos, "invalid double literal");
+        failSyntax(tok_.pos, "invalid double literal");
       }
       node->value = Value::dbl(negate ? -value : value);
       node->type = Type(TypeKind::kDouble);
@@ -411,13 +411,13 @@ class Parser {
           std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, hex ? 16 : 10);
       const bool parsed = ec == std::errc() && end == digits.data() + digits.size();
       if (tok_.kind == TokenKind::kUint) {
-        if (!parsed) fail(tok_.pos, "invalid uint literal");
+        if (!parsed) failSyntax(tok_.pos, "invalid uint literal");
         node->value = Value::unsignedInt(magnitude);
         node->type = Type(TypeKind::kUint);
       } else {
         const std::uint64_t limit =
             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negate ? 1 : 0);
-        if (!parsed || magnitude > limit) fail(tok_.pos, "invalid int literal");
+        if (!parsed || magnitude > limit) failSyntax(tok_.pos, "invalid int literal");
         node->value = Value::integer(negate ? static_cast<std::int64_t>(0 - magnitude)
                                             : static_cast<std::int64_t>(magnitude));
         node->type = Type(TypeKind::kInt);

@@ -14,11 +14,6 @@ namespace ledger::replay {
 
 namespace {
 
-std::optional<Quantity> optionalQuantity(const capnp::Text::Reader& text) {
-  if (text.size() == 0) return std::nullopt;
-  return Quantity::tryParse(text.cStr());
-}
-
 using ByFlavor = std::map<FlavorResource, Quantity>;
 
 void checkStatus(AuditContext& ctx, const std::string& cq,

@@ -8,11 +8,6 @@ namespace {
 
 Quantity maxZero(const Quantity& q) { return q.isNegative() ? Quantity() : q; }
 
-std::optional<Quantity> optionalQuantity(const capnp::Text::Reader& text) {
-  if (text.size() == 0) return std::nullopt;
-  return Quantity::tryParse(text.cStr());
-}
-
 void readGroups(capnp::List<schema::ResourceGroup>::Reader groups,
                 std::map<FlavorResource, ResourceLimits>& into) {
   for (auto rg : groups) {
@@ -29,6 +24,11 @@ void readGroups(capnp::List<schema::ResourceGroup>::Reader groups,
 }
 
 }  // namespace
+
+std::optional<Quantity> optionalQuantity(const capnp::Text::Reader& text) {
+  if (text.size() == 0) return std::nullopt;
+  return Quantity::tryParse(text.cStr());
+}
 
 QuotaTree::QuotaTree(const ClusterState& state, const Usage& clusterQueueUsage)
     : usage_(clusterQueueUsage) {

@@ -29,6 +29,10 @@ struct ResourceLimits {
   std::optional<Quantity> lendingLimit;
 };
 
+// An optional quota field as the projection keeps it (borrowingLimit,
+// lendingLimit): nullopt when unset ("") or not a quantity.
+std::optional<Quantity> optionalQuantity(const capnp::Text::Reader& text);
+
 class QuotaTree {
  public:
   using Usage = std::map<std::string, std::map<FlavorResource, Quantity>>;  // by ClusterQueue

@@ -1,6 +1,7 @@
 #include "schema/k8s/rfc3339.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 namespace ledger {
@@ -157,6 +158,12 @@ std::string formatRfc3339Fixed(std::int64_t timeNs, int fractionDigits) {
   if (fractionDigits > 0) out += nineDigits(nanos).substr(0, 1 + std::min(fractionDigits, 9));
   out += 'Z';
   return out;
+}
+
+std::int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace ledger

@@ -39,5 +39,7 @@ std::string formatRfc3339(std::int64_t timeNs);
 // truncated, as the API server writes its timestamps (0: whole seconds,
 // 3: milliseconds, 6: metav1.MicroTime).
 std::string formatRfc3339Fixed(std::int64_t timeNs, int fractionDigits);
+// The system clock now, in the ledger's time (ns since the epoch, UTC).
+std::int64_t nowNs();
 
 }  // namespace ledger

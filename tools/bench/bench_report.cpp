@@ -297,4 +297,12 @@ void printLedgerTable(std::ostream& out, const SizeRun& r, const Targets& t) {
   }
 }
 
+double percentile(std::vector<double> samples, double p) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  auto rank = static_cast<std::size_t>(p * static_cast<double>(samples.size()) + 0.999999);
+  rank = std::clamp<std::size_t>(rank, 1, samples.size());
+  return samples[rank - 1];
+}
+
 }  // namespace ledger::bench

@@ -57,6 +57,10 @@ struct Targets {
   double storedShare = 0.25;
 };
 
+// The nearest-rank percentile (0 < p <= 1) of samples in any order; 0 when
+// there are none.
+double percentile(std::vector<double> samples, double p);
+
 void printSizeTable(std::ostream& out, const SizeRun& run, std::size_t batch, const Targets& t);
 void printScaling(std::ostream& out, const std::vector<SizeRun>& runs);
 // The daemon's row (SizeRun::live) alone, for `--live-only`.

@@ -12,6 +12,7 @@
 #include "ingest/stream_ingest.h"
 #include "ledger/ledger.h"
 #include "replay/fold/checkpoints.h"
+#include "schema/k8s/rfc3339.h"
 #include "tools/ledger_upkeep.h"
 #include "tools/live_state.h"
 
@@ -28,12 +29,6 @@ std::uint64_t countLines(const std::string& path) {
   std::string line;
   while (std::getline(in, line)) n += line.empty() ? 0 : 1;
   return n;
-}
-
-std::int64_t wallNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -64,7 +59,7 @@ Metrics livePhase(const std::string& jsonlPath, const std::string& dir) {
     live.afterCommit(r.firstSeq, r.lastSeq);
     upkeep.afterCommit(r.lastSeq);
     // A scrape after each commit: the report is built at most once a second.
-    (void)live.metricsText(wallNs());
+    (void)live.metricsText(nowNs());
     if (rssTenth == 0 && r.lastSeq * 10 >= lines) rssTenth = peakRssMb();
     if (rssHalf == 0 && r.lastSeq * 2 >= lines) rssHalf = peakRssMb();
   };

@@ -19,6 +19,7 @@
 #include "replay/fold/replayer.h"
 #include "replay/kueue/report.h"
 #include "replay/kueue/usage_rollups.h"
+#include "tools/bench/bench_report.h"
 #include "tools/generator/sim_rng.h"
 
 namespace ledger::bench {
@@ -35,14 +36,6 @@ std::unique_ptr<Ledger> openLedger(const std::string& dir, bool readOnly, bool c
     throw std::runtime_error(st.toString());
   }
   return ledger;
-}
-
-// Nearest-rank percentile of sorted samples.
-double percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  auto rank = static_cast<std::size_t>(p * static_cast<double>(sorted.size()) + 0.999999);
-  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
 }
 
 // Drops the ledger's files from the page cache. Only clean pages go, which
@@ -206,8 +199,6 @@ Metrics queryPhase(const std::string& dir, int queries, std::uint64_t seed, Page
     const replay::StateReport r = replay::buildReport(state);
     report.push_back((nowSeconds() - start) * 1000);
   }
-  std::sort(fold.begin(), fold.end());
-  std::sort(report.begin(), report.end());
   return {{"queries", static_cast<double>(queries)},    {"foldMedianMs", percentile(fold, 0.5)},
           {"foldP99Ms", percentile(fold, 0.99)},        {"reportMedianMs", percentile(report, 0.5)},
           {"reportP99Ms", percentile(report, 0.99)},    {"warmSeconds", warmSeconds},

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "tools/bench/bench_report.h"
 #include "tools/bench/end_to_end.h"
 
 namespace ledger::bench {
@@ -65,13 +66,6 @@ class ServeChild {
  private:
   pid_t pid_;
 };
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 }  // namespace
 

@@ -12,7 +12,6 @@ namespace ledger::gen {
 namespace {
 
 constexpr double kDay = 86400;
-constexpr double kMeanRunSec = 2400;            // 40 minutes
 constexpr double kMeanRepublishSec = 2 * kDay;  // per node: driver restarts, upgrades
 // Mean GPUs a workload holds (sim_lifecycle.cpp's mix: 40% one GPU, 20% two,
 // 30% one MIG slice = 1/7 GPU, 10% CPU only; 1, 2 or 4 pods, mean 2).

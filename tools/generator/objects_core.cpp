@@ -61,7 +61,7 @@ J apiAccessVolume(const std::string& podName) {
           {"projected", {{"sources", sources}, {"defaultMode", 420}}}};
 }
 
-J condition(const char* type, const char* status, std::int64_t ns) {
+J podCondition(const char* type, const char* status, std::int64_t ns) {
   return {{"type", type},
           {"status", status},
           {"lastProbeTime", nullptr},
@@ -158,11 +158,11 @@ std::string podObject(const Job& job, const PodRun& run, int index, const NodeSt
   const bool started = p != "Pending";
   J conditions = J::array();
   conditions.push_back(
-      condition("PodReadyToStartContainers", started ? "True" : "False", run.startedNs));
-  conditions.push_back(condition("Initialized", "True", run.createdNs));
-  conditions.push_back(condition("Ready", p == "Running" ? "True" : "False", nowNs));
-  conditions.push_back(condition("ContainersReady", p == "Running" ? "True" : "False", nowNs));
-  conditions.push_back(condition("PodScheduled", "True", run.createdNs));
+      podCondition("PodReadyToStartContainers", started ? "True" : "False", run.startedNs));
+  conditions.push_back(podCondition("Initialized", "True", run.createdNs));
+  conditions.push_back(podCondition("Ready", p == "Running" ? "True" : "False", nowNs));
+  conditions.push_back(podCondition("ContainersReady", p == "Running" ? "True" : "False", nowNs));
+  conditions.push_back(podCondition("PodScheduled", "True", run.createdNs));
   const std::string containerId = "containerd://" + run.uid + run.uid;
   J state;
   if (p == "Pending") {

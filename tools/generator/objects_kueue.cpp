@@ -21,8 +21,8 @@ std::string amount(const FlavorUsage& u, int resource) {
   }
 }
 
-J condition(const char* type, const char* status, const char* reason, const std::string& message,
-            std::int64_t ns, std::int64_t generation) {
+J workloadCondition(const char* type, const char* status, const char* reason,
+                    const std::string& message, std::int64_t ns, std::int64_t generation) {
   return {{"type", type},
           {"status", status},
           {"observedGeneration", generation},
@@ -50,33 +50,35 @@ J workloadStatus(const Job& job, const QueueState& q) {
   const auto g = job.generation;
   if (job.phase == JobPhase::kPending) {
     if (job.evictions > 0) {
-      conds.push_back(condition("Evicted", "True", "Preempted",
-                                "Preempted to accommodate a workload in the cohort", job.evictedNs,
-                                g));
-      conds.push_back(condition("QuotaReserved", "False", "Pending",
-                                "The workload was evicted and requeued", job.evictedNs, g));
-      conds.push_back(condition("Requeued", "True", "Preempted", "Requeued after preemption",
-                                job.evictedNs, g));
+      conds.push_back(workloadCondition("Evicted", "True", "Preempted",
+                                        "Preempted to accommodate a workload in the cohort",
+                                        job.evictedNs, g));
+      conds.push_back(workloadCondition("QuotaReserved", "False", "Pending",
+                                        "The workload was evicted and requeued", job.evictedNs, g));
+      conds.push_back(workloadCondition("Requeued", "True", "Preempted",
+                                        "Requeued after preemption", job.evictedNs, g));
     } else if (job.inadmissibleSeen) {
-      conds.push_back(condition("QuotaReserved", "False", "Pending",
-                                "couldn't assign flavors to pod set main: insufficient unused "
-                                "quota in cluster queue " +
-                                    q.name,
-                                job.createdNs, g));
+      conds.push_back(
+          workloadCondition("QuotaReserved", "False", "Pending",
+                            "couldn't assign flavors to pod set main: insufficient unused "
+                            "quota in cluster queue " +
+                                q.name,
+                            job.createdNs, g));
     }
   } else {
-    conds.push_back(condition("QuotaReserved", "True", "QuotaReserved",
-                              "Quota reserved in ClusterQueue " + q.name, job.reservedNs, g));
-    conds.push_back(
-        condition("Admitted", "True", "Admitted", "The workload is admitted", job.reservedNs, g));
+    conds.push_back(workloadCondition("QuotaReserved", "True", "QuotaReserved",
+                                      "Quota reserved in ClusterQueue " + q.name, job.reservedNs,
+                                      g));
+    conds.push_back(workloadCondition("Admitted", "True", "Admitted", "The workload is admitted",
+                                      job.reservedNs, g));
     if (job.phase == JobPhase::kRunning) {
-      conds.push_back(condition("PodsReady", "True", "PodsReady",
-                                "All pods reached readiness and the workload is running",
-                                job.podsReadyNs, g));
+      conds.push_back(workloadCondition("PodsReady", "True", "PodsReady",
+                                        "All pods reached readiness and the workload is running",
+                                        job.podsReadyNs, g));
     }
     if (job.phase == JobPhase::kFinished) {
-      conds.push_back(condition("Finished", "True", "Succeeded", "Job finished successfully",
-                                job.finishedNs, g));
+      conds.push_back(workloadCondition("Finished", "True", "Succeeded",
+                                        "Job finished successfully", job.finishedNs, g));
     }
     const FlavorUsage per = job.perPod();
     J flavors = J::object(), usage = J::object();
@@ -184,12 +186,13 @@ std::string clusterQueueObject(const QueueState& q, const std::string& rv, std::
             {"generation", 1},
             {"creationTimestamp", rfc3339(q.createdNs)},
             {"finalizers", J::array({"kueue.x-k8s.io/resource-in-use"})}};
-  J status = {{"pendingWorkloads", q.pending},
-              {"reservingWorkloads", q.reserving},
-              {"admittedWorkloads", q.admitted},
-              {"flavorsReservation", flavorUsageList(q)},
-              {"flavorsUsage", flavorUsageList(q)},
-              {"conditions", J::array({condition("Active", "True", "Ready",
+  J status = {
+      {"pendingWorkloads", q.pending},
+      {"reservingWorkloads", q.reserving},
+      {"admittedWorkloads", q.admitted},
+      {"flavorsReservation", flavorUsageList(q)},
+      {"flavorsUsage", flavorUsageList(q)},
+      {"conditions", J::array({workloadCondition("Active", "True", "Ready",
                                                  "Can admit new workloads", q.createdNs, 1)})}};
   meta["managedFields"] =
       J::array({rawSlot(0), managedEntry("kueue-admission", "Apply", kKueueApi, nowNs,

@@ -16,7 +16,6 @@ constexpr const char* kJobNames[] = {"train-resnet", "tune-bert", "llm-pretrain"
 constexpr const char* kImages[] = {"nvcr.io/nvidia/pytorch:24.05-py3",
                                    "nvcr.io/nvidia/tensorflow:24.05-tf2-py3",
                                    "ghcr.io/example/trainer:v1.14.2"};
-constexpr double kMeanRunSec = 2400;
 constexpr double kEvictionChance = 0.06;
 constexpr std::size_t kSchedulingWindow = 64;  // pending workloads considered per pass
 

@@ -27,6 +27,9 @@ inline constexpr const char* kKueueApi = "kueue.x-k8s.io/v1beta2";
 inline constexpr const char* kResourceApi = "resource.k8s.io/v1";
 inline constexpr const char* kFlavors[] = {"reserved", "spot"};
 inline constexpr int kFlavorCount = 2;
+// A workload's mean run time (exponential, at least two minutes): the
+// lifecycle draws it, the cluster paces arrivals by it.
+inline constexpr double kMeanRunSec = 2400;
 
 struct Gpu {
   bool whole = false;    // allocated as a whole device

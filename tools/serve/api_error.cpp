@@ -4,6 +4,10 @@
 
 namespace ledger::serve {
 
+void throwIfFailed(const Status& st) {
+  if (!st.isOk()) throw ApiError::internal(st.toString());
+}
+
 std::string statusJson(const ApiError& error) {
   const nlohmann::json status = {
       {"kind", "Status"},     {"apiVersion", "v1"},      {"metadata", nlohmann::json::object()},

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ledger/status.h"
+
 namespace ledger::serve {
 
 class ApiError : public std::runtime_error {
@@ -31,6 +33,10 @@ class ApiError : public std::runtime_error {
   int code_;
   std::string reason_;
 };
+
+// A storage status that is not OK, as a 500 InternalError: the ledger
+// failing under a request is the server's fault, not the client's.
+void throwIfFailed(const Status& st);
 
 // The error as a v1 Status object (JSON).
 std::string statusJson(const ApiError& error);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace ledger::serve {
 
@@ -50,6 +51,13 @@ struct ApiResponse {
   std::string contentType = std::string(kJsonType);
   std::string body;
   std::optional<WatchPlan> watch;  // set: stream it after `body` (initial events)
+
+  // A 200 answer with a JSON body.
+  static ApiResponse ofJson(std::string json) {
+    ApiResponse res;
+    res.body = std::move(json);
+    return res;
+  }
 };
 
 }  // namespace ledger::serve

@@ -222,12 +222,6 @@ ResourcePath parseResourcePath(const std::vector<std::string>& seg, std::size_t 
   return p;
 }
 
-ApiResponse jsonResponse(std::string body) {
-  ApiResponse res;
-  res.body = std::move(body);
-  return res;
-}
-
 }  // namespace
 
 TableRequest wantsTable(const std::string& accept) {
@@ -291,15 +285,15 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
   const Moment moment = resolveMoment(seg[1], ctx.ledger, ctx.nowNs);
   const std::size_t n = seg.size() - 2;
   if (n == 1 && seg[2] == "version") {
-    return jsonResponse(json{
+    return ApiResponse::ofJson(json{
         {"major", "1"},
         {"minor", "32"},
         {"gitVersion", "v1.32.0-quota-ledger"},
         {"platform",
          "linux/amd64"}}.dump());
   }
-  if (n == 1 && seg[2] == "api") return jsonResponse(ctx.catalog.apiVersionsJson());
-  if (n == 1 && seg[2] == "apis") return jsonResponse(ctx.catalog.apiGroupListJson());
+  if (n == 1 && seg[2] == "api") return ApiResponse::ofJson(ctx.catalog.apiVersionsJson());
+  if (n == 1 && seg[2] == "apis") return ApiResponse::ofJson(ctx.catalog.apiGroupListJson());
   if ((n == 2 && seg[2] == "api") || (n == 3 && seg[2] == "apis")) {
     const std::string group = seg[2] == "api" ? "" : seg[3];
     const std::string version = seg.back();
@@ -308,7 +302,7 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
       throw ApiError::notFound("the ledger holds no objects of group version " +
                                (group.empty() ? version : group + "/" + version));
     }
-    return jsonResponse(std::move(body));
+    return ApiResponse::ofJson(std::move(body));
   }
   if (n == 2 && seg[2] == "apis") {
     throw ApiError::notFound("ask /apis/" + seg[3] + "/{version}: see /apis for the versions");
@@ -397,7 +391,7 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
       return res;
     }
     if (!table.table)
-      return jsonResponse(
+      return ApiResponse::ofJson(
           listed.items.front().dump(-1, ' ', false, json::error_handler_t::replace));
   }
   json metadata = {{"resourceVersion", std::to_string(moment.seq)}};
@@ -422,7 +416,7 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
             {"metadata", metadata},
             {"items", std::move(listed.items)}};
   }
-  return jsonResponse(body.dump(-1, ' ', false, json::error_handler_t::replace));
+  return ApiResponse::ofJson(body.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 }  // namespace ledger::serve

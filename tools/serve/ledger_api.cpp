@@ -73,12 +73,6 @@ bool wanted(const json& object, std::string_view ns, std::string_view name) {
          (name.empty() || m.value("name", "") == name);
 }
 
-ApiResponse jsonResponse(std::string body) {
-  ApiResponse res;
-  res.body = std::move(body);
-  return res;
-}
-
 }  // namespace
 
 std::vector<json> ledgerObjects(const ApiResource& r, const Moment& moment, ServeContext& ctx,
@@ -148,7 +142,7 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
       out["firstTime"] = formatRfc3339(first);
       out["lastTime"] = formatRfc3339(lastNs);
     }
-    return jsonResponse(out.dump());
+    return ApiResponse::ofJson(out.dump());
   }
   QueryRequest q;
   q.command = std::string(what);
@@ -170,7 +164,7 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
   } else {
     throw ApiError::notFound("/ledger/v1/ serves range, state, usage and workload");
   }
-  return jsonResponse(ctx.query(ctx.ledger, q));
+  return ApiResponse::ofJson(ctx.query(ctx.ledger, q));
 }
 
 }  // namespace ledger::serve

@@ -8,14 +8,6 @@
 
 namespace ledger::serve {
 
-namespace {
-
-void check(const Status& st) {
-  if (!st.isOk()) throw ApiError::internal(st.toString());
-}
-
-}  // namespace
-
 Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t nowNs) {
   Moment m;
   if (text == "now") {
@@ -37,7 +29,7 @@ Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t n
                                  std::to_string(ledger.lastSeq()));
     }
     m.seq = seq;
-    if (seq > 0) check(ledger.timeOf(seq, &m.timeNs));
+    if (seq > 0) throwIfFailed(ledger.timeOf(seq, &m.timeNs));
     return m;
   }
   bool outOfRange = false;
@@ -48,7 +40,7 @@ Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t n
         (outOfRange ? "within " + timeRangeText() + ", " : std::string()) + "seq:N or now");
   }
   m.timeNs = *t;
-  check(ledger.seqAtOrBefore(*t, &m.seq));
+  throwIfFailed(ledger.seqAtOrBefore(*t, &m.seq));
   return m;
 }
 

@@ -11,10 +11,6 @@ namespace ledger::serve {
 
 namespace {
 
-void check(const Status& st) {
-  if (!st.isOk()) throw ApiError::internal(st.toString());
-}
-
 // The folded kinds, by the group that defines them (the projector folds
 // only these groups' objects into them: ingest/projector.cpp).
 bool foldedKind(const ApiResource& r, replay::ObjectKind* kind) {
@@ -52,7 +48,7 @@ std::vector<ObjectVersion> fromIndex(const Ledger& ledger, const ApiResource& r,
   // Keys of one object are in seq order: the last at or before `seq` wins.
   std::vector<ObjectVersion> out;
   std::string lastObject;
-  check(ledger.scanObjectIndex(prefix, [&](std::string_view key) {
+  throwIfFailed(ledger.scanObjectIndex(prefix, [&](std::string_view key) {
     // The seq's 8 bytes may hold NULs: the separator is the ninth from the end.
     if (key.size() < prefix.size() + 9 || key[key.size() - 9] != '\0') return;
     const auto nul = key.size() - 9;
@@ -73,7 +69,7 @@ std::vector<ObjectVersion> fromIndex(const Ledger& ledger, const ApiResource& r,
   std::vector<ObjectVersion> live;
   for (auto& v : out) {
     Record record;
-    check(ledger.read(v.seq, &record));
+    throwIfFailed(ledger.read(v.seq, &record));
     if (record.type != EventType::kDeleted) live.push_back(std::move(v));
   }
   return live;
@@ -139,7 +135,7 @@ std::vector<ObjectVersion> listObjects(const Ledger& ledger, StateCache& states,
 
 Record readVersion(const Ledger& ledger, std::uint64_t seq) {
   Record record;
-  check(ledger.read(seq, &record));
+  throwIfFailed(ledger.read(seq, &record));
   return record;
 }
 

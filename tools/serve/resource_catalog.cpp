@@ -85,10 +85,6 @@ ApiResource named(std::string group, std::string version, std::string kind, bool
   return r;
 }
 
-void check(const Status& st) {
-  if (!st.isOk()) throw ApiError::internal(st.toString());
-}
-
 nlohmann::json resourceJson(const ApiResource& r) {
   nlohmann::json j = {{"name", r.plural},
                       {"singularName", r.singular},
@@ -109,7 +105,7 @@ ResourceCatalog ResourceCatalog::discover(const Ledger& ledger) {
   std::string key;
   std::string from = "r";
   for (;;) {
-    check(ledger.seekObjectIndex(from, &key));
+    throwIfFailed(ledger.seekObjectIndex(from, &key));
     if (key.empty() || key[0] != 'r') break;
     const std::string_view body = std::string_view(key).substr(1);
     const auto groupEnd = body.find('/');
@@ -124,7 +120,7 @@ ResourceCatalog ResourceCatalog::discover(const Ledger& ledger) {
     const std::string kind(body.substr(groupEnd + 1, kindEnd - groupEnd - 1));
     const bool namespaced = body.size() > kindEnd + 1 && body[kindEnd + 1] != '/';
     Record record;
-    check(ledger.read(format::decodeU64(body.substr(nul + 1, 8)), &record));
+    throwIfFailed(ledger.read(format::decodeU64(body.substr(nul + 1, 8)), &record));
     catalog.resources_.push_back(named(group, record.identity.version, kind, namespaced));
     from = "r" + group + "/" + kind + "0";  // '0' follows '/'
   }

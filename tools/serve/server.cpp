@@ -14,6 +14,7 @@
 #include "ingest/kube/health_server.h"
 #include "ingest/kube/kube_config.h"
 #include "ledger/sha256.h"
+#include "schema/k8s/rfc3339.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/kube_api.h"
 #include "tools/serve/ledger_api.h"
@@ -31,12 +32,6 @@ struct LedgerServer::Snapshot {
 namespace {
 
 constexpr std::size_t kWorkers = 64;
-
-std::int64_t wallNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::shared_ptr<const Ledger> openLedger(const std::string& dir) {
   std::unique_ptr<Ledger> ledger;
@@ -185,7 +180,7 @@ void LedgerServer::start() {
     request.path = req.path;
     request.query.insert(req.params.begin(), req.params.end());
     request.accept = req.get_header_value("Accept");
-    ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, *answers_, wallNs()};
+    ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, *answers_, nowNs()};
     try {
       ApiResponse answer;
       if (const std::string key = cacheKey(request, ctx); !key.empty()) {
