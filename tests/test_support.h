@@ -5,36 +5,8 @@
 // Test-only; not thread-safe. Helpers throw (via Catch2 REQUIRE) on failure.
 #pragma once
 
-#include <sys/mount.h>
-#include <sys/wait.h>
-#include <catch2/catch.hpp>
-
-#include <algorithm>
-#include <array>
-#include <cstdio>
-
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <memory>
-#include <nlohmann/json.hpp>
-#include <random>
-#include <sstream>
-#include <string>
-#include <vector>
-
-#include <rocksdb/db.h>
-
-#include "ingest/ingester.h"
-#include "ingest/stream_ingest.h"
-#include "ingest/value_reader.h"
-#include "ledger/format.h"
-#include "ledger/ledger.h"
-#include "replay/fold/cluster_state.h"
-#include "replay/fold/replayer.h"
-#include "replay/kueue/report.h"
+// The standard, Catch2, JSON, RocksDB and ledger headers the tests share.
+#include "tests/pch/tests_pch.h"
 
 namespace ledger::testing {
 

@@ -1,8 +1,11 @@
-// Precompiled for every test executable (meson's cpp_pch): the headers that
-// tests/test_support.h pulls in, which dominate a test file's compile time.
-// Only headers with include guards and no using-directives belong here, so
-// that including them first changes no test's meaning. No #pragma once:
-// GCC compiles this file as a main file.
+// The headers every test file shares through tests/test_support.h, which
+// includes this list; precompiled for every test executable (meson's
+// cpp_pch), since they dominate a test file's compile time. Only headers
+// with include guards and no using-directives belong here, so that
+// including them first changes no test's meaning. An include guard, not
+// #pragma once: GCC compiles this file as a main file.
+#ifndef LEDGER_TESTS_PCH_TESTS_PCH_H
+#define LEDGER_TESTS_PCH_TESTS_PCH_H
 
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -35,3 +38,5 @@
 #include "replay/fold/cluster_state.h"
 #include "replay/fold/replayer.h"
 #include "replay/kueue/report.h"
+
+#endif  // LEDGER_TESTS_PCH_TESTS_PCH_H
