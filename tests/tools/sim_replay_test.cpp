@@ -18,35 +18,52 @@ namespace {
 // reads on one thread.
 std::string generate(std::uint64_t events) { return simulatedStream(11, events, 64, 4); }
 
+// The large cluster's ledger and the digests of the reference fold, built
+// once for all sections of the test below: ingesting the stream is most of
+// its time, and no section changes what the others read (checkpoints only
+// add a way to the same states).
+struct LargeCluster {
+  TempDir dir;
+  std::unique_ptr<Ledger> ledger;
+  std::uint64_t last = 0;
+  // The reference: every record copied as it is folded, nothing read back.
+  // Each digest kept is a fold from scratch in the test.
+  std::map<std::uint64_t, Digest> expected;
+  std::size_t liveAtEnd = 0;
+};
+
+LargeCluster& largeCluster() {
+  static LargeCluster c;
+  if (c.ledger) return c;
+  auto ledger = openLedger(c.dir.path("ledger"));
+  const IngestOutcome out = ingestText(*ledger, generate(6000));
+  REQUIRE(out.rejected == 0);
+  c.last = ledger->lastSeq();
+  const std::uint64_t kDigestEvery = 6000 / static_cast<std::uint64_t>(repetitions(12));
+  replay::ClusterState eager;
+  REQUIRE(ledger
+              ->scanProjectionWords(1, c.last,
+                                    [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> w) {
+                                      eager.apply(seq, w);
+                                      if (seq % kDigestEvery == 0 || seq == c.last || seq == 4097)
+                                        c.expected[seq] = eager.digest();
+                                      return true;
+                                    })
+              .isOk());
+  c.liveAtEnd = eager.liveObjects();
+  c.ledger = std::move(ledger);  // last: a failure above builds it again
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("folds of a large simulated cluster agree on every path", "[generator][replay]") {
-  TempDir dir;
-  auto ledger = openLedger(dir.path("ledger"));
-  const IngestOutcome out = ingestText(*ledger, generate(6000));
-  REQUIRE(out.rejected == 0);
-  const std::uint64_t last = ledger->lastSeq();
+  LargeCluster& cluster = largeCluster();
+  Ledger* ledger = cluster.ledger.get();
+  const std::uint64_t last = cluster.last;
+  const std::map<std::uint64_t, Digest>& expected = cluster.expected;
   REQUIRE(last == 6000);
-
-  // The reference: every record copied as it is folded, nothing read back.
-  // Each digest kept is a fold from scratch below.
-  const std::uint64_t kDigestEvery = 6000 / static_cast<std::uint64_t>(repetitions(12));
-  std::map<std::uint64_t, Digest> expected;
-  std::size_t liveAtEnd = 0;
-  {
-    replay::ClusterState eager;
-    REQUIRE(ledger
-                ->scanProjectionWords(1, last,
-                                      [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> w) {
-                                        eager.apply(seq, w);
-                                        if (seq % kDigestEvery == 0 || seq == last || seq == 4097)
-                                          expected[seq] = eager.digest();
-                                        return true;
-                                      })
-                .isOk());
-    liveAtEnd = eager.liveObjects();
-  }
-  REQUIRE(liveAtEnd > 1024);
+  REQUIRE(cluster.liveAtEnd > 1024);
 
   replay::Replayer replayer(*ledger);
   replay::FoldOptions noCheckpoints;
@@ -82,6 +99,7 @@ TEST_CASE("folds of a large simulated cluster agree on every path", "[generator]
                                         return true;
                                       })
                 .isOk());
+    TempDir dir;
     auto empty = openLedger(dir.path("empty"));
     const Status st = state.materialize(*empty);
     CHECK(st.code() == Status::Code::kNotFound);

@@ -196,10 +196,29 @@ TEST_CASE("usage rollups grow with the ledger and a series reads them",
   compareSeries(daily);
 }
 
-TEST_CASE("verify finds a damaged usage rollup, and a report reads around it",
-          "[generator][report][rollups]") {
+namespace {
+
+// The ledger the damage cases share, with its rollups written and verified:
+// built once, since ingesting the stream is most of each case's time. Each
+// case puts back what it damaged (DamageUndone).
+struct RollupLedger {
   TempDir dir;
-  auto ledger = openLedger(dir.path("ledger"));
+  std::unique_ptr<Ledger> ledger;
+  replay::RollupCoverage coverage;
+  std::int64_t hour = 0;  // the hourly bucket the cases damage
+  std::string original;   // its stored value
+  replay::UsagePeriod truth;
+};
+
+replay::UsagePeriod reportAround(const Ledger& ledger, std::int64_t hour, std::int64_t endNs) {
+  return replay::computeUsagePeriod(ledger, hour - 3 * kHour, endNs, replay::GroupBy::kClusterQueue,
+                                    std::nullopt, {}, replay::ChartSteps::kOmit);
+}
+
+RollupLedger& rollupLedger() {
+  static RollupLedger r;
+  if (r.ledger) return r;
+  auto ledger = openLedger(r.dir.path("ledger"));
   REQUIRE(ingestText(*ledger, monthCrossingStream(7, 4000)).rejected == 0);
   REQUIRE(replay::writeUsageRollups(*ledger) > 0);
   const auto coverage = replay::usageRollupCoverage(*ledger);
@@ -207,16 +226,48 @@ TEST_CASE("verify finds a damaged usage rollup, and a report reads around it",
   auto sound = replay::verifyUsageRollups(*ledger);
   CHECK(sound.firstBad.empty());
   CHECK(sound.checked > 24);
-  const std::int64_t hour = coverage->endNs - 2 * kHour;
-  const std::string original = storedRollup(*ledger, 'h', hour);
-  const auto report = [&] {
-    return replay::computeUsagePeriod(*ledger, hour - 3 * kHour, coverage->endNs,
-                                      replay::GroupBy::kClusterQueue, std::nullopt, {},
-                                      replay::ChartSteps::kOmit);
-  };
-  const auto truth = report();
-  REQUIRE(truth.rollupProblem.empty());
-  REQUIRE(truth.rollupBucketsRead > 0);
+  r.coverage = *coverage;
+  r.hour = coverage->endNs - 2 * kHour;
+  r.original = storedRollup(*ledger, 'h', r.hour);
+  r.truth = reportAround(*ledger, r.hour, coverage->endNs);
+  REQUIRE(r.truth.rollupProblem.empty());
+  REQUIRE(r.truth.rollupBucketsRead > 0);
+  r.ledger = std::move(ledger);  // last: a failure above builds it again
+  return r;
+}
+
+// Puts the damaged bucket back and removes the one stored outside the
+// coverage, however the case ends.
+class DamageUndone {
+ public:
+  explicit DamageUndone(RollupLedger& r) : r_(r) {}
+  ~DamageUndone() {
+    (void)r_.ledger->putRawForTesting(format::kUsageRollupsFamily,
+                                      format::usageRollupKey('h', r_.hour), r_.original);
+    (void)r_.ledger->deleteRawForTesting(format::kUsageRollupsFamily,
+                                         format::usageRollupKey('d', outsideNs(r_)));
+  }
+  DamageUndone(const DamageUndone&) = delete;
+  DamageUndone& operator=(const DamageUndone&) = delete;
+  static std::int64_t outsideNs(const RollupLedger& r) { return r.coverage.endNs + 24 * kHour; }
+
+ private:
+  RollupLedger& r_;
+};
+
+}  // namespace
+
+TEST_CASE("verify finds a damaged usage rollup, and a report reads around it",
+          "[generator][report][rollups]") {
+  RollupLedger& shared = rollupLedger();
+  const DamageUndone undo(shared);
+  Ledger* ledger = shared.ledger.get();
+  const std::int64_t hour = shared.hour;
+  const std::string& original = shared.original;
+  const replay::UsagePeriod& truth = shared.truth;
+  const auto report = [&] { return reportAround(*ledger, hour, shared.coverage.endNs); };
+  // Every case starts from a sound ledger.
+  REQUIRE(replay::verifyUsageRollups(*ledger).firstBad.empty());
 
   SECTION("a flipped byte fails the checksum") {
     std::string damaged = original;
@@ -261,7 +312,7 @@ TEST_CASE("verify finds a damaged usage rollup, and a report reads around it",
     REQUIRE(replay::verifyUsageRollups(*ledger).firstBad.empty());
     REQUIRE(ledger
                 ->putRawForTesting(format::kUsageRollupsFamily,
-                                   format::usageRollupKey('d', coverage->endNs + 24 * kHour),
+                                   format::usageRollupKey('d', DamageUndone::outsideNs(shared)),
                                    storedRollup(*ledger, 'h', hour))
                 .isOk());
     CHECK(replay::verifyUsageRollups(*ledger).problem.find("outside") != std::string::npos);
