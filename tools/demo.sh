@@ -4,7 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup-debian.sh
-meson setup build --buildtype=debugoptimized >/dev/null 2>&1 || meson setup --reconfigure build >/dev/null
+# As tools/test.sh builds it: one compile unit per library and program.
+unity=(-Dunity=on -Dunity_size=1000)
+meson setup build --buildtype=debugoptimized "${unity[@]}" >/dev/null 2>&1 ||
+  meson setup --reconfigure build "${unity[@]}" >/dev/null
 ninja -C build -j "$(nproc)" >/dev/null
 ledger=$(mktemp -d)/ledger
 trap 'rm -rf "$(dirname "$ledger")"' EXIT

@@ -10,7 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup-debian.sh
 jobs=$(nproc)
-meson setup build --buildtype=debugoptimized >/dev/null 2>&1 || meson setup --reconfigure build >/dev/null
+# One compile unit per library and program (meson's unity build): the
+# headers they share are parsed once per library, not once per file. The
+# test executables compile file by file (tests/meson.build).
+unity=(-Dunity=on -Dunity_size=1000)
+meson setup build --buildtype=debugoptimized "${unity[@]}" >/dev/null 2>&1 ||
+  meson setup --reconfigure build "${unity[@]}" >/dev/null
 ninja -C build -j "$jobs"
 meson test -C build --print-errorlogs --num-processes 2
 logs=(build/meson-logs/testlog.json)
@@ -18,7 +23,7 @@ if [ "${1:-}" != "--quick" ]; then
   # Sanitizer builds keep line tables only (-g1): reports still name file
   # and line, and full debug info slows every file's compile.
   meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug \
-    -Dcpp_args=-g1 >/dev/null 2>&1 || meson setup --reconfigure build-asan >/dev/null
+    -Dcpp_args=-g1 "${unity[@]}" >/dev/null 2>&1 || meson setup --reconfigure build-asan "${unity[@]}" >/dev/null
   ninja -C build-asan -j "$jobs"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
@@ -26,7 +31,7 @@ if [ "${1:-}" != "--quick" ]; then
   # ThreadSanitizer on the tests of the code that starts threads
   # (tests/meson.build, 'threads'); the first race fails the test.
   meson setup build-tsan -Db_sanitize=thread -Doptimization=1 -Ddebug=true -Dcpp_args=-g1 \
-    >/dev/null 2>&1 || meson setup --reconfigure build-tsan >/dev/null
+    "${unity[@]}" >/dev/null 2>&1 || meson setup --reconfigure build-tsan "${unity[@]}" >/dev/null
   ninja -C build-tsan -j "$jobs" tests/thread_tests
   TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" meson test -C build-tsan --no-rebuild --print-errorlogs \
     --num-processes 1 --timeout-multiplier 4 threads
