@@ -43,6 +43,16 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Every value a ValueReader decodes from `text`, in order.
+inline std::vector<ingest::DecodedValue> readValues(const std::string& text) {
+  std::istringstream in(text);
+  ingest::ValueReader reader(in);
+  std::vector<ingest::DecodedValue> out;
+  ingest::DecodedValue v;
+  while (reader.next(&v)) out.push_back(std::move(v));
+  return out;
+}
+
 inline std::unique_ptr<Ledger> openLedger(const std::string& dir, const Ledger::Options& o) {
   std::unique_ptr<Ledger> ledger;
   Status st = Ledger::open(dir, o, &ledger);

@@ -10,9 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup-debian.sh
 jobs=$(nproc)
-# One compile unit per library and program (meson's unity build): the
-# headers they share are parsed once per library, not once per file. The
-# test executables compile file by file (tests/meson.build).
+# One compile unit per library, program and test executable (meson's unity
+# build): the headers their files share are parsed once per target, not
+# once per file.
 unity=(-Dunity=on -Dunity_size=1000)
 meson setup build --buildtype=debugoptimized "${unity[@]}" >/dev/null 2>&1 ||
   meson setup --reconfigure build "${unity[@]}" >/dev/null

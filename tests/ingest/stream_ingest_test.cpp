@@ -41,20 +41,21 @@ std::string mixedStream(int namespaces) {
   return out;
 }
 
-struct Outcome {
+struct StreamOutcome {
   ingest::StreamTotals totals;
   ingest::IngestStats stats;
   std::vector<std::string> rejections;
 };
 
-Outcome ingestWith(Ledger& ledger, const std::string& text, const ingest::StreamOptions& base) {
+StreamOutcome ingestInBatches(Ledger& ledger, const std::string& text,
+                              const ingest::StreamOptions& base) {
   std::istringstream in(text);
   ingest::IngestOptions io;
   io.batchRecords = 13;
   std::int64_t clock = 1700000000LL * 1000000000LL;
   io.clock = [&] { return clock += 1000; };
   ingest::Ingester ingester(ledger, io);
-  Outcome out;
+  StreamOutcome out;
   ingest::StreamOptions options = base;
   options.onRejected = [&](const ingest::StreamRejection& r) {
     out.rejections.push_back(std::to_string(r.line) + ":" + std::to_string(r.offset) + " " +
@@ -89,7 +90,7 @@ TEST_CASE("pipelined ingest writes the ledger a single thread writes", "[ingest]
   auto single = openLedger(dir.path("single"));
   ingest::StreamOptions one;
   one.pipelined = false;
-  const Outcome a = ingestWith(*single, text, one);
+  const StreamOutcome a = ingestInBatches(*single, text, one);
 
   // Pipelined, with the reader's fast paths on (managedFields dropped while
   // parsing, stored JSON written from simdjson) and a short queue so the
@@ -99,7 +100,7 @@ TEST_CASE("pipelined ingest writes the ledger a single thread writes", "[ingest]
   two.reader.dropManagedFields = true;
   two.reader.storedJson = true;
   two.bytesAhead = 100 * 1024;
-  const Outcome b = ingestWith(*piped, text, two);
+  const StreamOutcome b = ingestInBatches(*piped, text, two);
 
   CHECK(a.stats.recorded > 600);
   CHECK(a.stats.bookmarks > 0);
@@ -133,7 +134,7 @@ TEST_CASE("a stop flag set before reading records nothing", "[ingest][stream]") 
     ingest::StreamOptions options;
     options.pipelined = pipelined;
     options.stop = &stop;
-    const Outcome o = ingestWith(*ledger, mixedStream(20), options);
+    const StreamOutcome o = ingestInBatches(*ledger, mixedStream(20), options);
     CHECK(o.totals.values == 0);
     CHECK(ledger->lastSeq() == 0);
   }

@@ -7,21 +7,8 @@
 using namespace ledger;
 using namespace ledger::ingest;
 
-namespace {
-
-std::vector<DecodedValue> readAll(const std::string& text) {
-  std::istringstream in(text);
-  ValueReader reader(in);
-  std::vector<DecodedValue> out;
-  DecodedValue v;
-  while (reader.next(&v)) out.push_back(v);
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("JSON lines: one value per line with positions", "[ingest]") {
-  auto values = readAll("{\"a\":1}\n{\"b\":2}\n\n{\"c\":3}\n");
+  auto values = testing::readValues("{\"a\":1}\n{\"b\":2}\n\n{\"c\":3}\n");
   REQUIRE(values.size() == 3);
   CHECK(values[0].line == 1);
   CHECK(values[2].line == 4);
@@ -33,7 +20,7 @@ TEST_CASE("pretty-printed concatenated JSON as kubectl get -w prints it", "[inge
   const std::string text =
       "{\n    \"type\": \"ADDED\",\n    \"object\": {\n        \"kind\": \"Namespace\"\n    }\n}\n"
       "{\n    \"type\": \"MODIFIED\",\n    \"object\": {\"s\": \"a } brace { in a string\"}\n}\n";
-  auto values = readAll(text);
+  auto values = testing::readValues(text);
   REQUIRE(values.size() == 2);
   CHECK(values[0].error.empty());
   CHECK(values[1].error.empty());
@@ -43,7 +30,7 @@ TEST_CASE("pretty-printed concatenated JSON as kubectl get -w prints it", "[inge
 
 TEST_CASE("a malformed value in the middle is reported with its line; the rest is read",
           "[ingest]") {
-  auto values = readAll(
+  auto values = testing::readValues(
       "{\"a\":1}\n{\"b\": tru}\n{\"type\":\"ADDED\",\"obj\n{\"c\":3}\nnot json\n{\"d\":4}\n");
   REQUIRE(values.size() == 6);
   CHECK(values[0].error.empty());
@@ -58,14 +45,14 @@ TEST_CASE("a malformed value in the middle is reported with its line; the rest i
 }
 
 TEST_CASE("a value cut short by a new value at column 0 does not swallow it", "[ingest]") {
-  auto values = readAll("{\"a\": {\"b\": 1,\n{\"c\": 2}\n");
+  auto values = testing::readValues("{\"a\": {\"b\": 1,\n{\"c\": 2}\n");
   REQUIRE(values.size() == 2);
   CHECK_FALSE(values[0].error.empty());
   CHECK(values[1].value["c"] == 2);
 }
 
 TEST_CASE("input ending inside a value is an error, not a hang", "[ingest]") {
-  auto values = readAll("{\"a\": [1, 2");
+  auto values = testing::readValues("{\"a\": [1, 2");
   REQUIRE(values.size() == 1);
   CHECK_THAT(values[0].error, Catch::Contains("ends inside"));
 }
@@ -84,7 +71,7 @@ TEST_CASE("YAML multi-document manifests, typed as Kubernetes types them", "[ing
       "metadata: {name: [broken\n"
       "...\n"
       "kind: X\n";
-  auto values = readAll(text);
+  auto values = testing::readValues(text);
   REQUIRE(values.size() == 4);
   CHECK(values[0].line == 2);
   CHECK(values[0].value["metadata"]["labels"]["x"] == "1");
@@ -98,7 +85,8 @@ TEST_CASE("YAML multi-document manifests, typed as Kubernetes types them", "[ing
 
 TEST_CASE("a YAML document that is not UTF-8 is rejected at its line; the next is read",
           "[ingest]") {
-  auto values = readAll("kind: A\n---\nkind: B\nmetadata:\n  name: \"x\xA7y\"\n---\nkind: C\n");
+  auto values =
+      testing::readValues("kind: A\n---\nkind: B\nmetadata:\n  name: \"x\xA7y\"\n---\nkind: C\n");
   REQUIRE(values.size() == 3);
   CHECK(values[0].value["kind"] == "A");
   CHECK(values[1].error == "invalid YAML at line 5: not valid UTF-8");

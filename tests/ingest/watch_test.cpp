@@ -27,6 +27,7 @@
 #include "ledger/verify.h"
 #include "tests/ingest/fake_apiserver.h"
 #include "tests/test_support.h"
+#include "tests/tools/dra_cluster_fixture.h"
 
 using namespace ledger;
 using namespace ledger::testing;
@@ -51,8 +52,8 @@ std::string numbered(const char* prefix, std::size_t i) {
 
 using Resource = FakeApiServer::Resource;
 
-const Resource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", "Workload", true};
-const Resource kClusterQueues{"kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue", false};
+using ledger::testing::live::kClusterQueues;
+using ledger::testing::live::kWorkloads;
 const Resource kPods{"", "v1", "pods", "Pod", true};
 const Resource kNamespaces{"", "v1", "namespaces", "Namespace", false};
 const Resource kKueues{"kueue.openshift.io", "v1", "kueues", "Kueue", false};

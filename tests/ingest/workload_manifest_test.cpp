@@ -69,8 +69,8 @@ std::string writeFile(const TempDir& dir, const std::string& name, const std::st
 // Kueue's sample-dra-queues.yaml and the deviceClassMappings of its DRA
 // setup guide (example.com/gpu <- DeviceClass gpu.example.com).
 void sampleCluster(Fixture& f) {
-  f.add(resourceFlavor("default-flavor"));
-  f.add(clusterQueue(
+  f.add(resourceFlavorWith("default-flavor"));
+  f.add(clusterQueueWith(
       "cluster-queue",
       {group({flavorQuotas("default-flavor", {quota("cpu", "40"), quota("memory", "200Gi"),
                                               quota("example.com/gpu", "8")})})}));

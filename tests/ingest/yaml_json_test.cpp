@@ -25,15 +25,6 @@ const char* kTwoObjectsNoSeparator =
     "metadata:\n"
     "  name: team-b\n";
 
-std::vector<DecodedValue> readAll(const std::string& text) {
-  std::istringstream in(text);
-  ValueReader reader(in);
-  std::vector<DecodedValue> out;
-  DecodedValue v;
-  while (reader.next(&v)) out.push_back(std::move(v));
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("yaml: a mapping with a key twice is rejected at the second key", "[ingest][yaml]") {
@@ -72,7 +63,7 @@ TEST_CASE("yaml: the stream reader rejects the document with line and column; th
           "[ingest][yaml]") {
   const std::string text =
       std::string("kind: A\n---\n") + kTwoObjectsNoSeparator + "---\nkind: C\n";
-  const auto values = readAll(text);
+  const auto values = readValues(text);
   REQUIRE(values.size() == 3);
   CHECK(values[0].value["kind"] == "A");
   CHECK(values[1].line == 3);

@@ -12,23 +12,23 @@ using namespace ledger::testing;
 
 namespace {
 
-std::string generate(std::uint64_t seed, std::uint64_t events, int nodes = 4, int queues = 4) {
+std::string simulate(std::uint64_t seed, std::uint64_t events, int nodes = 4, int queues = 4) {
   return simulatedStream(seed, events, nodes, queues);
 }
 
 }  // namespace
 
 TEST_CASE("the same seed gives the same bytes, another seed other bytes", "[generator]") {
-  const std::string a = generate(7, 1500);
-  CHECK(a == generate(7, 1500));
-  CHECK(a != generate(8, 1500));
+  const std::string a = simulate(7, 1500);
+  CHECK(a == simulate(7, 1500));
+  CHECK(a != simulate(8, 1500));
   CHECK(std::count(a.begin(), a.end(), '\n') == 1500);
   // A longer run continues the same stream.
-  CHECK(generate(7, 2000).compare(0, a.size(), a) == 0);
+  CHECK(simulate(7, 2000).compare(0, a.size(), a) == 0);
 }
 
 TEST_CASE("every line is a timed watch event of a realistic object", "[generator]") {
-  const std::string text = generate(1, 3000);
+  const std::string text = simulate(1, 3000);
   std::istringstream in(text);
   std::string line;
   std::set<std::string> kinds;
@@ -62,7 +62,7 @@ TEST_CASE("every line is a timed watch event of a realistic object", "[generator
 TEST_CASE("the ledger ingests the stream whole and its audit finds nothing", "[generator]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("ledger"));
-  const IngestOutcome out = ingestText(*ledger, generate(3, 3000));
+  const IngestOutcome out = ingestText(*ledger, simulate(3, 3000));
   CHECK(out.rejected == 0);
   CHECK(out.stats.recorded == 3000);
   CHECK(out.stats.duplicates == 0);
@@ -77,7 +77,7 @@ TEST_CASE("the ledger ingests the stream whole and its audit finds nothing", "[g
 }
 
 TEST_CASE("tiny clusters run and bad options are refused", "[generator]") {
-  const std::string tiny = generate(5, 800, 1, 1);
+  const std::string tiny = simulate(5, 800, 1, 1);
   CHECK(std::count(tiny.begin(), tiny.end(), '\n') == 800);
   gen::SimOptions bad;
   bad.nodes = 0;

@@ -31,14 +31,14 @@ namespace {
 
 using namespace ledger::testing::live;
 
-struct Daemon {
+struct EventsDaemon {
   std::unique_ptr<cli::LiveState> live;
   std::unique_ptr<kube::WatchDaemon> daemon;
   std::unique_ptr<kube::EventPoster> poster;
   std::unique_ptr<cli::FindingEvents> events;
 
-  Daemon(Ledger& ledger, const FakeApiServer& server, const std::string& resources,
-         bool emitEvents) {
+  EventsDaemon(Ledger& ledger, const FakeApiServer& server, const std::string& resources,
+               bool emitEvents) {
     live = std::make_unique<cli::LiveState>(ledger, 50ms);
     kube::DaemonOptions o;
     o.cluster = kube::serverUrlConfig(server.url());
@@ -65,7 +65,7 @@ struct Daemon {
     daemon->start();
     REQUIRE(FakeApiServer::waitFor([&] { return daemon->metrics().ready(); }, 10000));
   }
-  ~Daemon() {
+  ~EventsDaemon() {
     daemon->stop();
     if (events) events->stop();
     if (poster) poster->stop();
@@ -168,7 +168,7 @@ TEST_CASE(
   const std::string uid = uidOf(server, "wl-ja");
   int posts = 0;
   {
-    Daemon d(*ledger, server, kDraResources, true);
+    EventsDaemon d(*ledger, server, kDraResources, true);
     d.settle(*ledger);
     CHECK(server.eventPosts() == 0);
     CHECK(d.metric("ledger_events_emitted_total") == 0);
@@ -215,7 +215,7 @@ TEST_CASE(
   }
 
   SECTION("a restart posts the open finding again, under the same name: 409, no duplicate") {
-    Daemon d(*ledger, server, kDraResources, true);
+    EventsDaemon d(*ledger, server, kDraResources, true);
     REQUIRE(FakeApiServer::waitFor([&] { return server.eventPosts() == posts + 1; }, 10000));
     d.await("ledger_events_emitted_total", 1);
     d.settle(*ledger);
@@ -224,7 +224,7 @@ TEST_CASE(
     CHECK(d.metric("ledger_events_failed_total") == 0);
   }
   SECTION("without --emit-events nothing is posted") {
-    Daemon d(*ledger, server, kDraResources, false);
+    EventsDaemon d(*ledger, server, kDraResources, false);
     recordUsage(server, {{"cpu", "3"}});
     d.await(kMismatch, 1);
     d.settle(*ledger);
@@ -258,7 +258,7 @@ TEST_CASE(
   SECTION("5xx retried") {
     server.failRequests(2, 503, "events");
     server.start();
-    Daemon d(*ledger, server, kKueueResources, true);
+    EventsDaemon d(*ledger, server, kKueueResources, true);
     d.await(exceeded, 1);
     d.await("ledger_events_emitted_total", 1);
     d.settle(*ledger);
@@ -271,7 +271,7 @@ TEST_CASE(
   SECTION("403 given up") {
     server.failRequests(1000, 403, "events");
     server.start();
-    Daemon d(*ledger, server, kKueueResources, true);
+    EventsDaemon d(*ledger, server, kKueueResources, true);
     d.await("ledger_events_failed_total", 1);
     const std::uint64_t seq = ledger->lastSeq();
     server.create("workloads", overcharged("wl-jb"));

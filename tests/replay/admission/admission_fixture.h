@@ -62,9 +62,9 @@ inline Json group(const std::vector<Json>& flavors) {
   return Json{{"coveredResources", covered}, {"flavors", flavors}};
 }
 
-inline Json clusterQueue(const std::string& name, const std::vector<Json>& groups,
-                         const std::string& cohort = "", const Json& extraSpec = Json::object(),
-                         const std::string& apiVersion = "kueue.x-k8s.io/v1beta2") {
+inline Json clusterQueueWith(const std::string& name, const std::vector<Json>& groups,
+                             const std::string& cohort = "", const Json& extraSpec = Json::object(),
+                             const std::string& apiVersion = "kueue.x-k8s.io/v1beta2") {
   Json spec = {{"resourceGroups", groups}};
   if (!cohort.empty())
     spec[apiVersion == "kueue.x-k8s.io/v1beta1" ? "cohort" : "cohortName"] = cohort;
@@ -85,7 +85,7 @@ inline Json cohort(const std::string& name, const std::string& parent,
               {"spec", spec}};
 }
 
-inline Json resourceFlavor(const std::string& name, const Json& spec = Json::object()) {
+inline Json resourceFlavorWith(const std::string& name, const Json& spec = Json::object()) {
   return Json{{"apiVersion", "kueue.x-k8s.io/v1beta2"},
               {"kind", "ResourceFlavor"},
               {"metadata", {{"name", name}, {"uid", "uid-rf-" + name}}},
@@ -103,9 +103,9 @@ inline Json toleration(const std::string& key, const std::string& op, const std:
 
 // A pod set with one container requesting `requests`; `podSpec` is merged
 // into the template's spec (nodeSelector, tolerations, affinity).
-inline Json podSet(const std::string& name, int count,
-                   const std::map<std::string, std::string>& requests,
-                   const Json& podSpec = Json::object()) {
+inline Json podSetWith(const std::string& name, int count,
+                       const std::map<std::string, std::string>& requests,
+                       const Json& podSpec = Json::object()) {
   Json spec = {
       {"containers", Json::array({{{"name", "c"}, {"resources", {{"requests", requests}}}}})}};
   spec.update(podSpec);
@@ -123,17 +123,18 @@ class Fixture {
  public:
   // The flavors of upstream TestAssignFlavors.
   Fixture() {
-    add(resourceFlavor("default"));
-    add(resourceFlavor("one", {{"nodeLabels", {{"type", "one"}}}}));
-    add(resourceFlavor("two", {{"nodeLabels", {{"type", "two"}}}}));
-    add(resourceFlavor("b_one", {{"nodeLabels", {{"b_type", "one"}}}}));
-    add(resourceFlavor("b_two", {{"nodeLabels", {{"b_type", "two"}}}}));
-    add(resourceFlavor("tainted", {{"nodeTaints", {taint("instance", "spot", "NoSchedule")}}}));
-    add(resourceFlavor("taint_and_toleration",
-                       {{"nodeTaints", {taint("instance", "spot", "NoSchedule")}},
-                        {"tolerations", {toleration("instance", "Equal", "spot", "NoSchedule")}}}));
-    add(resourceFlavor("label-x-a", {{"nodeLabels", {{"x", "a"}}}}));
-    add(resourceFlavor("label-xy-b", {{"nodeLabels", {{"x", "b"}, {"y", "k"}}}}));
+    add(resourceFlavorWith("default"));
+    add(resourceFlavorWith("one", {{"nodeLabels", {{"type", "one"}}}}));
+    add(resourceFlavorWith("two", {{"nodeLabels", {{"type", "two"}}}}));
+    add(resourceFlavorWith("b_one", {{"nodeLabels", {{"b_type", "one"}}}}));
+    add(resourceFlavorWith("b_two", {{"nodeLabels", {{"b_type", "two"}}}}));
+    add(resourceFlavorWith("tainted", {{"nodeTaints", {taint("instance", "spot", "NoSchedule")}}}));
+    add(resourceFlavorWith(
+        "taint_and_toleration",
+        {{"nodeTaints", {taint("instance", "spot", "NoSchedule")}},
+         {"tolerations", {toleration("instance", "Equal", "spot", "NoSchedule")}}}));
+    add(resourceFlavorWith("label-x-a", {{"nodeLabels", {{"x", "a"}}}}));
+    add(resourceFlavorWith("label-xy-b", {{"nodeLabels", {{"x", "b"}, {"y", "k"}}}}));
   }
 
   void add(const Json& object, std::uint64_t type = 0) {

@@ -11,7 +11,7 @@ using namespace ledger::testing::admission;
 
 namespace {
 
-Json localQueue(const std::string& ns, const std::string& name, const std::string& cq) {
+Json localQueueWith(const std::string& ns, const std::string& name, const std::string& cq) {
   return Json{{"apiVersion", "kueue.x-k8s.io/v1beta2"},
               {"kind", "LocalQueue"},
               {"metadata", {{"name", name}, {"namespace", ns}, {"uid", "uid-lq-" + name}}},
@@ -21,18 +21,18 @@ Json localQueue(const std::string& ns, const std::string& name, const std::strin
 // A workload of `gpus` GPUs; `reservedIn` non-empty: QuotaReserved and Admitted there.
 Json gpuWorkload(const std::string& name, int gpus, const std::string& reservedIn, int priority = 0,
                  const Json& podSpec = Json::object()) {
-  Json wl = {
-      {"apiVersion", "kueue.x-k8s.io/v1beta2"},
-      {"kind", "Workload"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", "team-a"},
-        {"uid", "uid-" + name},
-        {"creationTimestamp", "2026-11-01T00:00:00Z"}}},
-      {"spec",
-       {{"queueName", "user-queue"},
-        {"priority", priority},
-        {"podSets", {podSet("main", 1, {{"nvidia.com/gpu", std::to_string(gpus)}}, podSpec)}}}}};
+  Json wl = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+             {"kind", "Workload"},
+             {"metadata",
+              {{"name", name},
+               {"namespace", "team-a"},
+               {"uid", "uid-" + name},
+               {"creationTimestamp", "2026-11-01T00:00:00Z"}}},
+             {"spec",
+              {{"queueName", "user-queue"},
+               {"priority", priority},
+               {"podSets",
+                {podSetWith("main", 1, {{"nvidia.com/gpu", std::to_string(gpus)}}, podSpec)}}}}};
   if (!reservedIn.empty()) {
     wl["status"] = {{"conditions",
                      {{{"type", "QuotaReserved"}, {"status", "True"}},
@@ -50,14 +50,14 @@ Json gpuWorkload(const std::string& name, int gpus, const std::string& reservedI
 
 // team-a (4 GPUs) and team-b (4 GPUs, lendingLimit 0) in cohort gpu-pool.
 void gpuCluster(Fixture& f, const Json& teamAExtra = Json::object()) {
-  f.add(resourceFlavor("default-flavor"));
-  f.add(clusterQueue("team-a",
-                     {group({flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "4")})})},
-                     "gpu-pool", teamAExtra));
-  f.add(clusterQueue(
+  f.add(resourceFlavorWith("default-flavor"));
+  f.add(clusterQueueWith("team-a",
+                         {group({flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "4")})})},
+                         "gpu-pool", teamAExtra));
+  f.add(clusterQueueWith(
       "team-b", {group({flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "4", "", "0")})})},
       "gpu-pool"));
-  f.add(localQueue("team-a", "user-queue", "team-a"));
+  f.add(localQueueWith("team-a", "user-queue", "team-a"));
 }
 
 AdmissionReport evaluate(const Fixture& f, const std::string& name) {
@@ -114,14 +114,14 @@ TEST_CASE("admission: the workload's own reservation is left out", "[admission]"
 
 TEST_CASE("admission: borrowing names the amount and the cohort", "[admission]") {
   Fixture f;
-  f.add(resourceFlavor("default-flavor"));
-  f.add(clusterQueue("team-a",
-                     {group({flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "1")})})},
-                     "gpu-pool"));
-  f.add(clusterQueue("team-b",
-                     {group({flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "4")})})},
-                     "gpu-pool"));
-  f.add(localQueue("team-a", "user-queue", "team-a"));
+  f.add(resourceFlavorWith("default-flavor"));
+  f.add(clusterQueueWith("team-a",
+                         {group({flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "1")})})},
+                         "gpu-pool"));
+  f.add(clusterQueueWith("team-b",
+                         {group({flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "4")})})},
+                         "gpu-pool"));
+  f.add(localQueueWith("team-a", "user-queue", "team-a"));
   f.add(gpuWorkload("big", 3, ""));
   const AdmissionReport r = evaluate(f, "big");
   CHECK(r.fits);
@@ -204,7 +204,7 @@ TEST_CASE("admission: queue problems are answered in Kueue's words", "[admission
   f.add(wl);
   CHECK(evaluate(f, "lost").inadmissible ==
         std::optional<std::string>("LocalQueue missing doesn't exist"));
-  f.add(localQueue("team-a", "missing", "nowhere"));
+  f.add(localQueueWith("team-a", "missing", "nowhere"));
   CHECK(evaluate(f, "lost").inadmissible ==
         std::optional<std::string>("ClusterQueue nowhere doesn't exist"));
 }
@@ -270,7 +270,7 @@ TEST_CASE("kueue units: ResourceFormatter and SliceRequests order", "[admission]
 
 TEST_CASE("flavor eligibility: tolerations and node affinity operators", "[admission]") {
   Fixture f;
-  f.add(resourceFlavor(
+  f.add(resourceFlavorWith(
       "gpu", {{"nodeLabels", {{"gen", "5"}, {"zone", "a"}}},
               {"nodeTaints",
                {taint("gpu", "true", "NoExecute"), taint("soft", "x", "PreferNoSchedule")}}}));
@@ -278,7 +278,7 @@ TEST_CASE("flavor eligibility: tolerations and node affinity operators", "[admis
     auto obj = workloadObject(Json{{"apiVersion", "kueue.x-k8s.io/v1beta2"},
                                    {"kind", "Workload"},
                                    {"metadata", {{"name", "w"}}},
-                                   {"spec", {{"podSets", {podSet("main", 1, {}, podSpec)}}}}});
+                                   {"spec", {{"podSets", {podSetWith("main", 1, {}, podSpec)}}}}});
     auto flavor = f.state.find(ObjectKind::kResourceFlavor, "gpu")
                       ->projection()
                       .getBody()
@@ -301,16 +301,16 @@ TEST_CASE("flavor eligibility: tolerations and node affinity operators", "[admis
 
 TEST_CASE("admission: shortfalls and rejected flavors are the ones Kueue reports", "[admission]") {
   Fixture f;
-  f.add(resourceFlavor("default-flavor"));
-  f.add(resourceFlavor("spot", {{"nodeTaints", {taint("spot", "true", "NoSchedule")}}}));
+  f.add(resourceFlavorWith("default-flavor"));
+  f.add(resourceFlavorWith("spot", {{"nodeTaints", {taint("spot", "true", "NoSchedule")}}}));
   // cpu: "one" is too small, "two" fits; the GPU group has a tainted flavor
   // and one that is too small: the GPU group's reasons replace the cpu ones.
-  f.add(clusterQueue(
+  f.add(clusterQueueWith(
       "team-a",
       {group({flavorQuotas("one", {quota("cpu", "1")}), flavorQuotas("two", {quota("cpu", "8")})}),
        group({flavorQuotas("spot", {quota("nvidia.com/gpu", "8")}),
               flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "1")})})}));
-  f.add(localQueue("team-a", "user-queue", "team-a"));
+  f.add(localQueueWith("team-a", "user-queue", "team-a"));
   Json wl = gpuWorkload("mixed", 2, "");
   wl["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] =
       "2";
@@ -341,15 +341,15 @@ TEST_CASE("admission: shortfalls and rejected flavors are the ones Kueue reports
 
 TEST_CASE("admission: hierarchical cohorts name every member that keeps its quota", "[admission]") {
   Fixture f;
-  f.add(resourceFlavor("default-flavor"));
+  f.add(resourceFlavorWith("default-flavor"));
   f.add(cohort("org", "", {}));
   f.add(cohort("research", "org", {}));
-  f.add(clusterQueue("team-a",
-                     {group({flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "2", "1")})})},
-                     "research"));
-  f.add(clusterQueue(
+  f.add(clusterQueueWith(
+      "team-a", {group({flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "2", "1")})})},
+      "research"));
+  f.add(clusterQueueWith(
       "team-c", {group({flavorQuotas("default-flavor", {quota("nvidia.com/gpu", "4")})})}, "org"));
-  f.add(localQueue("team-a", "user-queue", "team-a"));
+  f.add(localQueueWith("team-a", "user-queue", "team-a"));
   f.add(gpuWorkload("wide", 4, ""));
   const AdmissionReport r = evaluate(f, "wide");
   CHECK_FALSE(r.fits);

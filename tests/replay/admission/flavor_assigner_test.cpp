@@ -20,9 +20,9 @@ const Json kTryNext = {{"flavorFungibility",
 
 TEST_CASE("TestAssignFlavors/single flavor, fits", "[admission]") {
   Fixture f;
-  f.add(clusterQueue(
+  f.add(clusterQueueWith(
       "cq", {group({flavorQuotas("default", {quota("cpu", "1"), quota("memory", "2Mi")})})}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "1"}, {"memory", "1Mi"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "1"}, {"memory", "1Mi"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "default/Fit"}, {"memory", "default/Fit"}});
   CHECK(a.usage.at({"default", "memory"}) == 1024 * 1024);
@@ -31,25 +31,27 @@ TEST_CASE("TestAssignFlavors/single flavor, fits", "[admission]") {
 
 TEST_CASE("TestAssignFlavors/single flavor, fits tainted flavor", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("tainted", {quota("cpu", "4")})})}));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("tainted", {quota("cpu", "4")})})}));
   auto a = f.assign(
-      "cq", {podSet("main", 1, {{"cpu", "1"}},
-                    {{"tolerations", {toleration("instance", "Equal", "spot", "NoSchedule")}}})});
+      "cq",
+      {podSetWith("main", 1, {{"cpu", "1"}},
+                  {{"tolerations", {toleration("instance", "Equal", "spot", "NoSchedule")}}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "tainted/Fit"}});
 }
 
 TEST_CASE("TestAssignFlavors/single flavor, fits tainted flavor with toleration", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("taint_and_toleration", {quota("cpu", "4")})})}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "1"}})});
+  f.add(
+      clusterQueueWith("cq", {group({flavorQuotas("taint_and_toleration", {quota("cpu", "4")})})}));
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "1"}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "taint_and_toleration/Fit"}});
 }
 
 TEST_CASE("TestAssignFlavors/single flavor, used resources, doesn't fit", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("default", {quota("cpu", "4")})})}));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("default", {quota("cpu", "4")})})}));
   f.use("cq", "default", "cpu", "3");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "2"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "2"}})});
   CHECK(a.representativeMode() == AssignmentMode::kPreempt);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "default/Preempt"}});
   CHECK(a.message() ==
@@ -59,11 +61,11 @@ TEST_CASE("TestAssignFlavors/single flavor, used resources, doesn't fit", "[admi
 
 TEST_CASE("TestAssignFlavors/multiple resource groups, fits", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "2")}),
-                                   flavorQuotas("two", {quota("cpu", "4")})}),
-                            group({flavorQuotas("b_one", {quota("memory", "1Gi")}),
-                                   flavorQuotas("b_two", {quota("memory", "5Gi")})})}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "3"}, {"memory", "10Mi"}})});
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "2")}),
+                                       flavorQuotas("two", {quota("cpu", "4")})}),
+                                group({flavorQuotas("b_one", {quota("memory", "1Gi")}),
+                                       flavorQuotas("b_two", {quota("memory", "5Gi")})})}));
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "3"}, {"memory", "10Mi"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}, {"memory", "b_one/Fit"}});
 }
@@ -73,10 +75,10 @@ TEST_CASE(
     "doesn't fit",
     "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "3")})}),
-                            group({flavorQuotas("b_one", {quota("memory", "1Mi")})})}));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "3")})}),
+                                group({flavorQuotas("b_one", {quota("memory", "1Mi")})})}));
   f.use("cq", "one", "cpu", "1");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "3"}, {"memory", "10Mi"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "3"}, {"memory", "10Mi"}})});
   CHECK(a.representativeMode() == AssignmentMode::kNoFit);
   CHECK(a.podSets[0].flavors.empty());
   CHECK(sortedReasons(a.podSets[0]) ==
@@ -87,13 +89,13 @@ TEST_CASE(
 TEST_CASE("TestAssignFlavors/multiple resource groups with multiple resources, fits",
           "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq",
-                     {group({flavorQuotas("one", {quota("cpu", "2"), quota("memory", "1Gi")}),
-                             flavorQuotas("two", {quota("cpu", "4"), quota("memory", "15Mi")})}),
-                      group({flavorQuotas("b_one", {quota("example.com/gpu", "4")}),
-                             flavorQuotas("b_two", {quota("example.com/gpu", "2")})})}));
+  f.add(clusterQueueWith(
+      "cq", {group({flavorQuotas("one", {quota("cpu", "2"), quota("memory", "1Gi")}),
+                    flavorQuotas("two", {quota("cpu", "4"), quota("memory", "15Mi")})}),
+             group({flavorQuotas("b_one", {quota("example.com/gpu", "4")}),
+                    flavorQuotas("b_two", {quota("example.com/gpu", "2")})})}));
   auto a = f.assign(
-      "cq", {podSet("main", 1, {{"cpu", "3"}, {"memory", "10Mi"}, {"example.com/gpu", "3"}})});
+      "cq", {podSetWith("main", 1, {{"cpu", "3"}, {"memory", "10Mi"}, {"example.com/gpu", "3"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(flavorsOf(a.podSets[0]) ==
         M{{"cpu", "two/Fit"}, {"memory", "two/Fit"}, {"example.com/gpu", "b_one/Fit"}});
@@ -104,18 +106,20 @@ TEST_CASE(
     "different modes",
     "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq",
-                     {group({flavorQuotas("one", {quota("cpu", "2"), quota("memory", "1Gi")}),
-                             flavorQuotas("two", {quota("cpu", "4"), quota("memory", "15Mi")})}),
-                      group({flavorQuotas("b_one", {quota("example.com/gpu", "4")})})},
-                     "test-cohort"));
-  f.add(clusterQueue("secondary", {group({flavorQuotas("b_one", {quota("example.com/gpu", "0")})})},
-                     "test-cohort"));
+  f.add(
+      clusterQueueWith("cq",
+                       {group({flavorQuotas("one", {quota("cpu", "2"), quota("memory", "1Gi")}),
+                               flavorQuotas("two", {quota("cpu", "4"), quota("memory", "15Mi")})}),
+                        group({flavorQuotas("b_one", {quota("example.com/gpu", "4")})})},
+                       "test-cohort"));
+  f.add(clusterQueueWith("secondary",
+                         {group({flavorQuotas("b_one", {quota("example.com/gpu", "0")})})},
+                         "test-cohort"));
   f.use("cq", "two", "memory", "10Mi");
   f.use("secondary", "b_one", "example.com/gpu", "2");
   f.simulate("two", "memory", PreemptionMode::kPreempt, 1);
   auto a = f.assign(
-      "cq", {podSet("main", 1, {{"cpu", "3"}, {"memory", "10Mi"}, {"example.com/gpu", "3"}})});
+      "cq", {podSetWith("main", 1, {{"cpu", "3"}, {"memory", "10Mi"}, {"example.com/gpu", "3"}})});
   CHECK(a.representativeMode() == AssignmentMode::kPreempt);
   CHECK(a.borrowing == 1);
   CHECK(flavorsOf(a.podSets[0]) ==
@@ -129,10 +133,10 @@ TEST_CASE(
 
 TEST_CASE("TestAssignFlavors/multiple resources in a group, doesn't fit", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq",
-                     {group({flavorQuotas("one", {quota("cpu", "2"), quota("memory", "1Gi")}),
-                             flavorQuotas("two", {quota("cpu", "4"), quota("memory", "5Mi")})})}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "3"}, {"memory", "10Mi"}})});
+  f.add(clusterQueueWith(
+      "cq", {group({flavorQuotas("one", {quota("cpu", "2"), quota("memory", "1Gi")}),
+                    flavorQuotas("two", {quota("cpu", "4"), quota("memory", "5Mi")})})}));
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "3"}, {"memory", "10Mi"}})});
   CHECK(a.representativeMode() == AssignmentMode::kNoFit);
   CHECK(sortedReasons(a.podSets[0]) ==
         V{"insufficient quota for cpu in flavor one, previously considered podsets requests (0) + "
@@ -143,9 +147,9 @@ TEST_CASE("TestAssignFlavors/multiple resources in a group, doesn't fit", "[admi
 
 TEST_CASE("TestAssignFlavors/multiple flavors, fits while skipping tainted flavor", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("tainted", {quota("cpu", "4")}),
-                                   flavorQuotas("two", {quota("cpu", "4")})})}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "3"}})});
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("tainted", {quota("cpu", "4")}),
+                                       flavorQuotas("two", {quota("cpu", "4")})})}));
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "3"}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}});
   REQUIRE(a.podSets[0].rejectedFlavors.size() == 1);
   CHECK(a.podSets[0].rejectedFlavors[0].reason ==
@@ -154,12 +158,12 @@ TEST_CASE("TestAssignFlavors/multiple flavors, fits while skipping tainted flavo
 
 TEST_CASE("TestAssignFlavors/multiple flavors, fits a node selector", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
-                                   flavorQuotas("two", {quota("cpu", "4")})})}));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
+                                       flavorQuotas("two", {quota("cpu", "4")})})}));
   Json spec = requiredAffinity(Json::array(
       {{{"matchExpressions", {{{"key", "ignored2"}, {"operator", "In"}, {"values", {"bar"}}}}}}}));
   spec["nodeSelector"] = {{"type", "two"}, {"ignored1", "foo"}};
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "1"}}, spec)});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "1"}}, spec)});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}});
   REQUIRE(a.podSets[0].rejectedFlavors.size() == 1);
   CHECK(a.podSets[0].rejectedFlavors[0].reason == "flavor one doesn't match node affinity");
@@ -167,24 +171,24 @@ TEST_CASE("TestAssignFlavors/multiple flavors, fits a node selector", "[admissio
 
 TEST_CASE("TestAssignFlavors/multiple flavors, fits with node affinity", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq",
-                     {group({flavorQuotas("one", {quota("cpu", "4"), quota("memory", "1Gi")}),
-                             flavorQuotas("two", {quota("cpu", "4"), quota("memory", "1Gi")})})}));
+  f.add(clusterQueueWith(
+      "cq", {group({flavorQuotas("one", {quota("cpu", "4"), quota("memory", "1Gi")}),
+                    flavorQuotas("two", {quota("cpu", "4"), quota("memory", "1Gi")})})}));
   Json spec = requiredAffinity(Json::array(
       {{{"matchExpressions", {{{"key", "type"}, {"operator", "In"}, {"values", {"two"}}}}}}}));
   spec["nodeSelector"] = {{"ignored1", "foo"}};
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "1"}, {"memory", "1Mi"}}, spec)});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "1"}, {"memory", "1Mi"}}, spec)});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}, {"memory", "two/Fit"}});
 }
 
 TEST_CASE("TestAssignFlavors/multiple flavors, node affinity fits any flavor", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
-                                   flavorQuotas("two", {quota("cpu", "4")})})}));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
+                                       flavorQuotas("two", {quota("cpu", "4")})})}));
   Json spec = requiredAffinity(Json::array(
       {{{"matchExpressions", {{{"key", "ignored2"}, {"operator", "In"}, {"values", {"bar"}}}}}},
        {{"matchExpressions", {{{"key", "cpuType"}, {"operator", "In"}, {"values", {"two"}}}}}}}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "1"}}, spec)});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "1"}}, spec)});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "one/Fit"}});
 }
 
@@ -193,10 +197,10 @@ TEST_CASE(
     "flavor's own keys",
     "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("label-x-a", {quota("cpu", "4")}),
-                                   flavorQuotas("label-xy-b", {quota("cpu", "4")})})}));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("label-x-a", {quota("cpu", "4")}),
+                                       flavorQuotas("label-xy-b", {quota("cpu", "4")})})}));
   auto a = f.assign(
-      "cq", {podSet("main", 1, {{"cpu", "1"}}, {{"nodeSelector", {{"x", "a"}, {"y", "g"}}}})});
+      "cq", {podSetWith("main", 1, {{"cpu", "1"}}, {{"nodeSelector", {{"x", "a"}, {"y", "g"}}}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "label-x-a/Fit"}});
 }
 
@@ -205,20 +209,20 @@ TEST_CASE(
     "labeled selector",
     "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("default", {quota("cpu", "4")}),
-                                   flavorQuotas("two", {quota("cpu", "4")})})}));
-  auto a =
-      f.assign("cq", {podSet("main", 1, {{"cpu", "1"}}, {{"nodeSelector", {{"type", "two"}}}})});
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("default", {quota("cpu", "4")}),
+                                       flavorQuotas("two", {quota("cpu", "4")})})}));
+  auto a = f.assign("cq",
+                    {podSetWith("main", 1, {{"cpu", "1"}}, {{"nodeSelector", {{"type", "two"}}}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "default/Fit"}});
 }
 
 TEST_CASE("TestAssignFlavors/multiple flavors, doesn't fit node affinity", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
-                                   flavorQuotas("two", {quota("cpu", "4")})})}));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
+                                       flavorQuotas("two", {quota("cpu", "4")})})}));
   Json spec = requiredAffinity(Json::array(
       {{{"matchExpressions", {{{"key", "type"}, {"operator", "In"}, {"values", {"three"}}}}}}}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "1"}}, spec)});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "1"}}, spec)});
   CHECK(a.representativeMode() == AssignmentMode::kNoFit);
   CHECK(a.message() ==
         "couldn't assign flavors to pod set main: flavor one doesn't match node affinity, flavor "
@@ -227,10 +231,10 @@ TEST_CASE("TestAssignFlavors/multiple flavors, doesn't fit node affinity", "[adm
 
 TEST_CASE("TestAssignFlavors/multiple specs, fit different flavors", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
-                                   flavorQuotas("two", {quota("cpu", "10")})})}));
-  auto a =
-      f.assign("cq", {podSet("driver", 1, {{"cpu", "5"}}), podSet("worker", 1, {{"cpu", "3"}})});
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
+                                       flavorQuotas("two", {quota("cpu", "10")})})}));
+  auto a = f.assign(
+      "cq", {podSetWith("driver", 1, {{"cpu", "5"}}), podSetWith("worker", 1, {{"cpu", "3"}})});
   REQUIRE(a.podSets.size() == 2);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}});
   CHECK(flavorsOf(a.podSets[1]) == M{{"cpu", "one/Fit"}});
@@ -240,15 +244,15 @@ TEST_CASE("TestAssignFlavors/multiple specs, fit different flavors", "[admission
 
 TEST_CASE("TestAssignFlavors/multiple specs, fits borrowing", "[admission]") {
   Fixture f;
-  f.add(clusterQueue(
+  f.add(clusterQueueWith(
       "cq", {group({flavorQuotas("default", {quota("cpu", "2", "98"), quota("memory", "2Gi")})})},
       "test-cohort"));
-  f.add(clusterQueue(
+  f.add(clusterQueueWith(
       "secondary",
       {group({flavorQuotas("default", {quota("cpu", "198"), quota("memory", "198Gi")})})},
       "test-cohort"));
-  auto a = f.assign("cq", {podSet("driver", 1, {{"cpu", "4"}, {"memory", "1Gi"}}),
-                           podSet("worker", 1, {{"cpu", "6"}, {"memory", "4Gi"}})});
+  auto a = f.assign("cq", {podSetWith("driver", 1, {{"cpu", "4"}, {"memory", "1Gi"}}),
+                           podSetWith("worker", 1, {{"cpu", "6"}, {"memory", "4Gi"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(a.borrowing == 1);
   CHECK(flavorsOf(a.podSets[1]) == M{{"cpu", "default/Fit"}, {"memory", "default/Fit"}});
@@ -257,11 +261,11 @@ TEST_CASE("TestAssignFlavors/multiple specs, fits borrowing", "[admission]") {
 
 TEST_CASE("TestAssignFlavors/not enough space to borrow", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "1")})})}, "test-cohort"));
-  f.add(clusterQueue("secondary", {group({flavorQuotas("one", {quota("cpu", "10", "", "0")})})},
-                     "test-cohort"));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "1")})})}, "test-cohort"));
+  f.add(clusterQueueWith("secondary", {group({flavorQuotas("one", {quota("cpu", "10", "", "0")})})},
+                         "test-cohort"));
   f.use("secondary", "one", "cpu", "9");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "2"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "2"}})});
   CHECK(a.representativeMode() == AssignmentMode::kNoFit);
   CHECK(sortedReasons(a.podSets[0]) ==
         V{"insufficient quota for cpu in flavor one, previously considered podsets requests (0) + "
@@ -270,14 +274,14 @@ TEST_CASE("TestAssignFlavors/not enough space to borrow", "[admission]") {
 
 TEST_CASE("TestAssignFlavors/past max, but can preempt in ClusterQueue", "[admission]") {
   Fixture f;
-  f.add(
-      clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "2", "8")})})}, "test-cohort"));
-  f.add(clusterQueue("secondary", {group({flavorQuotas("one", {quota("cpu", "98")})})},
-                     "test-cohort"));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "2", "8")})})},
+                         "test-cohort"));
+  f.add(clusterQueueWith("secondary", {group({flavorQuotas("one", {quota("cpu", "98")})})},
+                         "test-cohort"));
   f.use("cq", "one", "cpu", "9");
   f.use("secondary", "one", "cpu", "9");
   f.simulate("one", "cpu", PreemptionMode::kPreempt, 1);
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "2"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "2"}})});
   CHECK(a.representativeMode() == AssignmentMode::kPreempt);
   CHECK(a.borrowing == 1);
   CHECK(sortedReasons(a.podSets[0]) ==
@@ -286,22 +290,22 @@ TEST_CASE("TestAssignFlavors/past max, but can preempt in ClusterQueue", "[admis
 
 TEST_CASE("TestAssignFlavors/past min, but can preempt in ClusterQueue", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "2")})})}));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "2")})})}));
   f.use("cq", "one", "cpu", "1");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "2"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "2"}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "one/Preempt"}});
   CHECK(a.borrowing == 0);
 }
 
 TEST_CASE("TestAssignFlavors/past min, but can preempt in cohort and ClusterQueue", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "3")})})}, "test-cohort"));
-  f.add(clusterQueue("secondary", {group({flavorQuotas("one", {quota("cpu", "7")})})},
-                     "test-cohort"));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "3")})})}, "test-cohort"));
+  f.add(clusterQueueWith("secondary", {group({flavorQuotas("one", {quota("cpu", "7")})})},
+                         "test-cohort"));
   f.use("cq", "one", "cpu", "2");
   f.use("secondary", "one", "cpu", "8");
   f.simulate("one", "cpu", PreemptionMode::kPreempt, 1);
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "2"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "2"}})});
   CHECK(a.representativeMode() == AssignmentMode::kPreempt);
   CHECK(a.borrowing == 1);
   CHECK(sortedReasons(a.podSets[0]) ==
@@ -310,12 +314,12 @@ TEST_CASE("TestAssignFlavors/past min, but can preempt in cohort and ClusterQueu
 
 TEST_CASE("TestAssignFlavors/can only preempt flavors that match affinity", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
-                                   flavorQuotas("two", {quota("cpu", "4")})})}));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
+                                       flavorQuotas("two", {quota("cpu", "4")})})}));
   f.use("cq", "one", "cpu", "3");
   f.use("cq", "two", "cpu", "3");
-  auto a =
-      f.assign("cq", {podSet("main", 1, {{"cpu", "2"}}, {{"nodeSelector", {{"type", "two"}}}})});
+  auto a = f.assign("cq",
+                    {podSetWith("main", 1, {{"cpu", "2"}}, {{"nodeSelector", {{"type", "two"}}}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Preempt"}});
   CHECK(sortedReasons(a.podSets[0]) ==
         V{"flavor one doesn't match node affinity",
@@ -325,14 +329,15 @@ TEST_CASE("TestAssignFlavors/can only preempt flavors that match affinity", "[ad
 TEST_CASE("TestAssignFlavors/each podset requires preemption on a different flavor",
           "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
-                                   flavorQuotas("tainted", {quota("cpu", "10")})})}));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "4")}),
+                                       flavorQuotas("tainted", {quota("cpu", "10")})})}));
   f.use("cq", "one", "cpu", "3");
   f.use("cq", "tainted", "cpu", "3");
   auto a = f.assign(
-      "cq", {podSet("launcher", 1, {{"cpu", "2"}}),
-             podSet("workers", 10, {{"cpu", "1"}},
-                    {{"tolerations", {toleration("instance", "Equal", "spot", "NoSchedule")}}})});
+      "cq",
+      {podSetWith("launcher", 1, {{"cpu", "2"}}),
+       podSetWith("workers", 10, {{"cpu", "1"}},
+                  {{"tolerations", {toleration("instance", "Equal", "spot", "NoSchedule")}}})});
   REQUIRE(a.podSets.size() == 2);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "one/Preempt"}});
   CHECK(flavorsOf(a.podSets[1]) == M{{"cpu", "tainted/Preempt"}});
@@ -347,8 +352,8 @@ TEST_CASE("TestAssignFlavors/each podset requires preemption on a different flav
 
 TEST_CASE("TestAssignFlavors/resource not listed in clusterQueue", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "4")})})}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"example.com/gpu", "2"}})});
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "4")})})}));
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"example.com/gpu", "2"}})});
   CHECK(a.representativeMode() == AssignmentMode::kNoFit);
   CHECK(a.message() ==
         "couldn't assign flavors to pod set main: resource example.com/gpu unavailable in "
@@ -359,8 +364,8 @@ TEST_CASE("TestAssignFlavors/resource not listed in clusterQueue", "[admission]"
 TEST_CASE("TestAssignFlavors/zero resource request not in clusterQueue should succeed",
           "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("default", {quota("cpu", "4")})})}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "1"}, {"example.com/gpu", "0"}})});
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("default", {quota("cpu", "4")})})}));
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "1"}, {"example.com/gpu", "0"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "default/Fit"}});
 }
@@ -370,27 +375,27 @@ TEST_CASE(
     "assigned",
     "[admission]") {
   Fixture f;
-  f.add(clusterQueue(
+  f.add(clusterQueueWith(
       "cq",
       {group({flavorQuotas("default", {quota("cpu", "4"), quota("example.com/gpu", "4")})})}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "1"}, {"example.com/gpu", "0"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "1"}, {"example.com/gpu", "0"}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "default/Fit"}, {"example.com/gpu", "default/Fit"}});
 }
 
 TEST_CASE("TestAssignFlavors/num pods fit", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq",
-                     {group({flavorQuotas("default", {quota("pods", "3"), quota("cpu", "10")})})}));
-  auto a = f.assign("cq", {podSet("main", 3, {{"cpu", "1"}})});
+  f.add(clusterQueueWith(
+      "cq", {group({flavorQuotas("default", {quota("pods", "3"), quota("cpu", "10")})})}));
+  auto a = f.assign("cq", {podSetWith("main", 3, {{"cpu", "1"}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "default/Fit"}, {"pods", "default/Fit"}});
   CHECK(a.podSets[0].requests.at("pods") == 3);
 }
 
 TEST_CASE("TestAssignFlavors/num pods don't fit", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq",
-                     {group({flavorQuotas("default", {quota("pods", "2"), quota("cpu", "10")})})}));
-  auto a = f.assign("cq", {podSet("main", 3, {{"cpu", "1"}})});
+  f.add(clusterQueueWith(
+      "cq", {group({flavorQuotas("default", {quota("pods", "2"), quota("cpu", "10")})})}));
+  auto a = f.assign("cq", {podSetWith("main", 3, {{"cpu", "1"}})});
   CHECK(a.representativeMode() == AssignmentMode::kNoFit);
   CHECK(sortedReasons(a.podSets[0]) ==
         V{"insufficient quota for pods in flavor default, previously considered podsets requests "
@@ -402,10 +407,10 @@ namespace {
 // The two flavors of the fungibility cases: 10 pods and 10 cpu each.
 Json fungibilityQueue(const Json& fungibility,
                       const std::string& apiVersion = "kueue.x-k8s.io/v1beta2") {
-  return clusterQueue("cq",
-                      {group({flavorQuotas("one", {quota("pods", "10"), quota("cpu", "10")}),
-                              flavorQuotas("two", {quota("pods", "10"), quota("cpu", "10")})})},
-                      "", fungibility, apiVersion);
+  return clusterQueueWith("cq",
+                          {group({flavorQuotas("one", {quota("pods", "10"), quota("cpu", "10")}),
+                                  flavorQuotas("two", {quota("pods", "10"), quota("cpu", "10")})})},
+                          "", fungibility, apiVersion);
 }
 
 }  // namespace
@@ -414,7 +419,7 @@ TEST_CASE("TestAssignFlavors/preempt before try next flavor", "[admission]") {
   Fixture f;
   f.add(fungibilityQueue(kMayStop));
   f.use("cq", "one", "cpu", "2");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "9"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "9"}})});
   CHECK(a.representativeMode() == AssignmentMode::kPreempt);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "one/Preempt"}, {"pods", "one/Fit"}});
   CHECK(sortedReasons(a.podSets[0]) ==
@@ -430,7 +435,7 @@ TEST_CASE(
       {{"flavorFungibility", {{"whenCanBorrow", "Borrow"}, {"whenCanPreempt", "Preempt"}}}},
       "kueue.x-k8s.io/v1beta1"));
   f.use("cq", "one", "cpu", "2");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "9"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "9"}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "one/Preempt"}, {"pods", "one/Fit"}});
 }
 
@@ -438,7 +443,7 @@ TEST_CASE("TestAssignFlavors/preempt try next flavor", "[admission]") {
   Fixture f;
   f.add(fungibilityQueue(Json::object()));  // defaults: whenCanPreempt TryNextFlavor
   f.use("cq", "one", "cpu", "2");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "9"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "9"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}, {"pods", "two/Fit"}});
   CHECK(a.podSets[0].reasons.empty());
@@ -447,12 +452,13 @@ TEST_CASE("TestAssignFlavors/preempt try next flavor", "[admission]") {
 namespace {
 
 void borrowCase(Fixture& f, const Json& fungibility, const std::string& twoCpu) {
-  f.add(clusterQueue("cq",
-                     {group({flavorQuotas("one", {quota("pods", "10"), quota("cpu", "10", "1")}),
-                             flavorQuotas("two", {quota("pods", "10"), quota("cpu", twoCpu)})})},
-                     "test-cohort", fungibility));
-  f.add(clusterQueue("secondary", {group({flavorQuotas("one", {quota("cpu", "1")})})},
-                     "test-cohort"));
+  f.add(
+      clusterQueueWith("cq",
+                       {group({flavorQuotas("one", {quota("pods", "10"), quota("cpu", "10", "1")}),
+                               flavorQuotas("two", {quota("pods", "10"), quota("cpu", twoCpu)})})},
+                       "test-cohort", fungibility));
+  f.add(clusterQueueWith("secondary", {group({flavorQuotas("one", {quota("cpu", "1")})})},
+                         "test-cohort"));
   f.use("cq", "one", "cpu", "2");
 }
 
@@ -461,7 +467,7 @@ void borrowCase(Fixture& f, const Json& fungibility, const std::string& twoCpu) 
 TEST_CASE("TestAssignFlavors/borrow try next flavor, found the first flavor", "[admission]") {
   Fixture f;
   borrowCase(f, kTryNext, "1");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "9"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "9"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(a.borrowing == 1);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "one/Fit"}, {"pods", "one/Fit"}});
@@ -470,7 +476,7 @@ TEST_CASE("TestAssignFlavors/borrow try next flavor, found the first flavor", "[
 TEST_CASE("TestAssignFlavors/borrow try next flavor, found the second flavor", "[admission]") {
   Fixture f;
   borrowCase(f, kTryNext, "10");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "9"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "9"}})});
   CHECK(a.borrowing == 0);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}, {"pods", "two/Fit"}});
 }
@@ -478,7 +484,7 @@ TEST_CASE("TestAssignFlavors/borrow try next flavor, found the second flavor", "
 TEST_CASE("TestAssignFlavors/borrow before try next flavor", "[admission]") {
   Fixture f;
   borrowCase(f, Json::object(), "10");  // default whenCanBorrow: MayStopSearch
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "9"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "9"}})});
   CHECK(a.borrowing == 1);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "one/Fit"}, {"pods", "one/Fit"}});
 }
@@ -489,12 +495,12 @@ void borrowWhilePreempting(Fixture& f, const Json& fungibility) {
   Json spec = fungibility;
   spec["preemption"] = {{"reclaimWithinCohort", "LowerPriority"},
                         {"borrowWithinCohort", {{"policy", "LowerPriority"}}}};
-  f.add(clusterQueue("cq",
-                     {group({flavorQuotas("one", {quota("cpu", "0", "12")}),
-                             flavorQuotas("two", {quota("cpu", "12")})})},
-                     "test-cohort", spec));
-  f.add(clusterQueue("secondary", {group({flavorQuotas("one", {quota("cpu", "12")})})},
-                     "test-cohort"));
+  f.add(clusterQueueWith("cq",
+                         {group({flavorQuotas("one", {quota("cpu", "0", "12")}),
+                                 flavorQuotas("two", {quota("cpu", "12")})})},
+                         "test-cohort", spec));
+  f.add(clusterQueueWith("secondary", {group({flavorQuotas("one", {quota("cpu", "12")})})},
+                         "test-cohort"));
   f.use("secondary", "one", "cpu", "10");
   f.simulate("one", "cpu", PreemptionMode::kPreempt, 1);
   // borrowWithinCohort is not in the projection: the caller says it is set.
@@ -509,7 +515,7 @@ TEST_CASE(
     "[admission]") {
   Fixture f;
   borrowWhilePreempting(f, kMayStop);
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "12"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "12"}})});
   CHECK(a.representativeMode() == AssignmentMode::kPreempt);
   CHECK(a.borrowing == 1);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "one/Preempt"}});
@@ -526,7 +532,7 @@ TEST_CASE(
       f, {{"flavorFungibility",
            {{"whenCanBorrow", "TryNextFlavor"}, {"whenCanPreempt", "MayStopSearch"}}}});
   f.usage.clear();  // upstream: no usage in this variant
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "12"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "12"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}});
 }
@@ -536,13 +542,13 @@ TEST_CASE(
     "exceeds the quota available in the cohort",
     "[admission]") {
   Fixture f;
-  f.add(
-      clusterQueue("cq", {group({flavorQuotas("one", {quota("cpu", "0", "12")})})}, "test-cohort"));
-  f.add(clusterQueue("secondary", {group({flavorQuotas("one", {quota("cpu", "11")})})},
-                     "test-cohort"));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("one", {quota("cpu", "0", "12")})})},
+                         "test-cohort"));
+  f.add(clusterQueueWith("secondary", {group({flavorQuotas("one", {quota("cpu", "11")})})},
+                         "test-cohort"));
   f.use("secondary", "one", "cpu", "10");
   f.canPreemptWhileBorrowing = true;
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "12"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "12"}})});
   CHECK(a.representativeMode() == AssignmentMode::kNoFit);
   CHECK(sortedReasons(a.podSets[0]) ==
         V{"insufficient quota for cpu in flavor one, previously considered podsets requests (0) + "
@@ -552,13 +558,13 @@ TEST_CASE(
 namespace {
 
 void lendCase(Fixture& f, const std::string& twoNominal) {
-  f.add(clusterQueue(
+  f.add(clusterQueueWith(
       "cq",
       {group({flavorQuotas("one", {quota("pods", "10"), quota("cpu", "10", "", "1")}),
               flavorQuotas("two", {quota("pods", "10"), quota("cpu", twoNominal, "", "0")})})},
       "test-cohort", kTryNext));
-  f.add(clusterQueue("secondary", {group({flavorQuotas("one", {quota("cpu", "1")})})},
-                     "test-cohort"));
+  f.add(clusterQueueWith("secondary", {group({flavorQuotas("one", {quota("cpu", "1")})})},
+                         "test-cohort"));
   f.use("cq", "one", "cpu", "2");
 }
 
@@ -567,7 +573,7 @@ void lendCase(Fixture& f, const std::string& twoNominal) {
 TEST_CASE("TestAssignFlavors/lend try next flavor, found the second flavor", "[admission]") {
   Fixture f;
   lendCase(f, "10");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "9"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "9"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(a.borrowing == 0);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}, {"pods", "two/Fit"}});
@@ -576,7 +582,7 @@ TEST_CASE("TestAssignFlavors/lend try next flavor, found the second flavor", "[a
 TEST_CASE("TestAssignFlavors/lend try next flavor, found the first flavor", "[admission]") {
   Fixture f;
   lendCase(f, "1");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "9"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "9"}})});
   CHECK(a.borrowing == 1);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "one/Fit"}, {"pods", "one/Fit"}});
 }
@@ -588,18 +594,18 @@ TEST_CASE(
   Fixture f;
   Json spec = kMayStop;
   spec["preemption"] = {{"reclaimWithinCohort", "LowerPriority"}};
-  f.add(clusterQueue("cq",
-                     {group({flavorQuotas("one", {quota("cpu", "0", "2")}),
-                             flavorQuotas("two", {quota("cpu", "0", "2")})})},
-                     "test-cohort", spec));
-  f.add(clusterQueue(
+  f.add(clusterQueueWith("cq",
+                         {group({flavorQuotas("one", {quota("cpu", "0", "2")}),
+                                 flavorQuotas("two", {quota("cpu", "0", "2")})})},
+                         "test-cohort", spec));
+  f.add(clusterQueueWith(
       "secondary",
       {group({flavorQuotas("one", {quota("cpu", "2")}), flavorQuotas("two", {quota("cpu", "2")})})},
       "test-cohort"));
   f.use("secondary", "one", "cpu", "2");
   f.simulate("one", "cpu", PreemptionMode::kNoCandidates, 0);
   f.canPreemptWhileBorrowing = true;
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "2"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "2"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(a.borrowing == 1);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}});
@@ -607,9 +613,9 @@ TEST_CASE(
 
 TEST_CASE("TestDeletedFlavors/multiple flavors, skip missing ResourceFlavor", "[admission]") {
   Fixture f;
-  f.add(clusterQueue("cq", {group({flavorQuotas("deleted-flavor", {quota("cpu", "4")}),
-                                   flavorQuotas("default", {quota("cpu", "4")})})}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "3"}})});
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("deleted-flavor", {quota("cpu", "4")}),
+                                       flavorQuotas("default", {quota("cpu", "4")})})}));
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "3"}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "default/Fit"}});
   REQUIRE(a.podSets[0].rejectedFlavors.size() == 1);
   CHECK(a.podSets[0].rejectedFlavors[0].reason == "flavor deleted-flavor not found");
@@ -617,10 +623,10 @@ TEST_CASE("TestDeletedFlavors/multiple flavors, skip missing ResourceFlavor", "[
 
 TEST_CASE("TestDeletedFlavors/flavor not found", "[admission]") {
   Fixture f;
-  f.add(resourceFlavor("deleted-flavor"));
-  f.remove(resourceFlavor("deleted-flavor"));
-  f.add(clusterQueue("cq", {group({flavorQuotas("deleted-flavor", {quota("cpu", "4")})})}));
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "1"}})});
+  f.add(resourceFlavorWith("deleted-flavor"));
+  f.remove(resourceFlavorWith("deleted-flavor"));
+  f.add(clusterQueueWith("cq", {group({flavorQuotas("deleted-flavor", {quota("cpu", "4")})})}));
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "1"}})});
   CHECK(a.representativeMode() == AssignmentMode::kNoFit);
   CHECK(a.message() == "couldn't assign flavors to pod set main: flavor deleted-flavor not found");
 }
@@ -630,19 +636,19 @@ namespace {
 // TestHierarchical: cohorts three <- two <- one, each with 4 cpu of the
 // flavor of its name; the queue (in `one`) has none of its own.
 void hierarchy(Fixture& f) {
-  for (const char* n : {"three"}) f.add(resourceFlavor(n));
+  for (const char* n : {"three"}) f.add(resourceFlavorWith(n));
   f.add(cohort("three", "", {group({flavorQuotas("three", {quota("cpu", "4")})})}));
   f.add(cohort("two", "three", {group({flavorQuotas("two", {quota("cpu", "4")})})}));
   f.add(cohort("one", "two", {group({flavorQuotas("one", {quota("cpu", "4")})})}));
   const auto zeros =
       group({flavorQuotas("one", {quota("cpu", "0")}), flavorQuotas("two", {quota("cpu", "0")}),
              flavorQuotas("three", {quota("cpu", "0")})});
-  f.add(clusterQueue(
+  f.add(clusterQueueWith(
       "cq", {zeros}, "one",
       {{"preemption",
         {{"withinClusterQueue", "LowerPriority"}, {"reclaimWithinCohort", "LowerPriority"}}},
        {"flavorFungibility", {{"whenCanPreempt", "TryNextFlavor"}}}}));
-  f.add(clusterQueue("other", {zeros}, "two"));
+  f.add(clusterQueueWith("other", {zeros}, "two"));
   f.use("cq", "one", "cpu", "4");
 }
 
@@ -652,7 +658,7 @@ TEST_CASE("TestHierarchical/Select the top flavor", "[admission]") {
   Fixture f;
   hierarchy(f);
   f.use("other", "two", "cpu", "4");
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "4"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "4"}})});
   CHECK(a.representativeMode() == AssignmentMode::kFit);
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "three/Fit"}});
   CHECK(a.borrowing == 3);  // the height of cohort three
@@ -662,7 +668,7 @@ TEST_CASE("TestHierarchical/Select the top flavor", "[admission]") {
 TEST_CASE("TestHierarchical/Select the first flavor which fits", "[admission]") {
   Fixture f;
   hierarchy(f);
-  auto a = f.assign("cq", {podSet("main", 1, {{"cpu", "4"}})});
+  auto a = f.assign("cq", {podSetWith("main", 1, {{"cpu", "4"}})});
   CHECK(flavorsOf(a.podSets[0]) == M{{"cpu", "two/Fit"}});
   CHECK(a.podSets[0].flavors.at("cpu").borrowCohort == "two");
 }

@@ -43,7 +43,7 @@ struct DeviceBuilder {
   }
 };
 
-std::string compileError(const std::string& expression) {
+std::string selectorError(const std::string& expression) {
   std::string error;
   const auto selector = DeviceSelector::tryCompile(expression, &error);
   if (selector) return "";
@@ -51,7 +51,7 @@ std::string compileError(const std::string& expression) {
   return error;
 }
 
-EvalResult run(const std::string& expression, const Device& device = Device{}) {
+EvalResult evaluateOn(const std::string& expression, const Device& device = Device{}) {
   std::string error;
   const auto selector = DeviceSelector::tryCompile(expression, &error);
   INFO("expression: " << expression << "\ncompile error: " << error);
@@ -61,7 +61,7 @@ EvalResult run(const std::string& expression, const Device& device = Device{}) {
 }
 
 void expectMatch(const std::string& expression, bool want, const Device& device = Device{}) {
-  const EvalResult r = run(expression, device);
+  const EvalResult r = evaluateOn(expression, device);
   INFO("expression: " << expression << "\nerror: " << r.error);
   REQUIRE(r.ok());
   CHECK(r.matched == want);
@@ -69,7 +69,7 @@ void expectMatch(const std::string& expression, bool want, const Device& device 
 
 void expectMatchError(const std::string& expression, const std::string& want,
                       const Device& device = Device{}) {
-  const EvalResult r = run(expression, device);
+  const EvalResult r = evaluateOn(expression, device);
   INFO("expression: " << expression);
   CHECK_FALSE(r.matched);
   CHECK_THAT(r.error, Catch::Contains(want));
@@ -77,7 +77,7 @@ void expectMatchError(const std::string& expression, const std::string& want,
 
 void expectCompileError(const std::string& expression, const std::string& want) {
   INFO("expression: " << expression);
-  CHECK_THAT(compileError(expression), Catch::Contains(want));
+  CHECK_THAT(selectorError(expression), Catch::Contains(want));
 }
 
 constexpr const char* kDriver = "dra.example.com";
@@ -91,7 +91,7 @@ TEST_CASE("compile_test.go TestCEL: basics", "[cel][upstream]") {
   SECTION("type-error") {
     // CompileCELExpression's own check, after env.Compile: a plain detail,
     // not a cel-go issue ("compilation failed: ERROR: ...").
-    CHECK(compileError("1") == "must evaluate to bool or the unknown type, not int");
+    CHECK(selectorError("1") == "must evaluate to bool or the unknown type, not int");
   }
   SECTION("runtime-error-lookup-identifier") {
     expectMatchError(
@@ -358,10 +358,11 @@ TEST_CASE("Errors are errors, not false", "[cel]") {
     // DeviceMatches' inner maps are plain Go maps: a missing id is cel-go's
     // "no such key", for attributes and capacity alike, by index or field.
     const Device c = DeviceBuilder(kDriver).cap("memory", "80Gi").device;
-    const EvalResult byIndex = run(R"(device.attributes["dra.example.com"]["model"] == "")", d);
+    const EvalResult byIndex =
+        evaluateOn(R"(device.attributes["dra.example.com"]["model"] == "")", d);
     CHECK(byIndex.error == "no such key: model");
     const EvalResult capacity =
-        run(R"(device.capacity["dra.example.com"].cores.isGreaterThan(quantity("1")))", c);
+        evaluateOn(R"(device.capacity["dra.example.com"].cores.isGreaterThan(quantity("1")))", c);
     CHECK(capacity.error == "no such key: cores");
   }
   SECTION("&& and || absorb errors as CEL defines, in either order") {
@@ -416,44 +417,46 @@ TEST_CASE("Static type errors are compile errors", "[cel]") {
 }
 
 TEST_CASE("Syntax errors carry line and 1-based column", "[cel]") {
-  CHECK_THAT(compileError("?!"),
+  CHECK_THAT(selectorError("?!"),
              Catch::StartsWith("compilation failed: ERROR: <input>:1:1: Syntax error"));
-  CHECK_THAT(compileError(R"(device.driver == )"), Catch::Contains("<input>:1:18: Syntax error"));
-  CHECK_THAT(compileError(R"(device.driver = "a")"), Catch::Contains("<input>:1:15: Syntax error"));
-  CHECK_THAT(compileError("true &&\n  device.driver == \"a\" &&\n  )"),
+  CHECK_THAT(selectorError(R"(device.driver == )"), Catch::Contains("<input>:1:18: Syntax error"));
+  CHECK_THAT(selectorError(R"(device.driver = "a")"),
+             Catch::Contains("<input>:1:15: Syntax error"));
+  CHECK_THAT(selectorError("true &&\n  device.driver == \"a\" &&\n  )"),
              Catch::Contains("<input>:3:3: Syntax error"));
-  CHECK_THAT(compileError(R"("unterminated)"), Catch::Contains("<input>:1:1: Syntax error"));
-  CHECK_THAT(compileError(R"("\q" == "")"), Catch::Contains("invalid escape sequence"));
-  CHECK_THAT(compileError("while == 1"), Catch::Contains("reserved identifier"));
-  CHECK_THAT(compileError(R"("héllo" == x)"),
+  CHECK_THAT(selectorError(R"("unterminated)"), Catch::Contains("<input>:1:1: Syntax error"));
+  CHECK_THAT(selectorError(R"("\q" == "")"), Catch::Contains("invalid escape sequence"));
+  CHECK_THAT(selectorError("while == 1"), Catch::Contains("reserved identifier"));
+  CHECK_THAT(selectorError(R"("héllo" == x)"),
              Catch::Contains("<input>:1:12: undeclared reference"));
-  CHECK_THAT(compileError("{'a': 1}.size() == 1"),
+  CHECK_THAT(selectorError("{'a': 1}.size() == 1"),
              Catch::Contains("map literals are not supported"));
   // The caret line points at the column.
-  CHECK_THAT(compileError("1 +"), Catch::EndsWith("\n | 1 +\n | ...^"));
+  CHECK_THAT(selectorError("1 +"), Catch::EndsWith("\n | 1 +\n | ...^"));
 }
 
 TEST_CASE("Hostile input is rejected at compile time", "[cel]") {
   SECTION("deep parenthesis nesting") {
     const std::string expr = std::string(5000, '(') + "true" + std::string(5000, ')');
-    CHECK_THAT(compileError(expr), Catch::Contains("nesting exceeds the maximum depth of 100"));
+    CHECK_THAT(selectorError(expr), Catch::Contains("nesting exceeds the maximum depth of 100"));
   }
   SECTION("deep unary chains") {
-    CHECK_THAT(compileError(std::string(500, '!') + "true"), Catch::Contains("nesting exceeds"));
-    CHECK_THAT(compileError(std::string(3000, '-') + "1 == 1"), Catch::Contains("nesting exceeds"));
+    CHECK_THAT(selectorError(std::string(500, '!') + "true"), Catch::Contains("nesting exceeds"));
+    CHECK_THAT(selectorError(std::string(3000, '-') + "1 == 1"),
+               Catch::Contains("nesting exceeds"));
   }
   SECTION("deep list and call nesting") {
     std::string expr;
     for (int i = 0; i < 2000; ++i) expr += "[";
-    CHECK_THAT(compileError(expr), Catch::Contains("nesting exceeds"));
+    CHECK_THAT(selectorError(expr), Catch::Contains("nesting exceeds"));
     std::string calls;
     for (int i = 0; i < 2000; ++i) calls += "size(";
-    CHECK_THAT(compileError(calls), Catch::Contains("nesting exceeds"));
+    CHECK_THAT(selectorError(calls), Catch::Contains("nesting exceeds"));
   }
   SECTION("long arithmetic chains") {
     std::string expr = "1";
     for (int i = 0; i < 1000; ++i) expr += " + 1";
-    CHECK_THAT(compileError(expr + " > 0"), Catch::Contains("nesting exceeds"));
+    CHECK_THAT(selectorError(expr + " > 0"), Catch::Contains("nesting exceeds"));
   }
   SECTION("long conjunctions are balanced and fine") {
     std::string expr = "true";
@@ -462,10 +465,10 @@ TEST_CASE("Hostile input is rejected at compile time", "[cel]") {
   }
   SECTION("too long") {
     const std::string expr = "true" + std::string(11000, ' ');
-    CHECK_THAT(compileError(expr), Catch::Contains("more than the maximum of 10240"));
+    CHECK_THAT(selectorError(expr), Catch::Contains("more than the maximum of 10240"));
   }
   SECTION("invalid UTF-8") {
-    CHECK_THAT(compileError("\"\xff\" == \"\""), Catch::Contains("not valid UTF-8"));
+    CHECK_THAT(selectorError("\"\xff\" == \"\""), Catch::Contains("not valid UTF-8"));
   }
   SECTION("regex limits") {
     expectCompileError(R"("a".matches("(a{1000}){1000}"))", "invalid matches argument");

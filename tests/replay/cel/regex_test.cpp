@@ -25,7 +25,7 @@ bool search(std::string_view pattern, std::string_view text) {
   return re->search(text);
 }
 
-std::string compileError(std::string_view pattern) {
+std::string regexError(std::string_view pattern) {
   std::string error;
   const auto re = Regex::compile(pattern, error);
   INFO("pattern: " << pattern);
@@ -77,16 +77,16 @@ TEST_CASE("regexp/syntax: RE2 syntax that ECMAScript lacks", "[cel][regex]") {
 }
 
 TEST_CASE("regexp/syntax: what RE2 rejects, in Go's words", "[cel][regex]") {
-  CHECK(compileError(R"((a)\1)") == "error parsing regexp: invalid escape sequence: `\\1`");
-  CHECK(compileError("(?=a)") == "error parsing regexp: invalid or unsupported Perl syntax: `(?=`");
-  CHECK(compileError("a**") == "error parsing regexp: invalid nested repetition operator: `**`");
-  CHECK(compileError("(") == "error parsing regexp: missing closing ): `(`");
-  CHECK(compileError(")") == "error parsing regexp: unexpected ): `)`");
-  CHECK(compileError("[z-a]") == "error parsing regexp: invalid character class range: `z-a`");
-  CHECK(compileError("x{1001}") == "error parsing regexp: invalid repeat count: `{1001}`");
-  CHECK(compileError("(a{1000}){1000}") == "error parsing regexp: invalid repeat count: `{1000}`");
+  CHECK(regexError(R"((a)\1)") == "error parsing regexp: invalid escape sequence: `\\1`");
+  CHECK(regexError("(?=a)") == "error parsing regexp: invalid or unsupported Perl syntax: `(?=`");
+  CHECK(regexError("a**") == "error parsing regexp: invalid nested repetition operator: `**`");
+  CHECK(regexError("(") == "error parsing regexp: missing closing ): `(`");
+  CHECK(regexError(")") == "error parsing regexp: unexpected ): `)`");
+  CHECK(regexError("[z-a]") == "error parsing regexp: invalid character class range: `z-a`");
+  CHECK(regexError("x{1001}") == "error parsing regexp: invalid repeat count: `{1001}`");
+  CHECK(regexError("(a{1000}){1000}") == "error parsing regexp: invalid repeat count: `{1000}`");
   // RE2's \C (any byte) is not Go syntax.
-  CHECK(compileError(R"(\C)") == "error parsing regexp: invalid escape sequence: `\\C`");
+  CHECK(regexError(R"(\C)") == "error parsing regexp: invalid escape sequence: `\\C`");
 }
 
 TEST_CASE("cel-go String.Match: an invalid pattern is an evaluation error", "[cel][regex]") {

@@ -14,7 +14,7 @@ using namespace ledger::testing::k8s;
 
 namespace {
 
-std::string cluster() {
+std::string smallCluster() {
   return event("ADDED", resourceFlavor("default")) +
          event("ADDED",
                clusterQueue("cq", "v1beta2", "",
@@ -29,7 +29,7 @@ TEST_CASE(
     "[replay][verify]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
-  REQUIRE(ingestText(*ledger, cluster()).rejected == 0);
+  REQUIRE(ingestText(*ledger, smallCluster()).rejected == 0);
   REQUIRE_NOTHROW(reportOf(*ledger));
   VerifyReport sound;
   REQUIRE(verifyLog(*ledger, &sound).isOk());
@@ -60,7 +60,7 @@ TEST_CASE(
 TEST_CASE("verify finds a projection that is another record's", "[replay][verify]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
-  REQUIRE(ingestText(*ledger, cluster()).rejected == 0);
+  REQUIRE(ingestText(*ledger, smallCluster()).rejected == 0);
   REQUIRE(ledger->lastSeq() >= 3);
   std::string other;
   REQUIRE(ledger->getRaw(format::kProjectionFamily, format::seqKey(3), &other).isOk());

@@ -11,7 +11,7 @@ using namespace ledger::testing::k8s;
 
 namespace {
 
-Json migDevice(const std::string& name, const std::string& memory, bool multi = false) {
+Json migPartition(const std::string& name, const std::string& memory, bool multi = false) {
   Json d = device(
       name, {{"type", {{"string", "mig"}}}},
       Json::array({{{"counterSet", "gpu-0-cs"}, {"counters", {{"memory", {{"value", memory}}}}}}}));
@@ -23,8 +23,8 @@ std::string pool(int generation = 1, const std::string& rv = "1") {
   Json counters =
       Json::array({{{"name", "gpu-0-cs"}, {"counters", {{"memory", {{"value", "40320Mi"}}}}}}});
   Json devices =
-      Json::array({migDevice("gpu-0", "40320Mi"), migDevice("mig-a", "4864Mi"),
-                   migDevice("mig-b", "9856Mi"), migDevice("shared", "1Gi", /*multi=*/true)});
+      Json::array({migPartition("gpu-0", "40320Mi"), migPartition("mig-a", "4864Mi"),
+                   migPartition("mig-b", "9856Mi"), migPartition("shared", "1Gi", /*multi=*/true)});
   return event("ADDED", resourceSlice("node-1-counters", "gpu.nvidia.com", "node-1", generation, 2,
                                       nullptr, counters, rv)) +
          event("ADDED", resourceSlice("node-1-devices", "gpu.nvidia.com", "node-1", generation, 2,
@@ -32,7 +32,7 @@ std::string pool(int generation = 1, const std::string& rv = "1") {
 }
 
 // Two queues, two teams, a mapping of mig.nvidia.com -> gpu.memory.
-std::string cluster() {
+std::string poolsCluster() {
   Json mapping = {{"name", "gpu.memory"},
                   {"deviceClassNames", {"mig.nvidia.com"}},
                   {"sources", Json::array({counterSource("memory", "gpu.nvidia.com")})}};
@@ -106,7 +106,8 @@ Quantity consumed(const replay::StateReport& r) {
   return {};
 }
 
-const replay::ClusterQueueReport& queue(const replay::StateReport& r, const std::string& name) {
+const replay::ClusterQueueReport& queueNamed(const replay::StateReport& r,
+                                             const std::string& name) {
   for (const auto& q : r.clusterQueues) {
     if (q.name == name) return q;
   }
@@ -121,7 +122,7 @@ TEST_CASE("MIG partitions of one GPU held by two workloads in two queues", "[poo
   auto ledger = openLedger(dir.path("l"));
   ingestText(
       *ledger,
-      cluster() +
+      poolsCluster() +
           jobWithDevice("a", "ja", "team-a", {{"cpu", "1"}, {"gpu.memory", "4864Mi"}}, {"mig-a"}) +
           jobWithDevice("b", "jb", "team-b", {{"cpu", "1"}, {"gpu.memory", "9856Mi"}}, {"mig-b"}));
   auto r = reportOf(*ledger);
@@ -137,10 +138,10 @@ TEST_CASE("MIG partitions of one GPU held by two workloads in two queues", "[poo
   CHECK(p->allocations[0].workload == "a/wl-ja");
   CHECK(p->allocations[0].clusterQueue == "team-a");
   CHECK(p->allocations[1].clusterQueue == "team-b");
-  CHECK(queue(r, "team-a").heldDevices == 1);
-  REQUIRE(queue(r, "team-a").heldCounters.size() == 1);
-  CHECK(queue(r, "team-a").heldCounters[0].consumed == Quantity::parse("4864Mi"));
-  CHECK(queue(r, "team-b").heldCounters[0].consumed == Quantity::parse("9856Mi"));
+  CHECK(queueNamed(r, "team-a").heldDevices == 1);
+  REQUIRE(queueNamed(r, "team-a").heldCounters.size() == 1);
+  CHECK(queueNamed(r, "team-a").heldCounters[0].consumed == Quantity::parse("4864Mi"));
+  CHECK(queueNamed(r, "team-b").heldCounters[0].consumed == Quantity::parse("9856Mi"));
   // Every allocated device is charged and within capacity.
   CHECK_FALSE(hasFinding(r, "UnchargedDRA"));
   CHECK_FALSE(hasFinding(r, "CounterOvercommitted"));
@@ -154,8 +155,8 @@ TEST_CASE("a generation bump replaces the pool at once, even while incomplete", 
   Json counters =
       Json::array({{{"name", "gpu-0-cs"}, {"counters", {{"memory", {{"value", "80Gi"}}}}}}});
   ingestText(*ledger,
-             cluster() + event("ADDED", resourceSlice("node-1-counters-v2", "gpu.nvidia.com",
-                                                      "node-1", 2, 2, nullptr, counters)));
+             poolsCluster() + event("ADDED", resourceSlice("node-1-counters-v2", "gpu.nvidia.com",
+                                                           "node-1", 2, 2, nullptr, counters)));
   auto r = reportOf(*ledger);
   const auto* p = poolOf(r);
   REQUIRE(p != nullptr);
@@ -170,8 +171,8 @@ TEST_CASE("a deleted slice removes its devices; allocations on them become Unpub
           "[pools][findings]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
-  ingestText(*ledger,
-             cluster() + jobWithDevice("a", "ja", "team-a", {{"gpu.memory", "4864Mi"}}, {"mig-a"}));
+  ingestText(*ledger, poolsCluster() + jobWithDevice("a", "ja", "team-a",
+                                                     {{"gpu.memory", "4864Mi"}}, {"mig-a"}));
   CHECK_FALSE(hasFinding(reportOf(*ledger), "UnpublishedDevice"));
   Json gone = resourceSlice("node-1-devices", "gpu.nvidia.com", "node-1", 1, 2, Json::array(),
                             nullptr, "7");
@@ -201,7 +202,7 @@ TEST_CASE("a claim that cannot be attributed is still listed with what is known"
                                       {"driver", "gpu.nvidia.com"},
                                       {"pool", "node-1"},
                                       {"device", "mig-b"}}})}}}}}}}};
-  ingestText(*ledger, cluster() + event("ADDED", claim));
+  ingestText(*ledger, poolsCluster() + event("ADDED", claim));
   auto r = reportOf(*ledger);
   const auto* p = poolOf(r);
   REQUIRE(p->allocations.size() == 1);
@@ -218,7 +219,7 @@ TEST_CASE("CounterOvercommitted: a whole GPU and one of its partitions both allo
   auto ledger = openLedger(dir.path("l"));
   SECTION("raised") {
     ingestText(*ledger,
-               cluster() +
+               poolsCluster() +
                    jobWithDevice("a", "ja", "team-a", {{"gpu.memory", "40320Mi"}}, {"gpu-0"}) +
                    jobWithDevice("b", "jb", "team-b", {{"gpu.memory", "4864Mi"}}, {"mig-a"}));
     auto r = reportOf(*ledger);
@@ -226,8 +227,9 @@ TEST_CASE("CounterOvercommitted: a whole GPU and one of its partitions both allo
   }
   SECTION("near miss: partitions filling the GPU exactly") {
     // 4864Mi + 9856Mi + 1Gi well under 40320Mi; then the full capacity exactly.
-    ingestText(*ledger, cluster() + jobWithDevice("a", "ja", "team-a", {{"gpu.memory", "14720Mi"}},
-                                                  {"mig-a", "mig-b"}));
+    ingestText(*ledger,
+               poolsCluster() + jobWithDevice("a", "ja", "team-a", {{"gpu.memory", "14720Mi"}},
+                                              {"mig-a", "mig-b"}));
     CHECK_FALSE(hasFinding(reportOf(*ledger), "CounterOvercommitted"));
   }
 }
@@ -238,14 +240,15 @@ TEST_CASE("DeviceDoubleAllocated: one device in two claims, unless it allows mul
   auto ledger = openLedger(dir.path("l"));
   SECTION("raised") {
     ingestText(*ledger,
-               cluster() +
+               poolsCluster() +
                    jobWithDevice("a", "ja", "team-a", {{"gpu.memory", "4864Mi"}}, {"mig-a"}) +
                    jobWithDevice("b", "jb", "team-b", {{"gpu.memory", "4864Mi"}}, {"mig-a"}));
     CHECK(hasFinding(reportOf(*ledger), "DeviceDoubleAllocated", "mig-a"));
   }
   SECTION("near miss: a device with allowMultipleAllocations") {
     ingestText(*ledger,
-               cluster() + jobWithDevice("a", "ja", "team-a", {{"gpu.memory", "1Gi"}}, {"shared"}) +
+               poolsCluster() +
+                   jobWithDevice("a", "ja", "team-a", {{"gpu.memory", "1Gi"}}, {"shared"}) +
                    jobWithDevice("b", "jb", "team-b", {{"gpu.memory", "1Gi"}}, {"shared"}));
     CHECK_FALSE(hasFinding(reportOf(*ledger), "DeviceDoubleAllocated"));
   }
@@ -256,13 +259,15 @@ TEST_CASE("UnchargedDRA: a reserved workload holds a device its recorded usage d
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
   SECTION("raised: admitted without the DRA charge") {
-    ingestText(*ledger, cluster() + jobWithDevice("a", "ja", "team-a", {{"cpu", "1"}}, {"mig-a"}));
+    ingestText(*ledger,
+               poolsCluster() + jobWithDevice("a", "ja", "team-a", {{"cpu", "1"}}, {"mig-a"}));
     auto r = reportOf(*ledger);
     CHECK(hasFinding(r, "UnchargedDRA", "Workload a/wl-ja"));
   }
   SECTION("near miss: charged, even if by a different amount") {
-    ingestText(*ledger, cluster() + jobWithDevice("a", "ja", "team-a",
-                                                  {{"cpu", "1"}, {"gpu.memory", "1"}}, {"mig-a"}));
+    ingestText(*ledger,
+               poolsCluster() + jobWithDevice("a", "ja", "team-a",
+                                              {{"cpu", "1"}, {"gpu.memory", "1"}}, {"mig-a"}));
     CHECK_FALSE(hasFinding(reportOf(*ledger), "UnchargedDRA"));
   }
 }

@@ -36,7 +36,7 @@ Json withRv(Json obj, const std::string& rv) {
   return obj;
 }
 
-std::string setup(const std::string& version) {
+std::string queueSetup(const std::string& version) {
   return event("ADDED", resourceFlavor("default", version)) +
          event("ADDED",
                clusterQueue("cq", version, "pool",
@@ -64,7 +64,7 @@ TEST_CASE("each Kueue kind is read in v1beta1 and v1beta2 form", "[replay]") {
           version);
       auto out = ingestText(
           *ledger,
-          setup(version) + event("ADDED", cohort) + event("ADDED", wl) +
+          queueSetup(version) + event("ADDED", cohort) + event("ADDED", wl) +
               event("MODIFIED", admitted(wl, "cq", "default", {{"cpu", "3"}, {"memory", "2Gi"}})));
       REQUIRE(out.rejected == 0);
       auto r = reportOf(*ledger);
@@ -101,7 +101,8 @@ TEST_CASE("reserved and admitted follow QuotaReserved, Admitted and Finished", "
   Json a = workload("ns", "a", "lq", Json::array({podSet("main", 1, spec)}));
   Json b = workload("ns", "b", "lq", Json::array({podSet("main", 1, spec)}));
   Json c = workload("ns", "c", "lq", Json::array({podSet("main", 1, spec)}));
-  ingestText(*ledger, setup("v1beta2") + event("ADDED", a) + event("ADDED", b) + event("ADDED", c) +
+  ingestText(*ledger, queueSetup("v1beta2") + event("ADDED", a) + event("ADDED", b) +
+                          event("ADDED", c) +
                           event("MODIFIED", admitted(a, "cq", "default", {{"cpu", "1"}},
                                                      /*admittedToo=*/false)) +
                           event("MODIFIED", admitted(b, "cq", "default", {{"cpu", "1"}})));
@@ -142,7 +143,7 @@ TEST_CASE("pod requests as Kubernetes computes them: sidecars, init max, overhea
                              {{"name", "b"}, {"resources", {{"limits", {{"cpu", "250m"}}}}}}})},
                {"overhead", {{"cpu", "100m"}}}};
   ingestText(*ledger,
-             setup("v1beta2") +
+             queueSetup("v1beta2") +
                  event("ADDED", workload("ns", "w", "lq", Json::array({podSet("main", 3, spec)}))));
   auto r = reportOf(*ledger);
   const auto* w = findWorkload(r, "ns", "w");
@@ -163,7 +164,7 @@ TEST_CASE("ChargeMismatch: recorded differs from computed, and a near miss stays
   Json b = workload("ns", "b", "lq", Json::array({podSet("main", 2, spec)}));
   ingestText(
       *ledger,
-      setup("v1beta2") +
+      queueSetup("v1beta2") +
           event("ADDED", admitted(a, "cq", "default", {{"cpu", "1"}, {"memory", "2Gi"}})) +
           // Same values written differently: not a mismatch.
           event("ADDED", admitted(b, "cq", "default", {{"cpu", "2000m"}, {"memory", "2048Mi"}})));
@@ -286,8 +287,9 @@ TEST_CASE("a malformed quantity is a finding on its object, not a crash", "[repl
   auto ledger = openLedger(dir.path("l"));
   Json spec = {{"containers", Json::array({container("c", {{"cpu", "lots"}, {"memory", "1Gi"}})})}};
   auto out = ingestText(
-      *ledger, setup("v1beta2") + event("ADDED", workload("ns", "w", "lq",
-                                                          Json::array({podSet("main", 1, spec)}))));
+      *ledger,
+      queueSetup("v1beta2") +
+          event("ADDED", workload("ns", "w", "lq", Json::array({podSet("main", 1, spec)}))));
   CHECK(out.rejected == 0);
   auto r = reportOf(*ledger);
   CHECK(hasFinding(r, "MalformedQuantity", "Workload ns/w"));

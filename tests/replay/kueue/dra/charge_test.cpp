@@ -21,7 +21,8 @@ Json gpuDevice(const std::string& name, const std::string& model = "a100") {
 }
 
 // A cluster with one queue, a 2-GPU pool and the given mapping.
-std::string cluster(const Json& mappings, const std::string& quotaResource = "nvidia.com/gpu") {
+std::string chargeCluster(const Json& mappings,
+                          const std::string& quotaResource = "nvidia.com/gpu") {
   return event("ADDED", kueueConfig(mappings)) +
          event("ADDED", deviceClass("gpu.nvidia.com", {kGpuSelector})) +
          event("ADDED",
@@ -49,19 +50,19 @@ Json rctWorkload(const std::string& name, const std::string& tmpl, int count = 1
   return workload("ns", name, "lq", Json::array({podSet("main", count, spec)}));
 }
 
-struct Outcome {
+struct ChargeOutcome {
   std::string gpu;  // computed for the resource, or "<absent>"
   std::vector<std::string> errors;
   replay::StateReport report;
 };
 
-Outcome run(const std::string& stream, const std::string& resource = "nvidia.com/gpu",
-            const std::string& wl = "w") {
+ChargeOutcome chargeFor(const std::string& stream, const std::string& resource = "nvidia.com/gpu",
+                        const std::string& wl = "w") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
   auto out = ingestText(*ledger, stream);
   REQUIRE(out.rejected == 0);
-  Outcome o;
+  ChargeOutcome o;
   o.report = reportOf(*ledger);
   const auto* w = findWorkload(o.report, "ns", wl);
   REQUIRE(w != nullptr);
@@ -77,10 +78,11 @@ Outcome run(const std::string& stream, const std::string& resource = "nvidia.com
 TEST_CASE(
     "claims.go GetResourceRequestsForResourceClaimTemplates: one device per request by default",
     "[dra][rct]") {
-  auto o = run(cluster(Json::array({gpuMapping()})) +
-               event("ADDED", claimTemplate("ns", "one",
-                                            Json::array({exactRequest("gpu", "gpu.nvidia.com")}))) +
-               event("ADDED", rctWorkload("w", "one", 3)));
+  auto o = chargeFor(
+      chargeCluster(Json::array({gpuMapping()})) +
+      event("ADDED",
+            claimTemplate("ns", "one", Json::array({exactRequest("gpu", "gpu.nvidia.com")}))) +
+      event("ADDED", rctWorkload("w", "one", 3)));
   CHECK(o.gpu == "3");  // count 1 (API default) x pod set count 3
   CHECK(o.errors.empty());
 }
@@ -96,9 +98,9 @@ TEST_CASE(
        Json::array({container("c1", {{"cpu", "1"}}, Json::array({{{"name", "gpu"}}})),
                     container("c2", {{"cpu", "1"}}, Json::array({{{"name", "gpu"}}}))})},
       {"resourceClaims", Json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", "t"}}})}};
-  auto o =
-      run(cluster(Json::array({gpuMapping()})) + event("ADDED", claimTemplate("ns", "t", reqs)) +
-          event("ADDED", workload("ns", "w", "lq", Json::array({podSet("main", 1, spec)}))));
+  auto o = chargeFor(
+      chargeCluster(Json::array({gpuMapping()})) + event("ADDED", claimTemplate("ns", "t", reqs)) +
+      event("ADDED", workload("ns", "w", "lq", Json::array({podSet("main", 1, spec)}))));
   CHECK(o.gpu == "3");  // two containers share the claim: 2 + 1, not doubled
 }
 
@@ -110,9 +112,9 @@ TEST_CASE(
                                gpuMapping({"gpu.nvidia.com"}, "shadow.example.com/gpu")});
   Json reqs =
       Json::array({exactRequest("a", "gpu.nvidia.com"), exactRequest("b", "other.nvidia.com")});
-  auto o =
-      run(cluster(mappings) + event("ADDED", deviceClass("other.nvidia.com", {})) +
-          event("ADDED", claimTemplate("ns", "t", reqs)) + event("ADDED", rctWorkload("w", "t")));
+  auto o = chargeFor(chargeCluster(mappings) + event("ADDED", deviceClass("other.nvidia.com", {})) +
+                     event("ADDED", claimTemplate("ns", "t", reqs)) +
+                     event("ADDED", rctWorkload("w", "t")));
   CHECK(o.gpu == "2");
   const auto* w = findWorkload(o.report, "ns", "w");
   CHECK(q(w->computed, "shadow.example.com/gpu") == "<absent>");
@@ -121,9 +123,9 @@ TEST_CASE(
 TEST_CASE("claims.go countDevicesPerClass: AdminAccess requests charge nothing", "[dra][rct]") {
   Json reqs = Json::array({exactRequest("a", "gpu.nvidia.com", {{"adminAccess", true}}),
                            exactRequest("b", "gpu.nvidia.com", {{"count", 2}})});
-  auto o =
-      run(cluster(Json::array({gpuMapping()})) + event("ADDED", claimTemplate("ns", "t", reqs)) +
-          event("ADDED", rctWorkload("w", "t")));
+  auto o = chargeFor(chargeCluster(Json::array({gpuMapping()})) +
+                     event("ADDED", claimTemplate("ns", "t", reqs)) +
+                     event("ADDED", rctWorkload("w", "t")));
   CHECK(o.gpu == "2");
 }
 
@@ -136,9 +138,9 @@ TEST_CASE(
         Json::array({{{"name", "gpu"},
                       {"firstAvailable",
                        Json::array({{{"name", "x"}, {"deviceClassName", "gpu.nvidia.com"}}})}}});
-    auto o =
-        run(cluster(Json::array({gpuMapping()})) + event("ADDED", claimTemplate("ns", "t", reqs)) +
-            event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(chargeCluster(Json::array({gpuMapping()})) +
+                       event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     CHECK(o.gpu == "<absent>");
     REQUIRE(o.errors.size() == 1);
     CHECK(
@@ -148,9 +150,9 @@ TEST_CASE(
   }
   SECTION("allocationMode All") {
     Json reqs = Json::array({exactRequest("gpu", "gpu.nvidia.com", {{"allocationMode", "All"}})});
-    auto o =
-        run(cluster(Json::array({gpuMapping()})) + event("ADDED", claimTemplate("ns", "t", reqs)) +
-            event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(chargeCluster(Json::array({gpuMapping()})) +
+                       event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     REQUIRE(o.errors.size() == 1);
     CHECK(o.errors[0] ==
           "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0].exactly."
@@ -165,10 +167,11 @@ TEST_CASE(
     "claims.go countDevicesPerClass: Exactly must be set; an exact request without a class is "
     "skipped",
     "[dra][rct]") {
-  const std::string base = cluster(Json::array({gpuMapping()}));
+  const std::string base = chargeCluster(Json::array({gpuMapping()}));
   SECTION("v1: neither exactly nor firstAvailable") {
-    auto o = run(base + event("ADDED", claimTemplate("ns", "t", Json::array({{{"name", "gpu"}}}))) +
-                 event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base +
+                       event("ADDED", claimTemplate("ns", "t", Json::array({{{"name", "gpu"}}}))) +
+                       event("ADDED", rctWorkload("w", "t")));
     REQUIRE(o.errors.size() == 1);
     CHECK(o.errors[0] ==
           "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0]: Invalid value: "
@@ -177,8 +180,8 @@ TEST_CASE(
   SECTION("v1: exactly without deviceClassName is not charged (dc == \"\": continue)") {
     Json reqs = Json::array(
         {{{"name", "a"}, {"exactly", {{"count", 2}}}}, exactRequest("b", "gpu.nvidia.com")});
-    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
-                 event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     CHECK(o.errors.empty());
     CHECK(o.gpu == "1");
   }
@@ -188,7 +191,7 @@ TEST_CASE(
                       Json::array({{{"name", "a"}, {"count", 2}},
                                    {{"name", "b"}, {"deviceClassName", "gpu.nvidia.com"}}}));
     tmpl["apiVersion"] = "resource.k8s.io/v1beta1";
-    auto o = run(base + event("ADDED", tmpl) + event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base + event("ADDED", tmpl) + event("ADDED", rctWorkload("w", "t")));
     CHECK(o.errors.empty());
     CHECK(o.gpu == "1");
   }
@@ -196,11 +199,12 @@ TEST_CASE(
 
 TEST_CASE("claims.go: an unmapped DeviceClass is NotFound and raises UnmappedDeviceClass",
           "[dra][rct]") {
-  auto o = run(cluster(Json::array({gpuMapping({"gpu.nvidia.com"})})) +
-               event("ADDED", deviceClass("fpga.example.com", {})) +
-               event("ADDED", claimTemplate("ns", "t",
-                                            Json::array({exactRequest("f", "fpga.example.com")}))) +
-               event("ADDED", rctWorkload("w", "t")));
+  auto o = chargeFor(
+      chargeCluster(Json::array({gpuMapping({"gpu.nvidia.com"})})) +
+      event("ADDED", deviceClass("fpga.example.com", {})) +
+      event("ADDED",
+            claimTemplate("ns", "t", Json::array({exactRequest("f", "fpga.example.com")}))) +
+      event("ADDED", rctWorkload("w", "t")));
   REQUIRE(o.errors.size() == 1);
   CHECK(o.errors[0] ==
         "spec.podSets[0].template.spec.resourceClaims[0].resourceClaimTemplateName: Not found: "
@@ -213,7 +217,8 @@ TEST_CASE(
     "claims are refused",
     "[dra][rct]") {
   SECTION("missing template") {
-    auto o = run(cluster(Json::array({gpuMapping()})) + event("ADDED", rctWorkload("w", "nope")));
+    auto o = chargeFor(chargeCluster(Json::array({gpuMapping()})) +
+                       event("ADDED", rctWorkload("w", "nope")));
     REQUIRE(o.errors.size() == 1);
     CHECK(o.errors[0] ==
           "spec.podSets[0].template.spec.resourceClaims[0]: Internal error: failed to get claim "
@@ -226,8 +231,9 @@ TEST_CASE(
     Json spec = {
         {"containers", Json::array({container("c", {{"cpu", "1"}})})},
         {"resourceClaims", Json::array({{{"name", "gpu"}, {"resourceClaimName", "shared"}}})}};
-    auto o = run(cluster(Json::array({gpuMapping()})) +
-                 event("ADDED", workload("ns", "w", "lq", Json::array({podSet("main", 1, spec)}))));
+    auto o = chargeFor(
+        chargeCluster(Json::array({gpuMapping()})) +
+        event("ADDED", workload("ns", "w", "lq", Json::array({podSet("main", 1, spec)}))));
     REQUIRE(o.errors.size() == 1);
     CHECK(o.errors[0] == "KueueDRAIntegration feature does not support use of resource claims");
   }
@@ -237,7 +243,7 @@ TEST_CASE(
     "claims.go validateCELSelectorsAgainstDevices: CEL requests must be satisfiable by published "
     "devices",
     "[dra][rct][cel]") {
-  const std::string base = cluster(Json::array({gpuMapping()}));
+  const std::string base = chargeCluster(Json::array({gpuMapping()}));
   SECTION("satisfiable: charged by count") {
     Json reqs = Json::array({exactRequest(
         "gpu", "gpu.nvidia.com",
@@ -245,8 +251,8 @@ TEST_CASE(
           Json::array(
               {{{"cel",
                  {{"expression", "device.attributes['gpu.nvidia.com'].model == 'h100'"}}}}})}})});
-    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
-                 event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     CHECK(o.gpu == "1");
     CHECK(o.errors.empty());
   }
@@ -258,8 +264,8 @@ TEST_CASE(
           Json::array(
               {{{"cel",
                  {{"expression", "device.attributes['gpu.nvidia.com'].model == 'h100'"}}}}})}})});
-    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
-                 event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     REQUIRE(o.errors.size() == 1);
     CHECK(o.errors[0] ==
           "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0].exactly.selectors: "
@@ -272,8 +278,8 @@ TEST_CASE(
         {{{"cel", {{"expression", "device.attributes['gpu.nvidia.com'].model == 'a100'"}}}}});
     Json reqs = Json::array({exactRequest("a", "gpu.nvidia.com", {{"selectors", sel}}),
                              exactRequest("b", "gpu.nvidia.com", {{"selectors", sel}})});
-    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
-                 event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     REQUIRE(o.errors.size() == 1);
     CHECK_THAT(o.errors[0],
                Catch::Contains("devices.requests[1].exactly.selectors") &&
@@ -283,8 +289,8 @@ TEST_CASE(
     Json reqs = Json::array({exactRequest(
         "gpu", "gpu.nvidia.com",
         {{"selectors", Json::array({{{"cel", {{"expression", "this is not valid CEL!!!"}}}}})}})});
-    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
-                 event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     REQUIRE(o.errors.size() == 1);
     CHECK_THAT(
         o.errors[0],
@@ -298,8 +304,8 @@ TEST_CASE(
     Json reqs = Json::array(
         {exactRequest("gpu", "gpu.nvidia.com",
                       {{"selectors", Json::array({{{"cel", {{"expression", "foo == 1"}}}}})}})});
-    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
-                 event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     REQUIRE(o.errors.size() == 1);
     CHECK(o.errors[0] ==
           "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0].exactly.selectors: "
@@ -312,9 +318,9 @@ TEST_CASE(
     Json reqs = Json::array({exactRequest(
         "gpu", "bad.example.com",
         {{"selectors", Json::array({{{"cel", {{"expression", "device.driver != ''"}}}}})}})});
-    auto o =
-        run(base + event("ADDED", deviceClass("bad.example.com", {"1"})) +
-            event("ADDED", claimTemplate("ns", "t", reqs)) + event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base + event("ADDED", deviceClass("bad.example.com", {"1"})) +
+                       event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     REQUIRE(o.errors.size() == 1);
     CHECK(o.errors[0] ==
           "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0][0].cel.expression: "
@@ -331,11 +337,11 @@ TEST_CASE(
           Json::array(
               {{{"cel",
                  {{"expression", "device.attributes['gpu.nvidia.com'].model != 'h100'"}}}}})}})});
-    auto o =
-        run(base +
-            event("MODIFIED", resourceSlice("node-1-gpus", "gpu.nvidia.com", "node-1", 1, 1,
-                                            Json::array({valueless}), nullptr, "2")) +
-            event("ADDED", claimTemplate("ns", "t", reqs)) + event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base +
+                       event("MODIFIED", resourceSlice("node-1-gpus", "gpu.nvidia.com", "node-1", 1,
+                                                       1, Json::array({valueless}), nullptr, "2")) +
+                       event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     CHECK(o.gpu == "<absent>");
     REQUIRE(o.errors.size() == 1);
     CHECK(o.errors[0] ==
@@ -350,8 +356,8 @@ TEST_CASE(
           Json::array(
               {{{"cel",
                  {{"expression", "device.attributes['gpu.nvidia.com'].nosuch == 'x'"}}}}})}})});
-    auto o = run(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
-                 event("ADDED", rctWorkload("w", "t")));
+    auto o = chargeFor(base + event("ADDED", claimTemplate("ns", "t", reqs)) +
+                       event("ADDED", rctWorkload("w", "t")));
     REQUIRE(o.errors.size() == 1);
     CHECK_THAT(o.errors[0],
                Catch::Contains("CEL evaluation failed for DeviceClass gpu.nvidia.com"));
@@ -363,7 +369,7 @@ TEST_CASE("the mapping in force is the one in the log at that moment", "[dra][co
   auto ledger = openLedger(dir.path("l"));
   ingestText(
       *ledger,
-      cluster(Json::array()) +
+      chargeCluster(Json::array()) +
           event("ADDED",
                 claimTemplate("ns", "t", Json::array({exactRequest("gpu", "gpu.nvidia.com")}))) +
           event("ADDED", rctWorkload("w", "t")));
@@ -387,10 +393,11 @@ TEST_CASE("the configuration may come from a Kueue Configuration inside a Config
                 "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nresources:\n"
                 "  deviceClassMappings:\n  - name: nvidia.com/gpu\n    deviceClassNames: "
                 "[gpu.nvidia.com]\n"}}}};
-  auto o = run(cluster(Json::array()) + event("ADDED", cm) +
-               event("ADDED", claimTemplate("ns", "t",
-                                            Json::array({exactRequest("gpu", "gpu.nvidia.com")}))) +
-               event("ADDED", rctWorkload("w", "t")));
+  auto o = chargeFor(
+      chargeCluster(Json::array()) + event("ADDED", cm) +
+      event("ADDED",
+            claimTemplate("ns", "t", Json::array({exactRequest("gpu", "gpu.nvidia.com")}))) +
+      event("ADDED", rctWorkload("w", "t")));
   CHECK(o.gpu == "1");
 }
 
@@ -402,7 +409,7 @@ TEST_CASE(
   Json t1 = claimTemplate("ns", "t", Json::array({exactRequest("gpu", "gpu.nvidia.com")}));
   Json wl = rctWorkload("w", "t");
   ingestText(*ledger,
-             cluster(Json::array({gpuMapping()})) + event("ADDED", t1) + event("ADDED", wl) +
+             chargeCluster(Json::array({gpuMapping()})) + event("ADDED", t1) + event("ADDED", wl) +
                  event("MODIFIED",
                        admitted(wl, "cq", "default", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}})));
   const std::uint64_t admittedAt = ledger->lastSeq();
@@ -462,19 +469,20 @@ TEST_CASE(
     "extended_resources.go ResolveExtendedResourceQuota: a DRA-backed extended resource is charged "
     "per pod",
     "[dra][er]") {
-  auto o = run(erCluster(Json::array()) +
-               event("ADDED", erWorkload(Json::array(
-                                  {container("c", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}})}))));
+  auto o = chargeFor(
+      erCluster(Json::array()) +
+      event("ADDED",
+            erWorkload(Json::array({container("c", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}})}))));
   CHECK(o.gpu == "2");
   CHECK(o.errors.empty());
 }
 
 TEST_CASE("extended_resources.go resolveQuotaKey: a mapped class charges the mapped name instead",
           "[dra][er]") {
-  auto o =
-      run(erCluster(Json::array({gpuMapping({"gpu.nvidia.com"}, "gpus")}), "gpus") +
-              event("ADDED", erWorkload(Json::array({container("c", {{"nvidia.com/gpu", "1"}})}))),
-          "gpus");
+  auto o = chargeFor(
+      erCluster(Json::array({gpuMapping({"gpu.nvidia.com"}, "gpus")}), "gpus") +
+          event("ADDED", erWorkload(Json::array({container("c", {{"nvidia.com/gpu", "1"}})}))),
+      "gpus");
   CHECK(o.gpu == "2");
   CHECK(q(findWorkload(o.report, "ns", "w")->computed, "nvidia.com/gpu") == "<absent>");
 }
@@ -491,7 +499,7 @@ TEST_CASE(
       event("ADDED", clusterQueue("cq", "v1beta2", "", {{"default", {{"cpu", 10}}}})) +
       event("ADDED", localQueue("ns", "lq", "cq"));
   SECTION("later beats smaller name") {
-    auto o = run(
+    auto o = chargeFor(
         base + event("ADDED", deviceClass("alpha", {}, "example.com/gpu", "2026-11-01T00:00:00Z")) +
             event("ADDED", deviceClass("omega", {}, "example.com/gpu", "2026-11-01T00:05:00Z")) +
             event("ADDED", erWorkload(Json::array({container("c", {{"example.com/gpu", "1"}})}))),
@@ -499,7 +507,7 @@ TEST_CASE(
     CHECK(o.gpu == "2");
   }
   SECTION("a tie goes to the lexicographically first name") {
-    auto o = run(
+    auto o = chargeFor(
         base + event("ADDED", deviceClass("omega", {}, "example.com/gpu", "2026-11-01T00:05:00Z")) +
             event("ADDED", deviceClass("beta", {}, "example.com/gpu", "2026-11-01T00:05:00Z")) +
             event("ADDED", erWorkload(Json::array({container("c", {{"example.com/gpu", "1"}})}))),
@@ -511,19 +519,19 @@ TEST_CASE(
 TEST_CASE(
     "extended_resources.go: max over init containers vs sum over containers, per original name",
     "[dra][er]") {
-  auto o =
-      run(erCluster(Json::array()) +
-          event("ADDED", erWorkload(Json::array({container("a", {{"nvidia.com/gpu", "1"}}),
-                                                 container("b", {{"nvidia.com/gpu", "2"}})}),
-                                    Json::array({container("i1", {{"nvidia.com/gpu", "5"}}),
-                                                 container("i2", {{"nvidia.com/gpu", "3"}})}))));
+  auto o = chargeFor(
+      erCluster(Json::array()) +
+      event("ADDED", erWorkload(Json::array({container("a", {{"nvidia.com/gpu", "1"}}),
+                                             container("b", {{"nvidia.com/gpu", "2"}})}),
+                                Json::array({container("i1", {{"nvidia.com/gpu", "5"}}),
+                                             container("i2", {{"nvidia.com/gpu", "3"}})}))));
   CHECK(o.gpu == "10");  // max(5, 1+2) = 5 per pod, x2
 }
 
 TEST_CASE("extended_resources.go: quantities must be whole numbers", "[dra][er]") {
-  auto o =
-      run(erCluster(Json::array()) +
-          event("ADDED", erWorkload(Json::array({container("c", {{"nvidia.com/gpu", "1500m"}})}))));
+  auto o = chargeFor(
+      erCluster(Json::array()) +
+      event("ADDED", erWorkload(Json::array({container("c", {{"nvidia.com/gpu", "1500m"}})}))));
   REQUIRE(o.errors.size() == 1);
   CHECK(o.errors[0] ==
         "spec.podSets[0].template.spec.containers[0].resources.requests.nvidia.com/gpu: Invalid "
@@ -537,9 +545,9 @@ TEST_CASE("extended_resources.go: a counter-configured class is an error on this
   Json mapping = {{"name", "gpu.memory"},
                   {"deviceClassNames", {"gpu.nvidia.com"}},
                   {"sources", Json::array({counterSource("memory", "gpu.nvidia.com")})}};
-  auto o =
-      run(erCluster(Json::array({mapping}), "gpu.memory") +
-          event("ADDED", erWorkload(Json::array({container("c", {{"nvidia.com/gpu", "1"}})}))));
+  auto o = chargeFor(
+      erCluster(Json::array({mapping}), "gpu.memory") +
+      event("ADDED", erWorkload(Json::array({container("c", {{"nvidia.com/gpu", "1"}})}))));
   REQUIRE(o.errors.size() == 1);
   CHECK(o.errors[0] ==
         "spec.podSets[0].template.spec.containers[0]: Invalid value: \"nvidia.com/gpu\": extended "
@@ -550,7 +558,7 @@ TEST_CASE("extended_resources.go: a counter-configured class is an error on this
 
 TEST_CASE("extended_resources.go: a resource no DeviceClass backs is a plain request",
           "[dra][er]") {
-  auto o = run(
+  auto o = chargeFor(
       erCluster(Json::array()) +
           event("ADDED", erWorkload(Json::array({container("c", {{"example.com/fpga", "500m"}})}))),
       "example.com/fpga");
@@ -620,27 +628,28 @@ std::string migTemplate(const std::string& profile, int count = 1) {
 
 TEST_CASE("counters.go GetCounterResourcesForWorkload: the seed's numbers", "[dra][counter]") {
   SECTION("1g.5gb -> 4864Mi") {
-    auto o = run(migCluster() + migTemplate("1g.5gb") + event("ADDED", rctWorkload("w", "t")),
-                 "gpu.memory");
+    auto o = chargeFor(migCluster() + migTemplate("1g.5gb") + event("ADDED", rctWorkload("w", "t")),
+                       "gpu.memory");
     CHECK(Quantity::parse(o.gpu) == Quantity::parse("5100273664"));
     CHECK(q(findWorkload(o.report, "ns", "w")->computed, "mig.nvidia.com") == "<absent>");
   }
   SECTION("whole A100-40GB -> 40320Mi") {
-    auto o =
-        run(migCluster() + migTemplate("") + event("ADDED", rctWorkload("w", "t")), "gpu.memory");
+    auto o = chargeFor(migCluster() + migTemplate("") + event("ADDED", rctWorkload("w", "t")),
+                       "gpu.memory");
     CHECK(Quantity::parse(o.gpu) == Quantity::parse("40320Mi"));
   }
   SECTION("count 2 and pod set count 3 multiply") {
-    auto o = run(migCluster() + migTemplate("", 1) + event("ADDED", rctWorkload("w", "t", 3)),
-                 "gpu.memory");
+    auto o = chargeFor(migCluster() + migTemplate("", 1) + event("ADDED", rctWorkload("w", "t", 3)),
+                       "gpu.memory");
     CHECK(Quantity::parse(o.gpu) == Quantity::parse("120960Mi"));
   }
 }
 
 TEST_CASE("counters.go processCounterCharge: fewer matching devices than count is an error",
           "[dra][counter]") {
-  auto o = run(migCluster() + migTemplate("1g.5gb", 2) + event("ADDED", rctWorkload("w", "t")),
-               "gpu.memory");
+  auto o =
+      chargeFor(migCluster() + migTemplate("1g.5gb", 2) + event("ADDED", rctWorkload("w", "t")),
+                "gpu.memory");
   CHECK(o.gpu == "<absent>");
   REQUIRE(o.errors.size() == 1);
   CHECK_THAT(o.errors[0],
@@ -658,11 +667,12 @@ TEST_CASE(
   // "unsupported attribute value"); Kueue reports the first failing stage.
   Json gpu = wholeGpu("gpu-0", "gpu-0-cs");
   gpu["attributes"]["uuid"] = Json::object();
-  auto o = run(migCluster() +
-                   event("MODIFIED", resourceSlice("node-1-devices", "gpu.nvidia.com", "node-1", 1,
-                                                   2, Json::array({gpu}), nullptr, "2")) +
-                   migTemplate("") + event("ADDED", rctWorkload("w", "t")),
-               "gpu.memory");
+  auto o =
+      chargeFor(migCluster() +
+                    event("MODIFIED", resourceSlice("node-1-devices", "gpu.nvidia.com", "node-1", 1,
+                                                    2, Json::array({gpu}), nullptr, "2")) +
+                    migTemplate("") + event("ADDED", rctWorkload("w", "t")),
+                "gpu.memory");
   CHECK(o.gpu == "<absent>");
   REQUIRE(o.errors.size() == 1);
   CHECK(o.errors[0] ==
@@ -673,9 +683,9 @@ TEST_CASE(
 
 TEST_CASE("counters.go groupSlicesByPool: incomplete pools are not matched", "[dra][counter]") {
   // Only the counters slice of a 2-slice pool: no devices to match.
-  auto o = run(migCluster(1, 2, /*withDevices=*/false) + migTemplate("") +
-                   event("ADDED", rctWorkload("w", "t")),
-               "gpu.memory");
+  auto o = chargeFor(migCluster(1, 2, /*withDevices=*/false) + migTemplate("") +
+                         event("ADDED", rctWorkload("w", "t")),
+                     "gpu.memory");
   REQUIRE(o.errors.size() == 1);
   CHECK_THAT(
       o.errors[0],
@@ -691,7 +701,8 @@ TEST_CASE(
                   {"sources", Json::array({counterSource("multiprocessors", "gpu.nvidia.com")})}};
   std::string stream = migCluster();
   stream += event("MODIFIED", kueueConfig(Json::array({mapping}), "5"));
-  auto o = run(stream + migTemplate("") + event("ADDED", rctWorkload("w", "t")), "gpu.memory");
+  auto o =
+      chargeFor(stream + migTemplate("") + event("ADDED", rctWorkload("w", "t")), "gpu.memory");
   REQUIRE(o.errors.size() == 1);
   CHECK_THAT(o.errors[0],
              Catch::EndsWith(
@@ -726,13 +737,13 @@ TEST_CASE(
   SECTION("explicit request rounded up to the step") {
     Json req = exactRequest("gpu", "shared.nvidia.com",
                             {{"capacity", {{"requests", {{"memory", "15500Mi"}}}}}});
-    auto o = run(base + event("ADDED", claimTemplate("ns", "t", Json::array({req}))) +
-                     event("ADDED", rctWorkload("w", "t")),
-                 "gpu.memory");
+    auto o = chargeFor(base + event("ADDED", claimTemplate("ns", "t", Json::array({req}))) +
+                           event("ADDED", rctWorkload("w", "t")),
+                       "gpu.memory");
     CHECK(Quantity::parse(o.gpu) == Quantity::parse("16Gi"));
   }
   SECTION("no request: the policy default") {
-    auto o = run(
+    auto o = chargeFor(
         base +
             event("ADDED", claimTemplate("ns", "t",
                                          Json::array({exactRequest("gpu", "shared.nvidia.com")}))) +
@@ -743,9 +754,9 @@ TEST_CASE(
   SECTION("beyond the range max: no device's policy can satisfy it") {
     Json req = exactRequest("gpu", "shared.nvidia.com",
                             {{"capacity", {{"requests", {{"memory", "81Gi"}}}}}});
-    auto o = run(base + event("ADDED", claimTemplate("ns", "t", Json::array({req}))) +
-                     event("ADDED", rctWorkload("w", "t")),
-                 "gpu.memory");
+    auto o = chargeFor(base + event("ADDED", claimTemplate("ns", "t", Json::array({req}))) +
+                           event("ADDED", rctWorkload("w", "t")),
+                       "gpu.memory");
     REQUIRE(o.errors.size() == 1);
     CHECK_THAT(o.errors[0], Catch::Contains("capacity request cannot be satisfied by any matched "
                                             "device's RequestPolicy for dimension \"memory\""));
@@ -761,14 +772,14 @@ TEST_CASE("one report: workloads with the same or different selectors each get t
                                             {{"expression",
                                               "device.attributes['gpu.nvidia.com'].profile == "
                                               "'2g.10gb'"}}}}})}};
-  auto o =
-      run(migCluster() + migTemplate("1g.5gb") +
-              event("ADDED",
-                    claimTemplate("ns", "t2",
-                                  Json::array({exactRequest("gpu", "mig.nvidia.com", twoG)}))) +
-              event("ADDED", rctWorkload("w", "t")) + event("ADDED", rctWorkload("w1", "t")) +
-              event("ADDED", rctWorkload("w2", "t2")) + event("ADDED", rctWorkload("w3", "t", 2)),
-          "gpu.memory");
+  auto o = chargeFor(
+      migCluster() + migTemplate("1g.5gb") +
+          event("ADDED",
+                claimTemplate("ns", "t2",
+                              Json::array({exactRequest("gpu", "mig.nvidia.com", twoG)}))) +
+          event("ADDED", rctWorkload("w", "t")) + event("ADDED", rctWorkload("w1", "t")) +
+          event("ADDED", rctWorkload("w2", "t2")) + event("ADDED", rctWorkload("w3", "t", 2)),
+      "gpu.memory");
   CHECK(Quantity::parse(q(findWorkload(o.report, "ns", "w")->computed, "gpu.memory")) ==
         Quantity::parse("4864Mi"));
   CHECK(Quantity::parse(q(findWorkload(o.report, "ns", "w1")->computed, "gpu.memory")) ==
