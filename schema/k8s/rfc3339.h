@@ -11,9 +11,9 @@
 // 2262-04-11T23:47:16.854775807Z) has no representation: it is reported as
 // out of range, never wrapped.
 //
-// Pure functions; thread-safe. tryParseRfc3339 returns nullopt on anything
-// that is not a valid RFC 3339 date-time in that range; formatRfc3339 never
-// fails.
+// Pure functions but nowNs, which reads the system clock; all thread-safe.
+// tryParseRfc3339 returns nullopt on anything that is not a valid RFC 3339
+// date-time in that range; formatRfc3339 and nowNs never fail.
 #pragma once
 
 #include <cstdint>
