@@ -18,16 +18,21 @@ namespace {
 // reads on one thread.
 std::string generate(std::uint64_t events) { return simulatedStream(11, events, 64, 4); }
 
-// The large cluster's ledger and the digests of the reference fold, built
-// once for all sections of the test below: ingesting the stream is most of
-// its time, and no section changes what the others read (checkpoints only
-// add a way to the same states).
+// The large cluster's ledger, shared by the tests below: ingesting the
+// stream is most of their time, and none changes what the others read
+// (checkpoints only add a way to the same states). The folds read its first
+// kFolded records, which are the generator's stream of that many events (a
+// stream begins with every shorter one of its seed: cluster_sim_test.cpp);
+// the usage test reads all kRecords.
+constexpr std::uint64_t kRecords = 12000;
+constexpr std::uint64_t kFolded = 6000;
+
 struct LargeCluster {
   TempDir dir;
   std::unique_ptr<Ledger> ledger;
   std::uint64_t last = 0;
-  // The reference: every record copied as it is folded, nothing read back.
-  // Each digest kept is a fold from scratch in the test.
+  // The reference for the folds: every record up to kFolded copied as it is
+  // folded, nothing read back. Each digest kept is a fold from scratch.
   std::map<std::uint64_t, Digest> expected;
   std::size_t liveAtEnd = 0;
 };
@@ -36,16 +41,16 @@ LargeCluster& largeCluster() {
   static LargeCluster c;
   if (c.ledger) return c;
   auto ledger = openLedger(c.dir.path("ledger"));
-  const IngestOutcome out = ingestText(*ledger, generate(6000));
+  const IngestOutcome out = ingestText(*ledger, generate(kRecords));
   REQUIRE(out.rejected == 0);
   c.last = ledger->lastSeq();
-  const std::uint64_t kDigestEvery = 6000 / static_cast<std::uint64_t>(repetitions(12));
+  const std::uint64_t kDigestEvery = kFolded / static_cast<std::uint64_t>(repetitions(12));
   replay::ClusterState eager;
   REQUIRE(ledger
-              ->scanProjectionWords(1, c.last,
+              ->scanProjectionWords(1, kFolded,
                                     [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> w) {
                                       eager.apply(seq, w);
-                                      if (seq % kDigestEvery == 0 || seq == c.last || seq == 4097)
+                                      if (seq % kDigestEvery == 0 || seq == kFolded || seq == 4097)
                                         c.expected[seq] = eager.digest();
                                       return true;
                                     })
@@ -60,9 +65,9 @@ LargeCluster& largeCluster() {
 TEST_CASE("folds of a large simulated cluster agree on every path", "[generator][replay]") {
   LargeCluster& cluster = largeCluster();
   Ledger* ledger = cluster.ledger.get();
-  const std::uint64_t last = cluster.last;
+  const std::uint64_t last = kFolded;
   const std::map<std::uint64_t, Digest>& expected = cluster.expected;
-  REQUIRE(last == 6000);
+  REQUIRE(cluster.last == kRecords);
   REQUIRE(cluster.liveAtEnd > 1024);
 
   replay::Replayer replayer(*ledger);
@@ -77,7 +82,7 @@ TEST_CASE("folds of a large simulated cluster agree on every path", "[generator]
     }
   }
   SECTION("from checkpoints: references read in two halves, then a short fold") {
-    REQUIRE(replay::writeCheckpoints(*ledger, 2000) == 3);
+    REQUIRE(replay::writeCheckpoints(*ledger, 2000) == kRecords / 2000);
     std::vector<std::string> bad;
     replay::FoldOptions withCheckpoints;
     withCheckpoints.onBadCheckpoint = [&](std::uint64_t seq, const std::string& why) {
@@ -114,9 +119,7 @@ TEST_CASE("a long period's usage is the sum of its short parts", "[generator][re
   // The whole period is read on a second thread (more than kShortScanRecords
   // records), each part on one: integrals are exact, so the sums agree to
   // the nano-unit-second.
-  TempDir dir;
-  auto ledger = openLedger(dir.path("ledger"));
-  REQUIRE(ingestText(*ledger, generate(12000)).rejected == 0);
+  Ledger* ledger = largeCluster().ledger.get();
   const std::uint64_t last = ledger->lastSeq();
   std::vector<std::int64_t> cuts;
   for (std::uint64_t seq :
