@@ -58,15 +58,72 @@ std::string storedRollup(const Ledger& ledger, char grain, std::int64_t start) {
   return value;
 }
 
+// The ledger the cases below share, with checkpoints and rollups written
+// and verified: built once, since ingesting the stream is most of each
+// case's time. A case that damages it puts back what it damaged
+// (DamageUndone).
+struct RollupLedger {
+  TempDir dir;
+  std::unique_ptr<Ledger> ledger;
+  replay::RollupCoverage coverage;
+  std::int64_t hour = 0;  // the hourly bucket the cases damage
+  std::string original;   // its stored value
+  replay::UsagePeriod truth;
+};
+
+replay::UsagePeriod reportAround(const Ledger& ledger, std::int64_t hour, std::int64_t endNs) {
+  return replay::computeUsagePeriod(ledger, hour - 3 * kHour, endNs, replay::GroupBy::kClusterQueue,
+                                    std::nullopt, {}, replay::ChartSteps::kOmit);
+}
+
+RollupLedger& rollupLedger() {
+  static RollupLedger r;
+  if (r.ledger) return r;
+  auto ledger = openLedger(r.dir.path("ledger"));
+  REQUIRE(ingestText(*ledger, monthCrossingStream(7, 6000)).rejected == 0);
+  REQUIRE(replay::writeCheckpoints(*ledger, 2000) > 0);
+  REQUIRE(replay::writeUsageRollups(*ledger) > 0);
+  const auto coverage = replay::usageRollupCoverage(*ledger);
+  REQUIRE(coverage);
+  auto sound = replay::verifyUsageRollups(*ledger);
+  CHECK(sound.firstBad.empty());
+  CHECK(sound.checked > 24);
+  r.coverage = *coverage;
+  r.hour = coverage->endNs - 2 * kHour;
+  r.original = storedRollup(*ledger, 'h', r.hour);
+  r.truth = reportAround(*ledger, r.hour, coverage->endNs);
+  REQUIRE(r.truth.rollupProblem.empty());
+  REQUIRE(r.truth.rollupBucketsRead > 0);
+  r.ledger = std::move(ledger);  // last: a failure above builds it again
+  return r;
+}
+
+// Puts the damaged bucket back and removes the one stored outside the
+// coverage, however the case ends.
+class DamageUndone {
+ public:
+  explicit DamageUndone(RollupLedger& r) : r_(r) {}
+  ~DamageUndone() {
+    (void)r_.ledger->putRawForTesting(format::kUsageRollupsFamily,
+                                      format::usageRollupKey('h', r_.hour), r_.original);
+    (void)r_.ledger->deleteRawForTesting(format::kUsageRollupsFamily,
+                                         format::usageRollupKey('d', outsideNs(r_)));
+  }
+  DamageUndone(const DamageUndone&) = delete;
+  DamageUndone& operator=(const DamageUndone&) = delete;
+  static std::int64_t outsideNs(const RollupLedger& r) { return r.coverage.endNs + 24 * kHour; }
+
+ private:
+  RollupLedger& r_;
+};
+
 }  // namespace
 
 TEST_CASE("a report from usage rollups equals the log's integration to the nano-unit",
           "[generator][report][rollups]") {
-  TempDir dir;
-  auto ledger = openLedger(dir.path("ledger"));
-  REQUIRE(ingestText(*ledger, monthCrossingStream(7, 6000)).rejected == 0);
-  REQUIRE(replay::writeCheckpoints(*ledger, 2000) > 0);
-  REQUIRE(replay::writeUsageRollups(*ledger) > 0);
+  Ledger* ledger = rollupLedger().ledger.get();
+  // Sound, whichever case ran before.
+  REQUIRE(replay::verifyUsageRollups(*ledger).firstBad.empty());
   const auto coverage = replay::usageRollupCoverage(*ledger);
   REQUIRE(coverage);
   const std::int64_t first = timeOfSeq(*ledger, 1);
@@ -195,67 +252,6 @@ TEST_CASE("usage rollups grow with the ledger and a series reads them",
   REQUIRE(daily.size() >= 3);
   compareSeries(daily);
 }
-
-namespace {
-
-// The ledger the damage cases share, with its rollups written and verified:
-// built once, since ingesting the stream is most of each case's time. Each
-// case puts back what it damaged (DamageUndone).
-struct RollupLedger {
-  TempDir dir;
-  std::unique_ptr<Ledger> ledger;
-  replay::RollupCoverage coverage;
-  std::int64_t hour = 0;  // the hourly bucket the cases damage
-  std::string original;   // its stored value
-  replay::UsagePeriod truth;
-};
-
-replay::UsagePeriod reportAround(const Ledger& ledger, std::int64_t hour, std::int64_t endNs) {
-  return replay::computeUsagePeriod(ledger, hour - 3 * kHour, endNs, replay::GroupBy::kClusterQueue,
-                                    std::nullopt, {}, replay::ChartSteps::kOmit);
-}
-
-RollupLedger& rollupLedger() {
-  static RollupLedger r;
-  if (r.ledger) return r;
-  auto ledger = openLedger(r.dir.path("ledger"));
-  REQUIRE(ingestText(*ledger, monthCrossingStream(7, 4000)).rejected == 0);
-  REQUIRE(replay::writeUsageRollups(*ledger) > 0);
-  const auto coverage = replay::usageRollupCoverage(*ledger);
-  REQUIRE(coverage);
-  auto sound = replay::verifyUsageRollups(*ledger);
-  CHECK(sound.firstBad.empty());
-  CHECK(sound.checked > 24);
-  r.coverage = *coverage;
-  r.hour = coverage->endNs - 2 * kHour;
-  r.original = storedRollup(*ledger, 'h', r.hour);
-  r.truth = reportAround(*ledger, r.hour, coverage->endNs);
-  REQUIRE(r.truth.rollupProblem.empty());
-  REQUIRE(r.truth.rollupBucketsRead > 0);
-  r.ledger = std::move(ledger);  // last: a failure above builds it again
-  return r;
-}
-
-// Puts the damaged bucket back and removes the one stored outside the
-// coverage, however the case ends.
-class DamageUndone {
- public:
-  explicit DamageUndone(RollupLedger& r) : r_(r) {}
-  ~DamageUndone() {
-    (void)r_.ledger->putRawForTesting(format::kUsageRollupsFamily,
-                                      format::usageRollupKey('h', r_.hour), r_.original);
-    (void)r_.ledger->deleteRawForTesting(format::kUsageRollupsFamily,
-                                         format::usageRollupKey('d', outsideNs(r_)));
-  }
-  DamageUndone(const DamageUndone&) = delete;
-  DamageUndone& operator=(const DamageUndone&) = delete;
-  static std::int64_t outsideNs(const RollupLedger& r) { return r.coverage.endNs + 24 * kHour; }
-
- private:
-  RollupLedger& r_;
-};
-
-}  // namespace
 
 TEST_CASE("verify finds a damaged usage rollup, and a report reads around it",
           "[generator][report][rollups]") {
