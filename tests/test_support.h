@@ -7,6 +7,7 @@
 
 // The standard, Catch2, JSON, RocksDB and ledger headers the tests share.
 #include "tests/pch/tests_pch.h"
+#include "tests/run_end.h"
 
 namespace ledger::testing {
 

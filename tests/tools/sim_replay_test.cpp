@@ -57,6 +57,7 @@ LargeCluster& largeCluster() {
               .isOk());
   c.liveAtEnd = eager.liveObjects();
   c.ledger = std::move(ledger);  // last: a failure above builds it again
+  releaseAtRunEnd([] { c.ledger.reset(); });
   return c;
 }
 

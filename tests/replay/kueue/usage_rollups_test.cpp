@@ -95,6 +95,7 @@ RollupLedger& rollupLedger() {
   REQUIRE(r.truth.rollupProblem.empty());
   REQUIRE(r.truth.rollupBucketsRead > 0);
   r.ledger = std::move(ledger);  // last: a failure above builds it again
+  releaseAtRunEnd([] { r.ledger.reset(); });
   return r;
 }
 
