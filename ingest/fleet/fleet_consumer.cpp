@@ -201,20 +201,30 @@ void FleetConsumer::run(const std::atomic<bool>& stop,
   auto lastActivity = std::chrono::steady_clock::now();
   std::chrono::milliseconds backoff(250);
   std::string lastError;
+  // A batch run gives up on NATS only after this many attempts in a row
+  // failed, as well as the idle time: one JetStream request can take its
+  // whole timeout (5 s) while a stream or consumer elects its leader after a
+  // server restart, longer than a short --exit-when-idle.
+  constexpr int kAttemptsBeforeGivingUp = 3;
+  int failedAttempts = 0;
+  auto givingUp = [&] {
+    return exitWhenIdle && failedAttempts >= kAttemptsBeforeGivingUp &&
+           std::chrono::steady_clock::now() - lastActivity > *exitWhenIdle;
+  };
   while (!stop) {
     if (!subscription_) {
       try {
         subscribe();
         backoff = std::chrono::milliseconds(250);
+        failedAttempts = 0;
       } catch (const FleetError& e) {
         if (e.kind() != FleetError::Kind::kTransport) throw;
         if (lastError != e.what()) spdlog::warn("fleet: {}; retrying", e.what());
         lastError = e.what();
+        ++failedAttempts;
+        if (givingUp()) throw FleetError(FleetError::Kind::kTransport, e.what());
         std::this_thread::sleep_for(backoff);
         backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
-        if (exitWhenIdle && std::chrono::steady_clock::now() - lastActivity > *exitWhenIdle) {
-          throw FleetError(FleetError::Kind::kTransport, e.what());
-        }
         continue;
       }
     }
@@ -227,6 +237,7 @@ void FleetConsumer::run(const std::atomic<bool>& stop,
     // fetches time out too, with the stream's records still unread.
     if ((s == NATS_TIMEOUT || (s == NATS_OK && list.Count == 0)) && link_->connected()) {
       natsMsgList_Destroy(&list);
+      failedAttempts = 0;
       caughtUp_ = true;
       noteGaps();
       if (options_.onCaughtUp) options_.onCaughtUp();
@@ -243,15 +254,17 @@ void FleetConsumer::run(const std::atomic<bool>& stop,
       // subscribe again, which recreates it at its floor.
       if (code == JSConsumerNotFoundErr || s == NATS_NOT_FOUND) subscription_.reset();
       ++refetches_;
-      std::this_thread::sleep_for(backoff);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
       // A batch run does not wait out an outage for ever either.
-      if (exitWhenIdle && std::chrono::steady_clock::now() - lastActivity > *exitWhenIdle) {
+      ++failedAttempts;
+      if (givingUp()) {
         throw FleetError(FleetError::Kind::kTransport,
                          "fetching from " + options_.stream.name + ": " + error);
       }
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
       continue;
     }
+    failedAttempts = 0;
     lastError.clear();
     backoff = std::chrono::milliseconds(250);
     lastActivity = std::chrono::steady_clock::now();
