@@ -33,8 +33,14 @@
 //                dropped with them). Since format 2.
 //   object_index which records touch an object, and which objects refer to a
 //                uid (derived, written in the batch that appends the records):
-//                  'r' object key '\0' seq (8 bytes BE) -> empty, for every
-//                    record: the records of one object, in seq order.
+//                  'r' object key '\0' seq (8 bytes BE) -> the object's
+//                    later records in the same batch: each seq after the
+//                    key's as its difference from the one before (at least
+//                    1), an unsigned LEB128 varint. One entry per object per
+//                    batch, so the entries of one object list its records in
+//                    seq order and every record is listed exactly once. An
+//                    empty value is a record of its own, as format 3 and 4
+//                    wrote every record.
 //                  'o' namespace '\0' uid '\0' object key -> empty, for every
 //                    uid a record's projection names in ownerReferences (and,
 //                    of a ResourceClaim, in status.reservedFor): the objects
@@ -93,6 +99,12 @@
 //      log until `ledger-replay rebuild-projection` indexes every record.
 //   4  adds usage_rollups. An older ledger opened for writing gets the family
 //      empty; the next `ledger-replay checkpoint` (or ingest) fills it.
+//   5  object_index record entries list the object's later records of the
+//      batch in their value (above); 3 and 4 wrote one empty entry per
+//      record, which reads the same. An older ledger opened for writing is
+//      upgraded in place: its entries stay as they are. A build that reads
+//      at most 4 would take a listing entry for one record, hence the
+//      version.
 #pragma once
 
 #include <cstdint>
@@ -102,7 +114,7 @@
 namespace ledger::format {
 
 inline constexpr int kOldestFormat = 1;
-inline constexpr int kCurrentFormat = 4;
+inline constexpr int kCurrentFormat = 5;
 
 // The bytes of a checkpoint (schema/checkpoint.capnp) after their SHA-256.
 // Checkpoints are derived data: one of another version is skipped like a

@@ -228,10 +228,12 @@ class Ledger {
   // Whether object_index covers every record (format.h): false on a ledger
   // of an earlier format, until `ledger-replay rebuild-projection`.
   [[nodiscard]] Status objectIndexComplete(bool* complete) const;
-  // The object_index keys starting with `prefix`, in key order (format.h
-  // forms the prefixes). Empty on a ledger without the family.
-  [[nodiscard]] Status scanObjectIndex(std::string_view prefix,
-                                       const std::function<void(std::string_view key)>& fn) const;
+  // The object_index entries whose keys start with `prefix`, in key order
+  // (format.h forms the prefixes; ledger/object_index.h reads the values).
+  // Empty on a ledger without the family.
+  [[nodiscard]] Status scanObjectIndex(
+      std::string_view prefix,
+      const std::function<void(std::string_view key, std::string_view value)>& fn) const;
   // The first object_index key at or after `from` (empty when there is
   // none), so a reader can jump from one kind to the next (the kinds a
   // ledger holds) instead of reading every record's key.

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <span>
-#include <unordered_set>
+#include <string_view>
+#include <unordered_map>
 
 #include "ledger/format.h"
 #include "ledger/internal/ledger_internal.h"
@@ -68,30 +70,104 @@ void fillProjectedRecord(ScratchMessage& message, const Record& header,
   }
 }
 
-// A batch's object_index writes (object_index.h), for the append and the
-// rebuild. Each record's key is put as it is formed, into buffers kept
-// across records: a string per key, collected and sorted, was a visible
-// share of what the index cost the writing thread, and the family's vector
-// memtable (ledger.cpp) takes keys in any order. Referrer keys are collected
-// and put once each: an object names the same owner in every version, and a
-// batch holds several versions of many objects.
-struct IndexWrites {
-  std::string objectKey;  // the last record's
-  std::string recordKey;
-  std::vector<std::string> referrerKeys;
+// The objects a batch (or a stretch of the rebuild) touches and the seqs of
+// each, for the object index and the live view: both are written once per
+// object, not once per record, which is fewer and smaller writes into the
+// batch, the write-ahead log and the memtables (a bulk import changes each
+// object a couple of times per commit: docs/performance.md). Seqs must be
+// noted in ascending order.
+class BatchObjects {
+ public:
+  // Notes the record `seq` of the object whose key `key` holds.
+  void note(std::string_view key, std::uint64_t seq) {
+    auto at = slots_.find(key);
+    if (at == slots_.end()) {
+      at = slots_.emplace(std::string(key), static_cast<std::uint32_t>(keys_.size())).first;
+      keys_.push_back(at->first);
+    }
+    slotOf_.push_back(at->second);
+    seqs_.push_back(seq);
+  }
 
-  void putRecordKey(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf, const Record& r) {
+  // Calls fn(objectKey, seqs) for each object in key order, its seqs
+  // ascending, then forgets them all.
+  template <typename Fn>
+  void drain(Fn&& fn) {
+    const std::size_t objects = keys_.size();
+    // The seqs grouped by object (a counting sort keeps each object's in
+    // order).
+    start_.assign(objects + 1, 0);
+    for (const std::uint32_t slot : slotOf_) ++start_[slot + 1];
+    for (std::size_t i = 0; i < objects; ++i) start_[i + 1] += start_[i];
+    grouped_.resize(seqs_.size());
+    fill_.assign(start_.begin(), start_.end() - 1);
+    for (std::size_t i = 0; i < seqs_.size(); ++i) grouped_[fill_[slotOf_[i]]++] = seqs_[i];
+    order_.resize(objects);
+    for (std::uint32_t i = 0; i < objects; ++i) order_[i] = i;
+    std::sort(order_.begin(), order_.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return keys_[a] < keys_[b]; });
+    for (const std::uint32_t slot : order_) {
+      fn(keys_[slot], std::span<const std::uint64_t>(grouped_.data() + start_[slot],
+                                                     start_[slot + 1] - start_[slot]));
+    }
+    slots_.clear();
+    keys_.clear();
+    slotOf_.clear();
+    seqs_.clear();
+  }
+
+  bool empty() const { return seqs_.empty(); }
+
+ private:
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint32_t, KeyHash, std::equal_to<>> slots_;
+  std::vector<std::string_view> keys_;  // by slot, into slots_' keys
+  std::vector<std::uint32_t> slotOf_;   // by noted record
+  std::vector<std::uint64_t> seqs_;     // by noted record
+  std::vector<std::size_t> start_, fill_;
+  std::vector<std::uint64_t> grouped_;
+  std::vector<std::uint32_t> order_;
+};
+
+// A batch's object_index writes (object_index.h, format.h), for the append
+// and the rebuild: one record entry per object, and each referrer key once
+// (an object names the same owner in every version).
+struct IndexWrites {
+  std::string objectKey;  // the last noted record's
+  BatchObjects objects;
+  std::vector<std::string> referrerKeys;
+  std::string entryKey, entryValue;
+
+  // Notes record `r` and leaves its object key in `objectKey`.
+  void note(const Record& r) {
     objectKey.clear();
     r.identity.appendObjectKey(objectKey);
-    recordKey.clear();
-    format::appendObjectRecordKey(recordKey, objectKey, r.seq);
-    wb.Put(cf, recordKey, rocksdb::Slice());
+    objects.note(objectKey, r.seq);
+  }
+  // Puts the record entry of one object's seqs.
+  void putRecordEntry(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf,
+                      std::string_view key, std::span<const std::uint64_t> seqs) {
+    entryKey.clear();
+    format::appendObjectRecordKey(entryKey, key, seqs.front());
+    entryValue.clear();
+    appendLaterRecordSeqs(entryValue, seqs.front(), seqs.subspan(1));
+    wb.Put(cf, entryKey, entryValue);
   }
   void putReferrerKeys(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf) {
     std::sort(referrerKeys.begin(), referrerKeys.end());
     referrerKeys.erase(std::unique(referrerKeys.begin(), referrerKeys.end()), referrerKeys.end());
     for (const std::string& k : referrerKeys) wb.Put(cf, k, rocksdb::Slice());
     referrerKeys.clear();
+  }
+  // The rebuild's: every noted object's record entry, then the referrers.
+  void putAll(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf) {
+    objects.drain([&](std::string_view key, std::span<const std::uint64_t> seqs) {
+      putRecordEntry(wb, cf, key, seqs);
+    });
+    putReferrerKeys(wb, cf);
   }
 };
 
@@ -196,7 +272,7 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
         wb.Put(logCf, rocksdb::SliceParts(&keySlice, 1),
                rocksdb::SliceParts(logValue.data(), static_cast<int>(logValue.size())));
       }
-      index.putRecordKey(wb, indexCf, record);
+      index.note(record);
       fillProjectedRecord(projected, record, p.projection, projectionBuffer, &index.referrerKeys,
                           index.objectKey);
       projectedValue.clear();
@@ -228,27 +304,19 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
     wb.Put(eventsCf, rocksdb::Slice(dedupeKey.data(), dedupeKey.size()), format::seqKey(seq));
   }
   index.putReferrerKeys(wb, indexCf);
-  // The live view: each object's last change in the batch, once. A batch
-  // changes each object about 2.5 times (the simulated cluster: 2,000 of 5,000
-  // records); every write was an insert into the live family's memtable.
-  std::unordered_set<std::string> liveWritten;
-  liveWritten.reserve(batch.size());
-  std::vector<std::pair<std::string_view, const PendingRecord*>> live;
-  live.reserve(batch.size());
-  for (auto p = batch.rbegin(); p != batch.rend(); ++p) {
-    const auto [at, first] = liveWritten.insert(p->identity.objectKey());
-    if (first) live.emplace_back(*at, &*p);
-  }
-  std::sort(live.begin(), live.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [objectKey, p] : live) {
+  // Each object's record entry and its live entry, from its last change in
+  // the batch.
+  const std::uint64_t firstSeq = head_.seq + 1;
+  index.objects.drain([&](std::string_view objectKey, std::span<const std::uint64_t> seqs) {
+    index.putRecordEntry(wb, indexCf, objectKey, seqs);
+    const PendingRecord& last = batch[seqs.back() - firstSeq];
     const rocksdb::Slice keySlice(objectKey.data(), objectKey.size());
-    if (p->type == EventType::kDeleted) {
+    if (last.type == EventType::kDeleted) {
       wb.Delete(liveCf, keySlice);
     } else {
-      wb.Put(liveCf, keySlice, encodeLive(*p));
+      wb.Put(liveCf, keySlice, encodeLive(last));
     }
-  }
+  });
   for (const auto& [source, c] : cursors) {
     wb.Put(metaCf, std::string(format::kCursorPrefix) + source, encodeCursor(c));
   }
@@ -297,12 +365,12 @@ Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>
   Status inner = Status::ok();
   Status st = scanRecords(1, 0, [&](const Record& r, const Digest&) {
     const std::string projection = project(r);
-    index.putRecordKey(wb, indexCf, r);
+    index.note(r);
     fillProjectedRecord(message, r, projection, buffer, &index.referrerKeys, index.objectKey);
     wb.Put(projCf, format::seqKey(r.seq), message.bytes());
     ++*rewritten;
     if (wb.Count() >= 1024) {
-      index.putReferrerKeys(wb, indexCf);
+      index.putAll(wb, indexCf);
       inner = fromRocks(db_->Write(wo, &wb), "rewriting projection");
       wb.Clear();
       if (!inner.isOk()) return false;
@@ -311,7 +379,7 @@ Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>
   });
   if (!st.isOk()) return st;
   if (!inner.isOk()) return inner;
-  index.putReferrerKeys(wb, indexCf);
+  index.putAll(wb, indexCf);
   wb.Put(metaCf, markerKey,
          rocksdb::Slice(format::kObjectIndexComplete.data(), format::kObjectIndexComplete.size()));
   // With the last projections: a rebuild stopped earlier leaves the older

@@ -190,14 +190,15 @@ Status Ledger::objectIndexComplete(bool* complete) const {
   return Status::ok();
 }
 
-Status Ledger::scanObjectIndex(std::string_view prefix,
-                               const std::function<void(std::string_view key)>& fn) const {
+Status Ledger::scanObjectIndex(
+    std::string_view prefix,
+    const std::function<void(std::string_view key, std::string_view value)>& fn) const {
   auto* cf = family(format::kObjectIndexFamily);
   if (cf == nullptr) return Status::ok();
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf));
   const rocksdb::Slice start(prefix.data(), prefix.size());
   for (it->Seek(start); it->Valid() && it->key().starts_with(start); it->Next()) {
-    fn(it->key().ToStringView());
+    fn(it->key().ToStringView(), it->value().ToStringView());
   }
   return fromRocks(it->status(), "reading object index");
 }

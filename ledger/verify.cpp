@@ -309,29 +309,63 @@ Status checkLive(const Ledger& ledger,
 }
 
 // object_index: exactly the keys the records' projections form (XXH3-64 of
-// each, as the dedupe keys), each with an empty value. Checked only when the
-// ledger says the index covers every record (format.h).
+// each, as the dedupe keys), a record entry standing for the per-record keys
+// of every seq it lists, each listed once; referrer keys with an empty
+// value. Checked only when the ledger says the index covers every record
+// (format.h).
 Status checkObjectIndex(const Ledger& ledger, std::vector<std::uint64_t> expected,
                         Findings& findings) {
   std::sort(expected.begin(), expected.end());
   expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
   std::vector<std::uint8_t> matched(expected.size());
+  std::vector<std::uint64_t> seqs;
+  std::string recordKey;
+  // Marks one formed key as stored; false (with a finding) when no record
+  // forms it.
+  auto match = [&](std::string_view storedKey, std::string_view formedKey) {
+    const std::uint64_t h = XXH3_64bits(formedKey.data(), formedKey.size());
+    const auto at = std::lower_bound(expected.begin(), expected.end(), h);
+    if (at == expected.end() || *at != h) {
+      findings.atKey(format::kObjectIndexFamily, storedKey,
+                     "object index entry that no record forms (`ledger-replay "
+                     "rebuild-projection` derives the index again)");
+      return false;
+    }
+    std::uint8_t& seen = matched[static_cast<std::size_t>(at - expected.begin())];
+    if (seen != 0 && storedKey.starts_with('r')) {
+      findings.atKey(format::kObjectIndexFamily, storedKey,
+                     "object index lists record seq " +
+                         std::to_string(format::decodeU64(formedKey.substr(formedKey.size() - 8))) +
+                         " a second time");
+      return false;
+    }
+    seen = 1;
+    return true;
+  };
   Status st =
       ledger.scanRaw(format::kObjectIndexFamily, [&](std::string_view key, std::string_view value) {
         if (findings.any()) return;
-        if (!value.empty()) {
-          findings.atKey(format::kObjectIndexFamily, key, "object index entry holds a value");
+        std::string_view objectKey;
+        std::uint64_t first = 0;
+        if (!parseRecordEntryKey(key, &objectKey, &first)) {
+          if (!value.empty()) {
+            findings.atKey(format::kObjectIndexFamily, key, "object index entry holds a value");
+            return;
+          }
+          match(key, key);
           return;
         }
-        const std::uint64_t h = XXH3_64bits(key.data(), key.size());
-        const auto at = std::lower_bound(expected.begin(), expected.end(), h);
-        if (at == expected.end() || *at != h) {
+        seqs.clear();
+        if (!decodeRecordEntry(first, value, seqs)) {
           findings.atKey(format::kObjectIndexFamily, key,
-                         "object index entry that no record forms (`ledger-replay "
-                         "rebuild-projection` derives the index again)");
+                         "object index entry's later seqs do not decode");
           return;
         }
-        matched[static_cast<std::size_t>(at - expected.begin())] = 1;
+        for (const std::uint64_t seq : seqs) {
+          recordKey.clear();
+          format::appendObjectRecordKey(recordKey, objectKey, seq);
+          if (!match(key, recordKey)) return;
+        }
       });
   if (!st.isOk() || findings.any()) return st;
   if (std::find(matched.begin(), matched.end(), 0) == matched.end()) return Status::ok();

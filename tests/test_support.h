@@ -85,11 +85,12 @@ inline std::string demoStream() {
 }
 #endif
 
+// `batchRecords` is small by default, so batches split mid-stream.
 inline IngestOutcome ingestText(Ledger& ledger, const std::string& text,
-                                const std::string& source = "test") {
+                                const std::string& source = "test", std::size_t batchRecords = 7) {
   std::istringstream in(text);
   ingest::IngestOptions io;
-  io.batchRecords = 7;  // small, so batches split mid-stream
+  io.batchRecords = batchRecords;
   std::int64_t fakeClock = 1700000000LL * 1000000000LL;
   io.clock = [&] { return fakeClock += 1000000; };
   ingest::Ingester ingester(ledger, io);
@@ -200,6 +201,37 @@ inline bool hasFinding(const replay::StateReport& r, const std::string& type,
 inline std::string q(const replay::ResourceList& list, const std::string& name) {
   auto it = list.find(name);
   return it == list.end() ? "<absent>" : it->second.toString();
+}
+
+// The object index as per-record keys, sorted: each record entry stands for
+// the keys of the seqs it lists (ledger/object_index.h), which does not
+// depend on how the records were batched. `entries` counts the stored
+// entries.
+inline std::vector<std::string> objectIndexAsRecordKeys(const Ledger& ledger,
+                                                        std::size_t* entries = nullptr) {
+  std::vector<std::string> keys;
+  std::size_t stored = 0;
+  std::vector<std::uint64_t> seqs;
+  REQUIRE(ledger
+              .scanRaw(format::kObjectIndexFamily,
+                       [&](std::string_view k, std::string_view v) {
+                         ++stored;
+                         std::string_view object;
+                         std::uint64_t first = 0;
+                         if (!parseRecordEntryKey(k, &object, &first)) {
+                           CHECK(v.empty());
+                           keys.emplace_back(k);
+                           return;
+                         }
+                         seqs.clear();
+                         REQUIRE(decodeRecordEntry(first, v, seqs));
+                         for (const std::uint64_t seq : seqs)
+                           keys.push_back(format::objectRecordKey(object, seq));
+                       })
+              .isOk());
+  std::sort(keys.begin(), keys.end());
+  if (entries != nullptr) *entries = stored;
+  return keys;
 }
 
 // Damage on purpose. The seq of the last record whose identity has `kind`.

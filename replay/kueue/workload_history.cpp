@@ -7,7 +7,7 @@
 #include <set>
 
 #include "ledger/format.h"
-
+#include "ledger/object_index.h"
 #include "replay/kueue/workload_usage.h"
 
 namespace ledger::replay {
@@ -199,10 +199,22 @@ class IndexReader {
   bool addObject(const std::string& objectKey) {
     if (!objects_.insert(objectKey).second) return false;
     const std::string prefix = format::objectRecordsPrefix(objectKey);
-    check(ledger_.scanObjectIndex(prefix, [&](std::string_view key) {
-      const std::uint64_t seq = format::decodeU64(key.substr(prefix.size()));
-      if (key.size() == prefix.size() + 8 && seq <= last_) objectSeqs_[objectKey].push_back(seq);
+    std::vector<std::uint64_t> seqs;
+    check(ledger_.scanObjectIndex(prefix, [&](std::string_view key, std::string_view value) {
+      std::string_view entryObject;
+      std::uint64_t first = 0;
+      // Object keys hold no NUL: an entry of another shape is not this
+      // object's.
+      if (!parseRecordEntryKey(key, &entryObject, &first) || entryObject != objectKey) return;
+      if (!decodeRecordEntry(first, value, seqs)) {
+        throw ReplayError(Status::corruption("object index entry for " + objectKey +
+                                             " does not decode (`ledger-replay verify`)"));
+      }
     }));
+    auto& kept = objectSeqs_[objectKey];
+    for (const std::uint64_t seq : seqs) {
+      if (seq <= last_) kept.push_back(seq);
+    }
     return true;
   }
 
@@ -211,8 +223,9 @@ class IndexReader {
     std::set<std::string> out;
     for (const auto& uid : uids) {
       const std::string prefix = format::referrersPrefix(ns_, uid);
-      check(ledger_.scanObjectIndex(
-          prefix, [&](std::string_view key) { out.emplace(key.substr(prefix.size())); }));
+      check(ledger_.scanObjectIndex(prefix, [&](std::string_view key, std::string_view) {
+        out.emplace(key.substr(prefix.size()));
+      }));
     }
     return out;
   }

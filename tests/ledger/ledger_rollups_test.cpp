@@ -108,7 +108,7 @@ TEST_CASE("a format-3 ledger gets usage_rollups when opened for writing", "[ledg
     CHECK(last.empty());
   }
   auto ledger = openLedger(dir.path("l"));
-  CHECK(ledger->formatVersion() == 4);
+  CHECK(ledger->formatVersion() == format::kCurrentFormat);
   REQUIRE(ledger->putUsageRollups({{format::usageRollupKey('h', 0), words('a', 1)}}).isOk());
   CHECK(scanAll(*ledger).size() == 1);
 }

@@ -120,15 +120,89 @@ TEST_CASE("verifyLog derives every family again and names the first edit", "[ver
       CHECK(v.badFamily == "object_index");
       CHECK_THAT(v.badKey, Catch::Contains("uid-x"));
     }
-    SECTION("edited: holding a value") {
+    SECTION("edited: a record entry listing a later seq ('x': 120 on)") {
       REQUIRE(ledger
                   ->putRawForTesting(format::kObjectIndexFamily, format::objectRecordKey(cqKey, cq),
                                      "x")
                   .isOk());
       const VerifyReport v = verified(*ledger, {});
       CHECK(v.badFamily == "object_index");
+      CHECK_THAT(v.badKey, Catch::Contains("ClusterQueue//cq"));
+      CHECK_THAT(v.problem, Catch::Contains("no record forms"));
+    }
+    SECTION("edited: a referrer entry holding a value") {
+      REQUIRE(ledger
+                  ->putRawForTesting(format::kObjectIndexFamily,
+                                     format::referrerKey("team", "uid-x", cqKey), "x")
+                  .isOk());
+      const VerifyReport v = verified(*ledger, {});
+      CHECK(v.badFamily == "object_index");
       CHECK_THAT(v.problem, Catch::Contains("holds a value"));
     }
+  }
+}
+
+// An entry listing an object's several records of one commit
+// (ledger/object_index.h): each listed record stands for its per-record key,
+// so a seq too many, too few, twice or of another object is named, and so is
+// a value that does not decode.
+TEST_CASE("verifyLog reads a record entry as the records it lists", "[verify][index]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  using namespace k8s;
+  std::string events = event("ADDED", resourceFlavor("default"));
+  for (int gi = 1; gi <= 4; ++gi) {
+    const std::string n = std::to_string(gi);
+    events += event(gi == 1 ? "ADDED" : "MODIFIED",
+                    clusterQueue("cq", "v1beta2", "", {{"default", {{"memory", n + "Gi"}}}}, n));
+  }
+  REQUIRE(ingestText(*ledger, events, "test", 100).rejected == 0);
+  REQUIRE(verified(*ledger, {}).ok());
+  // seqs 2..5, the first in the key.
+  const std::string entry = format::objectRecordKey("kueue.x-k8s.io/ClusterQueue//cq", 2);
+  std::string value;
+  REQUIRE(ledger->getRaw(format::kObjectIndexFamily, entry, &value).isOk());
+  REQUIRE(value == std::string("\x01\x01\x01", 3));
+  auto put = [&](const std::string& key, const std::string& v) {
+    REQUIRE(ledger->putRawForTesting(format::kObjectIndexFamily, key, v).isOk());
+  };
+  SECTION("a record left out") {
+    put(entry, std::string("\x01\x01", 2));
+    const VerifyReport v = verified(*ledger, {});
+    CHECK(v.firstBadSeq == 5);
+    CHECK_THAT(v.problem, Catch::Contains("object index entry") && Catch::Contains("missing"));
+  }
+  SECTION("a seq past the object's records") {
+    put(entry, std::string("\x01\x01\x01\x01", 4));
+    const VerifyReport v = verified(*ledger, {});
+    CHECK(v.badFamily == "object_index");
+    CHECK_THAT(v.problem, Catch::Contains("no record forms"));
+  }
+  SECTION("another object's record") {
+    put(entry, std::string("\x01\x01\x01", 3));
+    put(format::objectRecordKey("kueue.x-k8s.io/ResourceFlavor//default", 1),
+        std::string("\x01", 1));
+    const VerifyReport v = verified(*ledger, {});
+    CHECK(v.badFamily == "object_index");
+    CHECK_THAT(v.badKey, Catch::Contains("ResourceFlavor//default"));
+  }
+  SECTION("a record listed twice") {
+    put(format::objectRecordKey("kueue.x-k8s.io/ClusterQueue//cq", 4), "");
+    const VerifyReport v = verified(*ledger, {});
+    CHECK(v.badFamily == "object_index");
+    CHECK_THAT(v.problem, Catch::Contains("lists record seq 4 a second time"));
+  }
+  SECTION("a value that does not decode") {
+    put(entry, std::string("\x01\x80", 2));
+    const VerifyReport v = verified(*ledger, {});
+    CHECK(v.badFamily == "object_index");
+    CHECK_THAT(v.problem, Catch::Contains("do not decode"));
+  }
+  SECTION("as an earlier build wrote it: an entry per record") {
+    REQUIRE(ledger->deleteRawForTesting(format::kObjectIndexFamily, entry).isOk());
+    for (std::uint64_t seq = 2; seq <= 5; ++seq)
+      put(format::objectRecordKey("kueue.x-k8s.io/ClusterQueue//cq", seq), "");
+    CHECK(verified(*ledger, {}).ok());
   }
 }
 

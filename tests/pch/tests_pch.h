@@ -35,6 +35,7 @@
 #include "ingest/value_reader.h"
 #include "ledger/format.h"
 #include "ledger/ledger.h"
+#include "ledger/object_index.h"
 #include "replay/fold/cluster_state.h"
 #include "replay/fold/replayer.h"
 #include "replay/kueue/report.h"

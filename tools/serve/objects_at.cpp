@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ledger/format.h"
+#include "ledger/object_index.h"
 #include "replay/fold/replayer.h"
 #include "tools/serve/api_error.h"
 
@@ -45,16 +46,22 @@ std::vector<ObjectVersion> fromIndex(const Ledger& ledger, const ApiResource& r,
                                      std::string_view ns) {
   std::string prefix = "r" + r.group + "/" + r.kind + "/";
   if (!ns.empty()) prefix.append(ns).push_back('/');
-  // Keys of one object are in seq order: the last at or before `seq` wins.
+  // The entries of one object list its records in seq order (format.h):
+  // the last at or before `seq` wins.
   std::vector<ObjectVersion> out;
   std::string lastObject;
-  throwIfFailed(ledger.scanObjectIndex(prefix, [&](std::string_view key) {
-    // The seq's 8 bytes may hold NULs: the separator is the ninth from the end.
-    if (key.size() < prefix.size() + 9 || key[key.size() - 9] != '\0') return;
-    const auto nul = key.size() - 9;
-    const std::uint64_t s = format::decodeU64(key.substr(nul + 1));
-    if (s > seq) return;
-    const std::string_view objectKey = key.substr(1, nul - 1);
+  std::vector<std::uint64_t> seqs;
+  throwIfFailed(ledger.scanObjectIndex(prefix, [&](std::string_view key, std::string_view value) {
+    std::string_view objectKey;
+    std::uint64_t first = 0;
+    seqs.clear();
+    if (!parseRecordEntryKey(key, &objectKey, &first) || !decodeRecordEntry(first, value, seqs)) {
+      throw ApiError::internal("object index entry is malformed: " +
+                               std::string(key.substr(0, 64)));
+    }
+    const auto last = std::upper_bound(seqs.begin(), seqs.end(), seq);
+    if (last == seqs.begin()) return;
+    const std::uint64_t s = *(last - 1);
     if (objectKey != lastObject || out.empty()) {
       lastObject.assign(objectKey);
       // group "/" kind "/" namespace "/" name
