@@ -116,8 +116,6 @@ class BatchObjects {
     seqs_.clear();
   }
 
-  bool empty() const { return seqs_.empty(); }
-
  private:
   struct KeyHash {
     using is_transparent = void;
