@@ -2,8 +2,8 @@
 //   ledger-ingest ... --publish URLS --cluster-name NAME   ship while recording
 //   ledger-ingest --from-nats URLS --fleet DIR             keep the fleet's copies
 //   ledger-replay publish --to URLS --cluster-name NAME    ship an existing ledger
-//   ledger-query --fleet DIR state|usage|report|workload   ask every copy
-//   ledger-replay --fleet DIR verify                       check every copy
+// Asking the fleet's copies (ledger-query --fleet, ledger-replay --fleet
+// verify) is tools/fleet_query.h, which links no NATS.
 //
 // Throws UsageError for bad flags and ProgramError with the fleet's exit
 // codes (fleet_error.h): a refused record 3, a gap 2, NATS gone for good 4.
@@ -40,25 +40,5 @@ int runFleetConsumer(const boost::program_options::variables_map& vm);
 // ledger-replay publish: ships the ledger and returns once JetStream has
 // acknowledged its last record.
 int runPublish(const boost::program_options::variables_map& vm, const std::string& ledgerDir);
-
-// The clusters under a fleet directory (name, path), by name; UsageError
-// when it is not a directory.
-std::vector<std::pair<std::string, std::string>> fleetClusters(const std::string& dir);
-
-// ledger-query --fleet DIR COMMAND: the command on every copy, each answer
-// tagged with its cluster; `report` sums exactly, by cluster with
-// --by cluster.
-int runFleetQuery(const std::string& dir, const std::string& command, const QueryArgs& args,
-                  std::ostream& out);
-
-// Runs `each` on every copy opened read-only, for a per-cluster command
-// (ledger-replay --fleet DIR verify): with JSON output the answers become
-// {"clusters": [{"cluster": NAME, ...answer}]}, else each is headed by its
-// cluster. `each` returning nullopt leaves its cluster out (a workload it
-// never saw). Returns the worst exit code, or nullopt, printing nothing,
-// when every cluster was left out.
-std::optional<int> forEachFleetCopy(
-    const std::string& dir, bool json, std::ostream& out,
-    const std::function<std::optional<int>(const Ledger&, std::ostream&)>& each);
 
 }  // namespace ledger::cli

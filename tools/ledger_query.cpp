@@ -13,7 +13,7 @@
 
 #include "replay/fold/replayer.h"
 #include "tools/cli.h"
-#include "tools/fleet_command.h"
+#include "tools/fleet_query.h"
 #include "tools/progress.h"
 #include "tools/query_commands.h"
 #include "tools/serve_command.h"

@@ -24,6 +24,7 @@
 #include "schema/k8s/rfc3339.h"
 #include "tools/cli.h"
 #include "tools/fleet_command.h"
+#include "tools/fleet_query.h"
 #include "tools/progress.h"
 #include "tools/render/report_format.h"
 

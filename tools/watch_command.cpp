@@ -11,6 +11,7 @@
 
 #include "ingest/kube/event_poster.h"
 #include "ingest/kube/watch_daemon.h"
+#include "ingest/net/listen_address.h"
 #include "ledger/ledger.h"
 #include "replay/fold/replayer.h"
 #include "tools/cli.h"
@@ -92,7 +93,7 @@ int runWatch(const po::variables_map& vm) {
     }
     o.listen = vm["listen"].as<std::string>();
     if (o.listen == "off") o.listen.clear();
-    if (!o.listen.empty()) kube::parseListenAddress(o.listen);
+    if (!o.listen.empty()) net::parseListenAddress(o.listen);
     o.writer.batchRecords = vm["batch"].as<std::size_t>();
     o.writer.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
     o.writer.flushInterval = ms(vm, "flush-ms");

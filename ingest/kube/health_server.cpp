@@ -8,31 +8,10 @@
 #include <chrono>
 #include <stdexcept>
 #include <vector>
+#include "ingest/net/listen_address.h"
 #include "schema/k8s/rfc3339.h"
 
 namespace ledger::kube {
-
-std::pair<std::string, int> parseListenAddress(const std::string& address) {
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos) {
-    throw std::invalid_argument("--listen '" + address + "' is not HOST:PORT");
-  }
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  const std::string portText = address.substr(colon + 1);
-  std::size_t used = 0;
-  int port = -1;
-  try {
-    port = std::stoi(portText, &used);
-  } catch (const std::exception&) {
-  }
-  if (portText.empty() || used != portText.size() || port < 0 || port > 65535) {
-    throw std::invalid_argument("--listen '" + address + "': bad port");
-  }
-  return {host, port};
-}
 
 HealthServer::HealthServer(Metrics& metrics, std::function<bool()> healthy,
                            MetricsProvider extraMetrics)
@@ -45,7 +24,7 @@ constexpr std::size_t kWorkers = 64;
 }  // namespace
 
 void HealthServer::start(const std::string& address) {
-  auto [host, port] = parseListenAddress(address);
+  auto [host, port] = net::parseListenAddress(address);
   server_ = std::make_unique<httplib::Server>();
   // A worker per connection (cpp-httplib): a client that connects and sends
   // nothing holds one for the keep-alive timeout. The kubelet's probes time

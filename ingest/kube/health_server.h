@@ -34,10 +34,6 @@ class Server;
 
 namespace ledger::kube {
 
-// "HOST:PORT", "[V6]:PORT" or ":PORT" -> (host without brackets, port).
-// Throws std::invalid_argument naming --listen for anything else.
-std::pair<std::string, int> parseListenAddress(const std::string& address);
-
 class HealthServer {
  public:
   // `healthy` is asked on each /healthz; `extraMetrics` (may be empty) on
@@ -62,8 +58,5 @@ class HealthServer {
   std::string host_;
   int port_ = 0;
 };
-
-// Splits "HOST:PORT", "[V6]:PORT", ":PORT" (host ""). Throws std::invalid_argument.
-std::pair<std::string, int> parseListenAddress(const std::string& address);
 
 }  // namespace ledger::kube

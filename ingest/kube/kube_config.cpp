@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "ingest/net/listen_address.h"
 #include "ingest/yaml_json.h"
 
 namespace ledger::kube {
@@ -77,10 +78,6 @@ std::vector<std::string> splitPaths(const std::string& paths) {
 // The *-data fields of a kubeconfig are []byte, which Go's encoding/json
 // reads as standard base64 (RFC 4648 with padding), the way kubectl does.
 // OpenSSL's decoder also skips the line breaks a folded YAML scalar keeps.
-bool isLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
-}
-
 std::string decodeBase64(const std::string& text) {
   std::unique_ptr<EVP_ENCODE_CTX, decltype(&EVP_ENCODE_CTX_free)> ctx(EVP_ENCODE_CTX_new(),
                                                                       EVP_ENCODE_CTX_free);
@@ -200,7 +197,7 @@ ClusterConfig serverUrlConfig(const std::string& url) {
     host = host.substr(0, colon);
   }
   if (proto == "http") {
-    if (!isLoopbackHost(host)) {
+    if (!net::isLoopbackHost(host)) {
       throw ConfigError("--server " + url +
                         ": plain HTTP is allowed only on loopback; use a kubeconfig for TLS");
     }

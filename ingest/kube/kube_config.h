@@ -54,9 +54,6 @@ ClusterConfig serverUrlConfig(const std::string& url);
 ClusterConfig resolveClusterConfig(const std::string& serverFlag, const std::string& kubeconfigFlag,
                                    const std::string& contextFlag);
 
-// 127.0.0.0/8, ::1 or localhost: a host only this machine reaches.
-bool isLoopbackHost(const std::string& host);
-
 // RFC 4648 base64 (whitespace ignored). Throws ConfigError on bad input.
 std::string decodeBase64(const std::string& text);
 

@@ -11,8 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "ingest/kube/health_server.h"
-#include "ingest/kube/kube_config.h"
+#include "ingest/net/listen_address.h"
 #include "ledger/sha256.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/serve/api_error.h"
@@ -125,7 +124,7 @@ std::shared_ptr<const LedgerServer::Snapshot> LedgerServer::current() const {
 }
 
 void LedgerServer::start() {
-  auto [host, port] = kube::parseListenAddress(options_.listen);
+  auto [host, port] = net::parseListenAddress(options_.listen);
   const bool tls = !options_.tlsCert.empty() || !options_.tlsKey.empty();
   if (tls && (options_.tlsCert.empty() || options_.tlsKey.empty())) {
     throw std::invalid_argument("--tls-cert and --tls-key go together");
@@ -134,7 +133,7 @@ void LedgerServer::start() {
     throw std::invalid_argument("--tls-client-ca needs --tls-cert and --tls-key");
   }
   if (!options_.tokenFile.empty()) token_ = readToken(options_.tokenFile);
-  if (!kube::isLoopbackHost(host) && token_.empty() && options_.tlsClientCa.empty()) {
+  if (!net::isLoopbackHost(host) && token_.empty() && options_.tlsClientCa.empty()) {
     throw std::invalid_argument(
         "--listen " + options_.listen +
         " reaches beyond this machine, and the ledger holds Pod specs and their environment: "

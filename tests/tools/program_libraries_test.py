@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""The shared libraries ledger-query loads at every start.
+
+Each question typed at a shell pays for loading and relocating every shared
+library the program names, so ledger-query names neither the NATS client nor
+libcurl (with the TLS, Kerberos and LDAP libraries behind it): asking the
+fleet's copies reads directories (tools/fleet_query.h), and `serve` needs
+only cpp-httplib (ingest/net/). A direct dependency added back (a query
+command that reaches ingest/fleet's NATS side or ingest/kube) fails here.
+
+usage: program_libraries_test.py LEDGER_QUERY
+"""
+import subprocess
+import sys
+
+FORBIDDEN = ("libnats", "libcurl")
+
+
+def needed(binary):
+    out = subprocess.run(["readelf", "-d", binary], check=True, capture_output=True,
+                         text=True).stdout
+    return [line.split("[", 1)[1].rstrip("]") for line in out.splitlines()
+            if "(NEEDED)" in line]
+
+
+def main():
+    binary = sys.argv[1]
+    libs = needed(binary)
+    bad = [lib for lib in libs if lib.startswith(FORBIDDEN)]
+    print(f"{binary}: {len(libs)} shared libraries named: {' '.join(libs)}")
+    if bad:
+        print(f"FAIL: {binary} names {' '.join(bad)}")
+        return 1
+    if not any(lib.startswith("librocksdb") for lib in libs):
+        print("FAIL: readelf listed no librocksdb, so this check reads nothing")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

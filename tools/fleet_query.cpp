@@ -1,0 +1,210 @@
+#include "tools/fleet_query.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <tuple>
+
+#include "ingest/fleet/shipped_record.h"
+#include "replay/kueue/usage_report.h"
+#include "schema/k8s/rfc3339.h"
+#include "tools/cli.h"
+#include "tools/progress.h"
+#include "tools/render/report_format.h"
+
+namespace ledger::cli {
+
+std::vector<std::pair<std::string, std::string>> fleetClusters(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError("--fleet " + dir + " is not a directory");
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && fleet::isClusterName(name) &&
+        std::filesystem::exists(entry.path() / "CURRENT")) {
+      out.emplace_back(name, entry.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<int> forEachFleetCopy(
+    const std::string& dir, bool json, std::ostream& out,
+    const std::function<std::optional<int>(const Ledger&, std::ostream&)>& each) {
+  int worst = kExitOk;
+  std::size_t answered = 0, leftOut = 0;
+  nlohmann::ordered_json all;
+  all["clusters"] = nlohmann::ordered_json::array();
+  std::ostringstream tables;
+  for (const auto& [cluster, path] : fleetClusters(dir)) {
+    std::unique_ptr<Ledger> copy = openForReading(path);
+    std::ostringstream answer;
+    const std::optional<int> code = each(*copy, answer);
+    if (!code) {
+      ++leftOut;
+      continue;
+    }
+    ++answered;
+    worst = std::max(worst, *code);
+    if (json) {
+      nlohmann::ordered_json entry;
+      entry["cluster"] = cluster;
+      auto parsed = nlohmann::ordered_json::parse(answer.str(), nullptr, false);
+      if (parsed.is_object()) {
+        for (auto& [k, v] : parsed.items()) entry[k] = v;
+      } else {
+        entry["answer"] = answer.str();
+      }
+      all["clusters"].push_back(entry);
+    } else {
+      tables << "== cluster " << cluster << " ==\n" << answer.str();
+    }
+  }
+  if (answered == 0 && leftOut > 0) return std::nullopt;
+  if (json) {
+    out << all.dump(2) << "\n";
+  } else {
+    out << tables.str();
+  }
+  return worst;
+}
+
+namespace {
+
+int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& out) {
+  if (!args.from || !args.to) throw UsageError("report needs --from TIME and --to TIME");
+  if (*args.to < *args.from) throw UsageError("--to is before --from");
+  const bool byCluster = args.by == "cluster";
+  replay::GroupBy by = replay::GroupBy::kClusterQueue;
+  if (args.by == "namespace") {
+    by = replay::GroupBy::kNamespace;
+  } else if (args.by == "workload") {
+    by = replay::GroupBy::kWorkload;
+  } else if (args.by != "cluster-queue" && !byCluster) {
+    throw UsageError("--by must be cluster, cluster-queue, namespace or workload, not '" + args.by +
+                     "'");
+  }
+  struct Row {
+    std::string cluster, group, resource;
+    replay::Integral reserved;
+    std::optional<replay::Integral> quota;
+  };
+  // (cluster, group, resource) -> row: exact sums (Integral), never floats.
+  std::map<std::tuple<std::string, std::string, std::string>, Row> rows;
+  std::int64_t fromNs = *args.from, toNs = *args.to;
+  for (const auto& [cluster, path] : fleetClusters(dir)) {
+    std::unique_ptr<Ledger> copy = openForReading(path);
+    warnIfOlderProjections(*copy);
+    replay::FoldOptions fo;
+    fo.useCheckpoints = args.useCheckpoints;
+    fo.onBadCheckpoint = warnBadCheckpoint;
+    const auto period = replay::computeUsagePeriod(
+        *copy, *args.from, *args.to, by, args.clusterQueue, fo, replay::ChartSteps::kOmit,
+        args.useCheckpoints ? replay::UsageSource::kRollupsWhereStored : replay::UsageSource::kLog);
+    fromNs = period.fromNs;
+    toNs = period.toNs;
+    for (const auto& r : period.rows) {
+      const std::string group = byCluster ? std::string() : r.group;
+      Row& row = rows[{cluster, group, r.resource}];
+      if (row.cluster.empty()) {
+        row.cluster = cluster;
+        row.group = group;
+        row.resource = r.resource;
+      }
+      row.reserved += r.reserved;
+      if (r.quota) {
+        if (!row.quota) row.quota = replay::Integral();
+        *row.quota += *r.quota;
+      }
+    }
+  }
+  auto utilisation = [](const Row& r) -> std::string {
+    return r.quota ? replay::utilisation(r.reserved, *r.quota) : std::string();
+  };
+  if (args.output == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["from"] = formatRfc3339(fromNs);
+    j["to"] = formatRfc3339(toNs);
+    j["by"] = args.by;
+    j["rows"] = nlohmann::ordered_json::array();
+    for (const auto& [key, r] : rows) {
+      nlohmann::ordered_json row;
+      row["cluster"] = r.cluster;
+      if (!byCluster) row["group"] = r.group;
+      row["resource"] = r.resource;
+      row["reservedResourceSeconds"] = r.reserved.seconds();
+      row["reservedResourceHours"] = r.reserved.hours();
+      row["quotaResourceSeconds"] =
+          r.quota ? nlohmann::ordered_json(r.quota->seconds()) : nlohmann::ordered_json(nullptr);
+      const std::string u = utilisation(r);
+      row["utilisation"] = u.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(u);
+      j["rows"].push_back(row);
+    }
+    out << j.dump(2) << "\n";
+  } else if (args.output == OutputFormat::kCsv) {
+    out << "cluster," << (byCluster ? "" : "group,")
+        << "resource,reserved_resource_seconds,reserved_resource_hours,quota_resource_seconds,"
+           "utilisation\n";
+    for (const auto& [key, r] : rows) {
+      out << r.cluster << "," << (byCluster ? "" : r.group + ",") << r.resource << ","
+          << r.reserved.seconds() << "," << r.reserved.hours() << ","
+          << (r.quota ? r.quota->seconds() : "") << "," << utilisation(r) << "\n";
+    }
+  } else {
+    std::vector<std::vector<std::string>> table;
+    for (const auto& [key, r] : rows) {
+      const bool bytes = replay::isByteResource(r.resource);
+      const Int128 gib = Int128(1) << 30;
+      std::vector<std::string> line{r.cluster};
+      if (!byCluster) line.push_back(r.group);
+      line.push_back(r.resource);
+      line.push_back(r.reserved.hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h"));
+      line.push_back(r.quota ? r.quota->hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h") : "-");
+      line.push_back(utilisation(r).empty() ? "-" : utilisation(r));
+      table.push_back(std::move(line));
+    }
+    out << "Usage from " << formatRfc3339(fromNs) << " to " << formatRfc3339(toNs) << " by "
+        << args.by << " across the fleet\n";
+    std::vector<std::string> header{"CLUSTER"};
+    if (!byCluster) header.push_back("GROUP");
+    for (const char* h : {"RESOURCE", "RESERVED", "QUOTA", "UTILISATION"}) header.push_back(h);
+    out << render::renderTable(header, table);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int runFleetQuery(const std::string& dir, const std::string& command, const QueryArgs& args,
+                  std::ostream& out) {
+  if (command == "report") return runFleetReport(dir, args, out);
+  if (command != "state" && command != "usage" && command != "workload") {
+    throw UsageError("ledger-query --fleet answers state, usage, workload and report, not '" +
+                     command + "'");
+  }
+  if (command == "workload") {
+    // A workload lives in the clusters that saw it: the others are left out,
+    // and one that no cluster saw is an error, as on one ledger.
+    const auto code =
+        forEachFleetCopy(dir, args.output == OutputFormat::kJson, out,
+                         [&](const Ledger& copy, std::ostream& answer) -> std::optional<int> {
+                           try {
+                             return runQuery(copy, command, args, answer);
+                           } catch (const UsageError&) {
+                             return std::nullopt;  // not in this cluster's history
+                           }
+                         });
+    if (!code) throw UsageError("workload " + args.target + " appears in no cluster of the fleet");
+    return *code;
+  }
+  return *forEachFleetCopy(dir, args.output == OutputFormat::kJson, out,
+                           [&](const Ledger& copy, std::ostream& answer) {
+                             return runQuery(copy, command, args, answer);
+                           });
+}
+
+}  // namespace ledger::cli
