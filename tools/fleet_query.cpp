@@ -122,9 +122,7 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
       }
     }
   }
-  auto utilisation = [](const Row& r) -> std::string {
-    return r.quota ? replay::utilisation(r.reserved, *r.quota) : std::string();
-  };
+  auto utilisation = [](const Row& r) { return render::utilisationText(r.reserved, r.quota); };
   if (args.output == OutputFormat::kJson) {
     nlohmann::ordered_json j;
     j["from"] = formatRfc3339(fromNs);
@@ -136,12 +134,7 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
       row["cluster"] = r.cluster;
       if (!byCluster) row["group"] = r.group;
       row["resource"] = r.resource;
-      row["reservedResourceSeconds"] = r.reserved.seconds();
-      row["reservedResourceHours"] = r.reserved.hours();
-      row["quotaResourceSeconds"] =
-          r.quota ? nlohmann::ordered_json(r.quota->seconds()) : nlohmann::ordered_json(nullptr);
-      const std::string u = utilisation(r);
-      row["utilisation"] = u.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(u);
+      render::putUsageIntegrals(row, r.reserved, r.quota);
       j["rows"].push_back(row);
     }
     out << j.dump(2) << "\n";

@@ -331,8 +331,8 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     if (!svg) throw UsageError("cannot write " + *args.svg);
     svg << render::renderUsageChart(period);
   }
-  auto utilisation = [](const replay::UsageRow& r) -> std::string {
-    return r.quota ? replay::utilisation(r.reserved, *r.quota) : std::string();
+  auto utilisation = [](const replay::UsageRow& r) {
+    return render::utilisationText(r.reserved, r.quota);
   };
   if (args.output == OutputFormat::kJson) {
     nlohmann::ordered_json j;
@@ -341,14 +341,8 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     j["by"] = args.by;
     j["rows"] = nlohmann::ordered_json::array();
     for (const auto& r : period.rows) {
-      nlohmann::ordered_json row = {{"group", r.group},
-                                    {"resource", r.resource},
-                                    {"reservedResourceSeconds", r.reserved.seconds()},
-                                    {"reservedResourceHours", r.reserved.hours()}};
-      row["quotaResourceSeconds"] =
-          r.quota ? nlohmann::ordered_json(r.quota->seconds()) : nlohmann::ordered_json(nullptr);
-      const std::string u = utilisation(r);
-      row["utilisation"] = u.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(u);
+      nlohmann::ordered_json row = {{"group", r.group}, {"resource", r.resource}};
+      render::putUsageIntegrals(row, r.reserved, r.quota);
       j["rows"].push_back(row);
     }
     out << j.dump(2) << "\n";

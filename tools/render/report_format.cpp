@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "replay/kueue/usage_report.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/render/json_text.h"
 
@@ -367,6 +368,21 @@ std::string reportToTable(const StateReport& report) {
     out << renderTable({"FINDING", "OBJECT", "MESSAGE"}, findings);
   }
   return out.str();
+}
+
+std::string utilisationText(const replay::Integral& reserved,
+                            const std::optional<replay::Integral>& quota) {
+  return quota ? replay::utilisation(reserved, *quota) : std::string();
+}
+
+void putUsageIntegrals(nlohmann::ordered_json& row, const replay::Integral& reserved,
+                       const std::optional<replay::Integral>& quota) {
+  row["reservedResourceSeconds"] = reserved.seconds();
+  row["reservedResourceHours"] = reserved.hours();
+  row["quotaResourceSeconds"] =
+      quota ? nlohmann::ordered_json(quota->seconds()) : nlohmann::ordered_json(nullptr);
+  const std::string u = utilisationText(reserved, quota);
+  row["utilisation"] = u.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(u);
 }
 
 }  // namespace ledger::render

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "replay/kueue/integral.h"
 #include "replay/kueue/report.h"
 
 namespace ledger::render {
@@ -27,6 +29,15 @@ std::string reportToTable(const StateReport& report);
 std::string clusterQueuesToTable(const std::vector<ClusterQueueReport>& queues);
 
 // A simple aligned text table (kubectl get style: upper-case headers).
+// A `report` row's integrals, as `ledger-query report -o json` prints them
+// after the row's names: reservedResourceSeconds, reservedResourceHours,
+// quotaResourceSeconds and utilisation (both null without a quota).
+void putUsageIntegrals(nlohmann::ordered_json& row, const replay::Integral& reserved,
+                       const std::optional<replay::Integral>& quota);
+// The row's utilisation, as the CSV and table print it ("" without a quota).
+std::string utilisationText(const replay::Integral& reserved,
+                            const std::optional<replay::Integral>& quota);
+
 std::string renderTable(const std::vector<std::string>& headers,
                         const std::vector<std::vector<std::string>>& rows);
 
