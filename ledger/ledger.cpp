@@ -68,10 +68,12 @@ rocksdb::ColumnFamilyOptions familyOptions(const std::string& name, bool writabl
     // Older table files without filters stay readable (no format change).
     table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   }
-  if (name == format::kEventsFamily) {
+  if (name == format::kEventsFamily && writable) {
     // The same for the memtable, where each absent key was searched for in
     // the skip list, a visible share of the writing thread. The filter is
-    // 2% of the memtable.
+    // 2% of the memtable. A reader looks up no dedupe keys, and RocksDB
+    // would allocate and clear the filter (1.3 MB) on every read-only open:
+    // fresh memory a command-line question pays for in page faults.
     cf.memtable_prefix_bloom_size_ratio = 0.02;
     cf.memtable_whole_key_filtering = true;
   }
