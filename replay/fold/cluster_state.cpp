@@ -7,11 +7,14 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "ledger/format.h"
+#include "ledger/scratch_message.h"
+#include "ledger/sha256.h"
 #include "replay/fold/object_reads.h"
 #include "schema/checkpoint.capnp.h"
 
@@ -30,12 +33,27 @@ kj::Array<capnp::word> copyWords(kj::ArrayPtr<const capnp::word> words) {
 
 // The form the state digest hashes: capnp::messageToFlatArray of a copy of
 // the projection as a message of its own, so it does not depend on how the
-// record was stored (a projection record or a checkpoint's chunk).
-kj::Array<capnp::word> copyMessage(schema::Projection::Reader projection) {
-  capnp::MallocMessageBuilder builder(projection.totalSize().wordCount + 8);
-  builder.setRoot(projection);
-  return capnp::messageToFlatArray(builder);
-}
+// record was stored (a projection record or a checkpoint's chunk). The copy
+// is one segment: the first is sized past the projection's total size, as a
+// MallocMessageBuilder of totalSize + 8 words was before, so the bytes are
+// the same whatever the scratch's size. One scratch serves every object:
+// a fresh message per object was megabytes of new memory per report.
+class DigestCopies {
+ public:
+  void hashCopy(schema::Projection::Reader projection, Sha256& h) {
+    const std::size_t words = projection.totalSize().wordCount + 8;
+    if (words > capacity_) {
+      capacity_ = std::max(words, 2 * capacity_);
+      scratch_ = std::make_unique<ScratchMessage>(capacity_);
+    }
+    scratch_->start().setRoot(projection);
+    for (std::string_view part : scratch_->parts()) h.update(part);
+  }
+
+ private:
+  std::size_t capacity_ = 0;
+  std::unique_ptr<ScratchMessage> scratch_;
+};
 
 // Which map an object belongs in, from its projected body.
 bool kindOf(schema::Projection::Body::Reader body, ObjectKind* kind) {
@@ -512,6 +530,7 @@ std::size_t ClusterState::liveObjects() const {
 Digest ClusterState::digest() const {
   requireMaterialized();
   Sha256 h;
+  DigestCopies copies;
   for (std::size_t kind = 0; kind < maps_.size(); ++kind) {
     for (const auto& [k, obj] : maps_[kind]) {
       const std::uint8_t tag = static_cast<std::uint8_t>(kind);
@@ -521,8 +540,7 @@ Digest ClusterState::digest() const {
       // A reader of its own, not the object's: capnp readers count what they
       // traverse in a shared limiter, so this may run beside other readers.
       capnp::FlatArrayMessageReader reader(obj->recordWords(), kStoredObjectLimits);
-      const auto words = copyMessage(reader.getRoot<schema::ProjectedRecord>().getObject());
-      h.update(words.asBytes().begin(), words.asBytes().size());
+      copies.hashCopy(reader.getRoot<schema::ProjectedRecord>().getObject(), h);
     }
   }
   history_.digestInto(h);

@@ -88,9 +88,9 @@ DeviceMatch evaluateMatch(DraContext& ctx, const std::string& driver,
       if (!r.ok()) {
         out.ok = false;
         out.devices.clear();
-        out.errors.push_back(FieldError::internal(reqPath, std::string("CEL evaluation error in ") +
-                                                               s.what + " for device " + d->name +
-                                                               ": " + r.error));
+        out.errors.push_back(FieldError::internal(
+            reqPath, std::string("CEL evaluation error in ") + s.what + " for device " +
+                         std::string(d->name) + ": " + r.error));
         return out;
       }
       if (!r.matched) {

@@ -6,7 +6,9 @@
 // with devices and their consumesCounters.
 //
 // Ownership: borrows the ClusterState, which must not change while the
-// catalog is used (readers point into it). Thread-compatible. Never throws.
+// catalog is used (readers and the devices' names point into it).
+// Thread-compatible. Throws only what allocation throws, and kj::Exception
+// for a stored object that does not decode.
 #pragma once
 
 #include <map>
@@ -23,10 +25,11 @@
 namespace ledger::replay::dra {
 
 struct CatalogDevice {
-  std::string driver;
-  std::string pool;
-  std::string name;
-  std::string sliceName;
+  // Views of the ResourceSlice's own strings, in the borrowed state.
+  std::string_view driver;
+  std::string_view pool;
+  std::string_view name;
+  std::string_view sliceName;
   std::int64_t generation = 0;
   schema::Device::Reader device;
   cel::Device celDevice;   // what a CEL selector sees
@@ -71,15 +74,13 @@ class DeviceCatalog {
  private:
   std::vector<CatalogDevice> devices_;
   std::map<std::pair<std::string, std::string>, Pool> pools_;
-  // Keyed by views of the device's own strings (devices_ never grows once
-  // built, so they stay where they are).
-  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, const CatalogDevice*>
-      byName_;
+  // The devices of current generations, sorted by (driver, pool, name):
+  // sorted once, where a map allocated and rebalanced a node per device.
+  std::vector<const CatalogDevice*> byName_;
   std::vector<std::string> problems_;
 };
 
 // Splits a DRA QualifiedName: "domain/id" or a bare id in `driver`'s domain.
-std::pair<std::string, std::string> qualifiedName(const std::string& name,
-                                                  const std::string& driver);
+std::pair<std::string, std::string> qualifiedName(std::string_view name, std::string_view driver);
 
 }  // namespace ledger::replay::dra
