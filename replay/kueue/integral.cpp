@@ -101,6 +101,11 @@ Integral& Integral::operator+=(const Integral& other) {
   return *this;
 }
 
+Integral& Integral::operator-=(const Integral& other) {
+  if (!other.total_.is_zero()) total_ -= other.total_;
+  return *this;
+}
+
 Int256 Integral::nanoUnitSeconds() const { return total_ / kBillion; }
 
 std::string Integral::seconds() const {

@@ -32,6 +32,9 @@ class Integral {
   // Adds `level` held for `durationNs` (nothing when durationNs <= 0).
   void add(const Quantity& level, std::int64_t durationNs);
   Integral& operator+=(const Integral& other);
+  // The integral of a period less that of a part of it (usage_rollups.cpp
+  // takes a partial hour as its stored hour less the rest).
+  Integral& operator-=(const Integral& other);
   friend bool operator==(const Integral&, const Integral&) = default;
 
   // Nano-unit-seconds, truncated toward zero.

@@ -67,6 +67,15 @@ class Integrator {
     }
   }
 
+  // The keys the current bucket names so far: right after seed() or cut(),
+  // those named from its start.
+  UsageBucket namedKeys() const {
+    UsageBucket out;
+    for (const auto& [key, totals] : bucket_.reserved) out.reserved[key];
+    for (const auto& [key, integral] : bucket_.quota) out.quota[key];
+    return out;
+  }
+
   UsageBucket cut(std::int64_t endNs) {
     for (auto& [key, level] : reserved_) {
       ReservedIntegrals& totals = bucket_.reserved[key];
@@ -240,6 +249,22 @@ void UsageBucket::append(const UsageBucket& next) {
   endNs = next.endNs;
 }
 
+bool UsageBucket::subtract(const UsageBucket& part) {
+  for (const auto& [key, totals] : part.reserved) {
+    if (!reserved.contains(key)) return false;
+  }
+  for (const auto& [key, integral] : part.quota) {
+    if (!quota.contains(key)) return false;
+  }
+  for (const auto& [key, totals] : part.reserved) {
+    ReservedIntegrals& mine = reserved[key];
+    mine.reserved -= totals.reserved;
+    mine.admitted -= totals.admitted;
+  }
+  for (const auto& [key, integral] : part.quota) quota[key] -= integral;
+  return true;
+}
+
 std::string UsageBucket::toRollup() const {
   capnp::MallocMessageBuilder message;
   auto root = message.initRoot<schema::UsageBucket>();
@@ -301,7 +326,8 @@ UsageBucket UsageBucket::fromRollup(kj::ArrayPtr<const capnp::word> words) {
 
 void integrateUsage(const Ledger& ledger, const std::vector<std::int64_t>& boundaries,
                     const UsageScope& scope, const FoldOptions& options,
-                    const std::function<void(UsageBucket&&)>& onBucket, UsageSteps* steps) {
+                    const std::function<void(UsageBucket&&)>& onBucket, UsageSteps* steps,
+                    NamedAtEnds* named) {
   if (boundaries.size() < 2) throw ReplayError("integrateUsage: give at least two boundaries");
   if (!std::is_sorted(boundaries.begin(), boundaries.end())) {
     throw ReplayError("integrateUsage: boundaries must ascend");
@@ -312,6 +338,7 @@ void integrateUsage(const Ledger& ledger, const std::vector<std::int64_t>& bound
   const std::uint64_t toSeq = replayer.seqAt(boundaries.back());
   Integrator integrator(scope, steps, fromNs);
   integrator.seed(replayer.foldTo(fromSeq, options));
+  if (named != nullptr) named->atStart = integrator.namedKeys();
   std::size_t next = 1;
   if (toSeq > fromSeq) {
     // As long as a replay of the period, so it reports progress too (after
@@ -338,6 +365,7 @@ void integrateUsage(const Ledger& ledger, const std::vector<std::int64_t>& bound
     if (options.progress) options.progress(total, total);
   }
   while (next < boundaries.size()) onBucket(integrator.cut(boundaries[next++]));
+  if (named != nullptr) named->atEnd = integrator.namedKeys();
 }
 
 }  // namespace ledger::replay

@@ -67,6 +67,10 @@ struct UsageBucket {
 
   // Adds the bucket that follows this one: this then covers both.
   void append(const UsageBucket& next);
+  // Subtracts the integrals of `part`, a bucket whose keys this one names
+  // (false, and this unchanged, when it names one this does not). Which keys
+  // the difference should name is the caller's question (usage_rollups.cpp).
+  bool subtract(const UsageBucket& part);
   // schema/rollup.capnp's UsageBucket, as a flat message; equal buckets give
   // equal bytes (verify compares them).
   std::string toRollup() const;
@@ -98,9 +102,18 @@ struct UsageSteps {
 // first boundary, then reads the records up to the last and calls onBucket
 // with each bucket in order. A record at a boundary belongs to the bucket
 // that ends there (it is folded into the next one's start).
+//
+// When `named` is given, it receives the keys named at the first boundary
+// (held by a workload or named by a live ClusterQueue once the records up to
+// that time are folded) and at the last: what a bucket starting there names
+// from its start. Their integrals are zero.
+struct NamedAtEnds {
+  UsageBucket atStart;
+  UsageBucket atEnd;
+};
 void integrateUsage(const Ledger& ledger, const std::vector<std::int64_t>& boundaries,
                     const UsageScope& scope, const FoldOptions& options,
-                    const std::function<void(UsageBucket&&)>& onBucket,
-                    UsageSteps* steps = nullptr);
+                    const std::function<void(UsageBucket&&)>& onBucket, UsageSteps* steps = nullptr,
+                    NamedAtEnds* named = nullptr);
 
 }  // namespace ledger::replay

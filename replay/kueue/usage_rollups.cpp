@@ -144,11 +144,57 @@ UsageBucket readCovered(const Ledger& ledger, std::int64_t from, std::int64_t to
 }
 
 UsageBucket integrateOne(const Ledger& ledger, std::int64_t from, std::int64_t to,
-                         const FoldOptions& options) {
+                         const FoldOptions& options, NamedAtEnds* named = nullptr) {
   UsageBucket out;
-  integrateUsage(ledger, {from, to}, UsageScope{}, options,
-                 [&](UsageBucket&& b) { out = std::move(b); });
+  integrateUsage(
+      ledger, {from, to}, UsageScope{}, options, [&](UsageBucket&& b) { out = std::move(b); },
+      nullptr, named);
   return out;
+}
+
+// [from, to), the part of the stored hour [hourStart, hourStart + 1h) at
+// one of its ends: integrated from the log, or, when the rest of the hour
+// holds fewer records, as the stored hour less the rest. A report's edge
+// then reads at most half an hour's records, and none at all for a period
+// that starts with the history.
+//
+// The difference has the right integrals (adjacent buckets add up,
+// usage_levels.h). It also names the right keys - every key the stored
+// hour names - unless a key the rest names, and not held where the two
+// meet, integrates to zero over [from, to): whether it came and went there
+// in an instant, or was held at zero, the rest cannot tell, so then the
+// part is integrated from the log after all.
+UsageBucket partialHour(const Ledger& ledger, std::int64_t from, std::int64_t to,
+                        std::int64_t hourStart, const FoldOptions& options,
+                        std::uint64_t* storedRead) {
+  const std::int64_t hourEnd = hourStart + kHourNs;
+  const bool head = to == hourEnd;  // else from == hourStart
+  const std::int64_t restFrom = head ? hourStart : to;
+  const std::int64_t restTo = head ? from : hourEnd;
+  const Replayer replayer(ledger);
+  const std::uint64_t partRecords = replayer.seqAt(to) - replayer.seqAt(from);
+  const std::uint64_t restRecords = replayer.seqAt(restTo) - replayer.seqAt(restFrom);
+  if (restRecords >= partRecords) return integrateOne(ledger, from, to, options);
+  NamedAtEnds named;
+  const UsageBucket rest = integrateOne(ledger, restFrom, restTo, options, &named);
+  std::uint64_t hourRead = 0;
+  UsageBucket part = readStored(ledger, kHour, hourStart, hourEnd, &hourRead);
+  if (!part.subtract(rest)) return integrateOne(ledger, from, to, options);
+  const UsageBucket& heldWhereTheyMeet = head ? named.atEnd : named.atStart;
+  for (const auto& [key, totals] : rest.reserved) {
+    const ReservedIntegrals& left = part.reserved.at(key);
+    if (!heldWhereTheyMeet.reserved.contains(key) && left.reserved.isZero() &&
+        left.admitted.isZero())
+      return integrateOne(ledger, from, to, options);
+  }
+  for (const auto& [key, integral] : rest.quota) {
+    if (!heldWhereTheyMeet.quota.contains(key) && part.quota.at(key).isZero())
+      return integrateOne(ledger, from, to, options);
+  }
+  part.startNs = from;
+  part.endNs = to;
+  if (storedRead != nullptr) *storedRead += hourRead;
+  return part;
 }
 
 // Writes the buckets of `grain` made of the finer grain's stored buckets
@@ -224,14 +270,22 @@ UsageBucket usageFromRollups(const Ledger& ledger, std::int64_t fromNs, std::int
   const std::int64_t a = std::max(ceilTo(fromNs, kHourNs), coverage->startNs);
   const std::int64_t b = std::min(floorTo(toNs, kHourNs), coverage->endNs);
   if (a >= b) return integrateOne(ledger, fromNs, toNs, options);
-  UsageBucket out = fromNs < a ? integrateOne(ledger, fromNs, a, options) : UsageBucket{};
+  // The partial hours at the edges, from their stored hours when those are
+  // in the coverage too.
+  auto edge = [&](std::int64_t from, std::int64_t to) {
+    const std::int64_t hourStart = floorTo(from, kHourNs);
+    if (hourStart >= coverage->startNs && hourStart + kHourNs <= coverage->endNs)
+      return partialHour(ledger, from, to, hourStart, options, storedRead);
+    return integrateOne(ledger, from, to, options);
+  };
+  UsageBucket out = fromNs < a ? edge(fromNs, a) : UsageBucket{};
   UsageBucket middle = readCovered(ledger, a, b, storedRead);
   if (fromNs < a) {
     out.append(middle);
   } else {
     out = std::move(middle);
   }
-  if (b < toNs) out.append(integrateOne(ledger, b, toNs, options));
+  if (b < toNs) out.append(edge(b, toNs));
   return out;
 }
 

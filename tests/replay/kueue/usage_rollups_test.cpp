@@ -7,6 +7,8 @@
 #include "replay/fold/checkpoints.h"
 #include "replay/kueue/usage_report.h"
 #include "replay/kueue/usage_rollups.h"
+#include "schema/k8s/rfc3339.h"
+#include "tests/kueue_objects.h"
 #include "tests/test_support.h"
 #include "tests/tools/sim_stream.h"
 
@@ -314,4 +316,105 @@ TEST_CASE("verify finds a damaged usage rollup, and a report reads around it",
                 .isOk());
     CHECK(replay::verifyUsageRollups(*ledger).problem.find("outside") != std::string::npos);
   }
+}
+
+namespace {
+
+std::int64_t at(const std::string& t) { return *tryParseRfc3339(t); }
+
+// A timeline for the partial hours at a report's edges (usage_rollups.cpp,
+// partialHour): cq holds 4 GPUs; w1 (namespace ns) holds 2 from 09:30 to
+// 12:30; w2 (ns2) holds 1 from 10:05 to 10:10 and is the only holder of its
+// key; lq is relabelled four times between 10:45 and 10:58 (records that
+// change no usage), and w3 (ns) holds 1 from 11:30. The last record, at
+// 13:30, leaves every hour up to 13:00 stored.
+std::string edgeTimeline() {
+  using namespace ledger::testing::k8s;
+  Json spec = {{"containers", Json::array({container("c", {{"nvidia.com/gpu", "1"}})})}};
+  auto withRv = [](Json o, const std::string& rv) {
+    o["metadata"]["resourceVersion"] = rv;
+    return o;
+  };
+  auto wl = [&](const std::string& ns, const std::string& name, const std::string& lq) {
+    return workload(ns, name, lq, Json::array({podSet("main", 1, spec)}));
+  };
+  Json w1 = admitted(wl("ns", "w1", "lq"), "cq", "default", {{"nvidia.com/gpu", "2"}});
+  Json w2 = admitted(wl("ns2", "w2", "lq2"), "cq", "default", {{"nvidia.com/gpu", "1"}});
+  Json w3 = admitted(wl("ns", "w3", "lq"), "cq", "default", {{"nvidia.com/gpu", "1"}});
+  std::string out =
+      event("ADDED", resourceFlavor("default"), "2026-11-01T09:00:00Z") +
+      event("ADDED", clusterQueue("cq", "v1beta2", "", {{"default", {{"nvidia.com/gpu", 4}}}}),
+            "2026-11-01T09:00:00Z") +
+      event("ADDED", localQueue("ns", "lq", "cq"), "2026-11-01T09:00:00Z") +
+      event("ADDED", localQueue("ns2", "lq2", "cq"), "2026-11-01T09:00:00Z") +
+      event("ADDED", w1, "2026-11-01T09:30:00Z") + event("ADDED", w2, "2026-11-01T10:05:00Z") +
+      event("MODIFIED", withRv(finished(w2), "2"), "2026-11-01T10:10:00Z");
+  int rv = 2;
+  for (const char* t : {"10:45", "10:50", "10:55", "10:58"}) {
+    Json lq = withRv(localQueue("ns", "lq", "cq"), std::to_string(rv++));
+    lq["metadata"]["labels"] = {{"relabelled", t}};
+    out += event("MODIFIED", lq, std::string("2026-11-01T") + t + ":00Z");
+  }
+  return out + event("ADDED", w3, "2026-11-01T11:30:00Z") +
+         event("MODIFIED", withRv(finished(w1), "2"), "2026-11-01T12:30:00Z") +
+         event("ADDED", localQueue("ns", "lq3", "cq"), "2026-11-01T13:30:00Z");
+}
+
+}  // namespace
+
+TEST_CASE("a partial hour is its stored hour less the rest, unless the rest cannot tell its keys",
+          "[report][rollups]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  REQUIRE(ingestText(*ledger, edgeTimeline()).rejected == 0);
+  REQUIRE(replay::writeUsageRollups(*ledger) > 0);
+  REQUIRE(replay::usageRollupCoverage(*ledger)->endNs == at("2026-11-01T13:00:00Z"));
+  // Each period: the hours stored in the middle, and whether its edge hour
+  // is taken from the store.
+  struct Case {
+    const char* what;
+    const char* from;
+    const char* to;
+    std::uint64_t storedRead;
+  };
+  const Case cases[] = {
+      // [10:07, 11:00): the rest of its hour, [10:00, 10:07), holds one
+      // record (w2 reserves), the part five: stored hour less the rest. The
+      // rest names w2's key, held at 10:07.
+      {"head edge from the stored hour", "2026-11-01T10:07:00Z", "2026-11-01T12:00:00Z", 2},
+      // [10:40, 11:00): the rest holds w2's two records, the part four; but
+      // w2's key, named by the rest, is not held at 10:40 and integrates to
+      // zero over the part: the rest cannot tell whether the part names it
+      // (it does not), so the part is read from the log.
+      {"head edge the rest cannot settle", "2026-11-01T10:40:00Z", "2026-11-01T12:00:00Z", 1},
+      // [10:00, 10:50): the rest, [10:50, 11:00), holds two records, the
+      // part three; every key the rest names is held at 10:50.
+      {"tail edge from the stored hour", "2026-11-01T09:00:00Z", "2026-11-01T10:50:00Z", 2},
+      // [10:00, 10:20): the rest holds more records than the part.
+      {"tail edge from the log", "2026-11-01T09:00:00Z", "2026-11-01T10:20:00Z", 1},
+      // From before the first record: the rest of its hour, [08:00, 08:59),
+      // is empty, the part holds the four records at 09:00.
+      {"a period from before the history", "2026-11-01T08:59:00Z", "2026-11-01T10:00:00Z", 2},
+      // The same head edge, four stored hours, and a tail past the stored
+      // hours, read from the log.
+      {"the whole history", "2026-11-01T08:30:00Z", "2026-11-01T13:30:00Z", 5},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    std::uint64_t storedRead = 0;
+    const auto fromRollups =
+        replay::usageFromRollups(*ledger, at(c.from), at(c.to), {}, &storedRead);
+    replay::UsageBucket fromLog;
+    replay::integrateUsage(*ledger, {at(c.from), at(c.to)}, replay::UsageScope{}, {},
+                           [&](replay::UsageBucket&& b) { fromLog = std::move(b); });
+    // The same keys and integrals, to the nano-unit-nanosecond.
+    CHECK(fromRollups == fromLog);
+    CHECK(storedRead == c.storedRead);
+  }
+  // The case the rest cannot settle: the log's answer does not name w2's key.
+  const auto part =
+      replay::usageFromRollups(*ledger, at("2026-11-01T10:40:00Z"), at("2026-11-01T11:00:00Z"));
+  CHECK_FALSE(
+      part.reserved.contains(replay::ReservedKey{"cq", "ns2", "default", "nvidia.com/gpu"}));
+  CHECK(part.reserved.contains(replay::ReservedKey{"cq", "ns", "default", "nvidia.com/gpu"}));
 }
