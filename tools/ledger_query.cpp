@@ -3,7 +3,8 @@
 //   usage --at TIME [--cluster-queue NAME]
 //   usage --from T1 --to T2 --step 5m [--cluster-queue NAME]   a time series
 //   serve [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F]
-//         a read-only Kubernetes API at any moment, and the web view
+//         a read-only Kubernetes API at any moment, and the web view: runs
+//         ledger-serve, installed beside this program
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
@@ -16,7 +17,7 @@
 #include "tools/fleet_query.h"
 #include "tools/progress.h"
 #include "tools/query_commands.h"
-#include "tools/serve_command.h"
+#include "tools/sibling_program.h"
 
 namespace po = boost::program_options;
 using namespace ledger;
@@ -80,15 +81,19 @@ int main(int argc, char** argv) {
     if (command.empty())
       throw cli::UsageError("give a command: state, usage, workload, report, admit or serve");
     if (command == "serve") {
-      serve::ServeOptions serveOptions;
-      serveOptions.ledgerDir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
-      serveOptions.listen = vm["listen"].as<std::string>();
-      if (vm.count("token-file")) serveOptions.tokenFile = vm["token-file"].as<std::string>();
-      if (vm.count("tls-cert")) serveOptions.tlsCert = vm["tls-cert"].as<std::string>();
-      if (vm.count("tls-key")) serveOptions.tlsKey = vm["tls-key"].as<std::string>();
-      if (vm.count("tls-client-ca"))
-        serveOptions.tlsClientCa = vm["tls-client-ca"].as<std::string>();
-      return cli::runServe(std::move(serveOptions));
+      // ledger-serve, beside this program (tools/sibling_program.h): the
+      // HTTP server's libraries are not loaded by every question.
+      std::vector<std::string> serveArgs = {"--listen", vm["listen"].as<std::string>(),
+                                            "--log-format", vm["log-format"].as<std::string>()};
+      if (!vm["ledger"].as<std::string>().empty()) {
+        serveArgs.insert(serveArgs.end(), {"--ledger", vm["ledger"].as<std::string>()});
+      }
+      for (const char* flag : {"token-file", "tls-cert", "tls-key", "tls-client-ca"}) {
+        if (vm.count(flag)) {
+          serveArgs.insert(serveArgs.end(), {std::string("--") + flag, vm[flag].as<std::string>()});
+        }
+      }
+      cli::execSiblingProgram("ledger-serve", serveArgs);
     }
     if (vm.count("fleet")) {
       return cli::runFleetQuery(vm["fleet"].as<std::string>(), command, args, std::cout);

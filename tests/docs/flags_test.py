@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-PROGRAMS = ["ledger-ingest", "ledger-replay", "ledger-query", "ledger-gen"]
+PROGRAMS = ["ledger-ingest", "ledger-replay", "ledger-query", "ledger-serve", "ledger-gen"]
 OPTION = re.compile(r"^\s+(?:-[A-Za-z] \[ )?(--[a-z][a-z0-9-]*)", re.M)
 
 
