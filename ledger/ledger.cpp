@@ -404,6 +404,10 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     // opened on this thread: starting a pool of threads for them on every
     // open of a command-line question cost more than opening them.
     dbo.max_file_opening_threads = 1;
+    // That every table file is there is still checked (one directory
+    // listing); their sizes, one stat per file, are left to the reads,
+    // which check each block's checksum anyway.
+    dbo.skip_checking_sst_file_sizes_on_db_open = true;
   }
   dbo.max_total_wal_size = options.maxWalBytes;
   // A vector memtable (object_index, familyOptions) takes no concurrent
@@ -422,25 +426,25 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   // (rocksdb/options.h, WALRecoveryMode).
   dbo.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
 
+  // The families to open: every one this build knows, or (a read-only open
+  // of an older ledger) those it has.
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  std::vector<std::string> present;
-  if (options.readOnly) {
-    // A version-1 ledger has no checkpoint_objects, one of version 2 or
-    // less no object_index, one of 3 or less no usage_rollups, and a
-    // read-only open cannot create them: open what is there.
-    auto s = rocksdb::DB::ListColumnFamilies(dbo, dir, &present);
-    if (!s.ok()) return fromRocks(s, "opening ledger " + dir);
-  }
-  for (const char* name : kFamilyNames) {
-    const bool optional = std::string_view(name) == format::kCheckpointObjectsFamily ||
-                          std::string_view(name) == format::kObjectIndexFamily ||
-                          std::string_view(name) == format::kUsageRollupsFamily;
-    if (options.readOnly && std::find(present.begin(), present.end(), name) == present.end()) {
-      if (optional) continue;
-      return Status::corruption("ledger " + dir + " has no column family " + name);
+  auto describe = [&](const std::vector<std::string>* present) {
+    descriptors.clear();
+    for (const char* name : kFamilyNames) {
+      const bool optional = std::string_view(name) == format::kCheckpointObjectsFamily ||
+                            std::string_view(name) == format::kObjectIndexFamily ||
+                            std::string_view(name) == format::kUsageRollupsFamily;
+      if (present != nullptr &&
+          std::find(present->begin(), present->end(), name) == present->end()) {
+        if (optional) continue;
+        return Status::corruption("ledger " + dir + " has no column family " + name);
+      }
+      descriptors.emplace_back(name, familyOptions(name, !options.readOnly));
     }
-    descriptors.emplace_back(name, familyOptions(name, !options.readOnly));
-  }
+    return Status::ok();
+  };
+  if (Status st = describe(nullptr); !st.isOk()) return st;
 
   std::unique_ptr<Ledger> ledger(new Ledger());
   ledger->dir_ = dir;
@@ -450,6 +454,19 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   rocksdb::Status s;
   if (options.readOnly) {
     s = rocksdb::DB::OpenForReadOnly(dbo, dir, descriptors, &ledger->families_->handles, &raw);
+    if (s.IsInvalidArgument()) {
+      // A version-1 ledger has no checkpoint_objects, one of version 2 or
+      // less no object_index, one of 3 or less no usage_rollups, and a
+      // read-only open cannot create them (nor open a family that is not
+      // there): open what is there. Listing first on every open read the
+      // manifest twice.
+      std::vector<std::string> present;
+      s = rocksdb::DB::ListColumnFamilies(dbo, dir, &present);
+      if (!s.ok()) return fromRocks(s, "opening ledger " + dir);
+      if (Status st = describe(&present); !st.isOk()) return st;
+      ledger->families_->handles.clear();
+      s = rocksdb::DB::OpenForReadOnly(dbo, dir, descriptors, &ledger->families_->handles, &raw);
+    }
   } else {
     s = rocksdb::DB::Open(dbo, dir, descriptors, &ledger->families_->handles, &raw);
   }
