@@ -82,11 +82,8 @@ Status Ledger::readCheckpointChunks(
 Status Ledger::checkpointAtOrBefore(std::uint64_t seq, std::uint64_t* foundSeq,
                                     std::string* bytes) const {
   *foundSeq = 0;
-  // Read once per fold: its block's memory is reused rather than kept in the
-  // block cache (see lookUpSorted).
-  rocksdb::ReadOptions ro;
-  ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kCheckpointsFamily)));
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), family(format::kCheckpointsFamily)));
   it->SeekForPrev(format::seqKey(seq));
   if (it->Valid()) {
     *foundSeq = format::decodeU64(it->key().ToStringView());

@@ -83,14 +83,7 @@ Status Ledger::scanProjectionWords(
   // records after its checkpoint, ~200 bytes each on disk) keeps RocksDB's
   // own readahead, which starts small and grows: a fixed 2 MB would read and
   // fault in several times the range on every query.
-  if (to == 0 || to - from > kShortScanRecords) {
-    ro.readahead_size = 2 << 20;
-  } else {
-    // A short scan reads each block once: kept out of the block cache, the
-    // blocks' memory is reused for the next one instead of growing the
-    // process, which a command-line question pays for in page faults.
-    ro.fill_cache = false;
-  }
+  if (to == 0 || to - from > kShortScanRecords) ro.readahead_size = 2 << 20;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kProjectionFamily)));
   AlignedBuffer buffer;
   for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
