@@ -36,18 +36,31 @@ kj::Array<capnp::word> copyWords(kj::ArrayPtr<const capnp::word> words) {
 // record was stored (a projection record or a checkpoint's chunk). The copy
 // is one segment: the first is sized past the projection's total size, as a
 // MallocMessageBuilder of totalSize + 8 words was before, so the bytes are
-// the same whatever the scratch's size. One scratch serves every object:
-// a fresh message per object was megabytes of new memory per report.
+// the same whatever the scratch's size. The record holding the projection
+// bounds its size (a copy holds no more than what it copies, plus its root
+// pointer), which spares a traversal of every object to measure it. One
+// scratch serves every object: a fresh message per object was megabytes of
+// new memory per report.
 class DigestCopies {
  public:
-  void hashCopy(schema::Projection::Reader projection, Sha256& h) {
-    const std::size_t words = projection.totalSize().wordCount + 8;
+  void hashCopy(schema::Projection::Reader projection, std::size_t recordWords, Sha256& h) {
+    const std::size_t words = recordWords + 8;
     if (words > capacity_) {
       capacity_ = std::max(words, 2 * capacity_);
       scratch_ = std::make_unique<ScratchMessage>(capacity_);
     }
     scratch_->start().setRoot(projection);
-    for (std::string_view part : scratch_->parts()) h.update(part);
+    auto parts = scratch_->parts();
+    if (parts.size() > 2) {
+      // Pointers that share what they point at (no builder writes them, a
+      // damaged record may) copy to more than the record holds: measured
+      // after all, as the copy always was.
+      capacity_ = projection.totalSize().wordCount + 8;
+      scratch_ = std::make_unique<ScratchMessage>(capacity_);
+      scratch_->start().setRoot(projection);
+      parts = scratch_->parts();
+    }
+    for (std::string_view part : parts) h.update(part);
   }
 
  private:
@@ -540,7 +553,8 @@ Digest ClusterState::digest() const {
       // A reader of its own, not the object's: capnp readers count what they
       // traverse in a shared limiter, so this may run beside other readers.
       capnp::FlatArrayMessageReader reader(obj->recordWords(), kStoredObjectLimits);
-      copies.hashCopy(reader.getRoot<schema::ProjectedRecord>().getObject(), h);
+      copies.hashCopy(reader.getRoot<schema::ProjectedRecord>().getObject(),
+                      obj->recordWords().size(), h);
     }
   }
   history_.digestInto(h);
