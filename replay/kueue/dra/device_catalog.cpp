@@ -1,15 +1,10 @@
 #include "replay/kueue/dra/device_catalog.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 namespace ledger::replay::dra {
-
-std::pair<std::string, std::string> qualifiedName(std::string_view name, std::string_view driver) {
-  auto slash = name.find('/');
-  if (slash == std::string_view::npos) return {std::string(driver), std::string(name)};
-  return {std::string(name.substr(0, slash)), std::string(name.substr(slash + 1))};
-}
 
 namespace {
 
@@ -17,7 +12,39 @@ using DeviceName = std::tuple<std::string_view, std::string_view, std::string_vi
 
 DeviceName nameOf(const CatalogDevice& d) { return {d.driver, d.pool, d.name}; }
 
-void buildCelDevice(CatalogDevice& d) {
+// A DRA QualifiedName, "domain/id" or a bare id in the driver's domain,
+// split without copying: (domain, id).
+std::pair<std::string_view, std::string_view> splitName(std::string_view name,
+                                                        std::string_view driver) {
+  const auto slash = name.find('/');
+  if (slash == std::string_view::npos) return {driver, name};
+  return {name.substr(0, slash), name.substr(slash + 1)};
+}
+
+// A driver publishes the same version strings (driverVersion,
+// cudaDriverVersion, ...) on every device: each is parsed once per catalog.
+class ParsedVersions {
+ public:
+  const std::optional<cel::Semver>& parse(std::string_view text) {
+    auto it = parsed_.find(text);
+    if (it == parsed_.end()) it = parsed_.emplace(std::string(text), cel::parseSemver(text)).first;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, std::optional<cel::Semver>, std::less<>> parsed_;
+};
+
+// The map for `domain` in `maps`, added when missing (a device has one or
+// two domains): the domain's name is copied only then.
+template <typename Maps>
+typename Maps::mapped_type& domainMap(Maps& maps, std::string_view domain) {
+  auto it = maps.find(domain);
+  if (it == maps.end()) it = maps.emplace(std::string(domain), typename Maps::mapped_type()).first;
+  return it->second;
+}
+
+void buildCelDevice(CatalogDevice& d, ParsedVersions& versions) {
   d.celDevice.driver = d.driver;
   // DeviceMatches converts the attributes before evaluating and stops at the
   // first that fails, so only the first problem is the device's error.
@@ -27,7 +54,7 @@ void buildCelDevice(CatalogDevice& d) {
   const auto attributes = d.device.getAttributes();
   for (auto attr : attributes) {
     const std::string_view attrName = textView(attr.getName());
-    auto [domain, id] = qualifiedName(attrName, d.driver);
+    const auto [domain, id] = splitName(attrName, d.driver);
     auto value = attr.getValue();
     cel::AttributeValue v;
     switch (value.which()) {
@@ -41,7 +68,7 @@ void buildCelDevice(CatalogDevice& d) {
         v = std::string(textView(value.getString()));
         break;
       case schema::DeviceAttribute::Value::VERSION: {
-        auto sv = cel::parseSemver(value.getVersion().cStr());
+        const auto& sv = versions.parse(textView(value.getVersion()));
         if (!sv) {
           // k8s dynamic-resource-allocation/cel: every evaluation on this device fails.
           fail("attribute " + std::string(attrName) +
@@ -57,22 +84,19 @@ void buildCelDevice(CatalogDevice& d) {
         fail("attribute " + std::string(attrName) + ": unsupported attribute value");
         continue;
     }
-    auto inDomain = d.celDevice.attributes.find(domain);
-    if (inDomain == d.celDevice.attributes.end()) {
-      // Room for every attribute at once: a device has one or two domains.
-      inDomain = d.celDevice.attributes.emplace(std::move(domain), cel::AttributeMap()).first;
-      inDomain->second.reserve(attributes.size());
-    }
-    inDomain->second.insert_or_assign(std::move(id), std::move(v));
+    cel::AttributeMap& inDomain = domainMap(d.celDevice.attributes, domain);
+    if (inDomain.empty()) inDomain.reserve(attributes.size());  // room for all at once
+    inDomain.insert_or_assign(std::string(id), std::move(v));
   }
   for (auto cap : d.device.getCapacity()) {
-    auto [domain, id] = qualifiedName(textView(cap.getName()), d.driver);
-    auto q = Quantity::tryParse(cap.getValue().cStr());
+    const std::string_view capName = textView(cap.getName());
+    const auto [domain, id] = splitName(capName, d.driver);
+    auto q = Quantity::tryParse(textView(cap.getValue()));
     if (!q) {
-      fail("capacity " + std::string(textView(cap.getName())) + ": malformed quantity");
+      fail("capacity " + std::string(capName) + ": malformed quantity");
       continue;
     }
-    d.celDevice.capacity[domain][id] = *q;
+    domainMap(d.celDevice.capacity, domain).insert_or_assign(std::string(id), *q);
   }
 }
 
@@ -152,7 +176,8 @@ DeviceCatalog::DeviceCatalog(const ClusterState& state) {
     }
   }
   byName_.resize(kept);
-  for (CatalogDevice& d : devices_) buildCelDevice(d);
+  ParsedVersions versions;
+  for (CatalogDevice& d : devices_) buildCelDevice(d, versions);
 }
 
 std::vector<const CatalogDevice*> DeviceCatalog::completePoolDevices(

@@ -80,7 +80,4 @@ class DeviceCatalog {
   std::vector<std::string> problems_;
 };
 
-// Splits a DRA QualifiedName: "domain/id" or a bare id in `driver`'s domain.
-std::pair<std::string, std::string> qualifiedName(std::string_view name, std::string_view driver);
-
 }  // namespace ledger::replay::dra
