@@ -12,7 +12,12 @@ server) fails here.
 RocksDB is linked statically (meson.build): its shared library alone cost a
 question tens of thousands of symbol relocations, so naming it fails too.
 
-usage: program_libraries_test.py LEDGER_QUERY
+Where jemalloc is linked (not in sanitizer builds), ledger-query carries its
+options (tools/allocator_options.cpp: transparent huge pages for a program
+that answers and exits) and ledger-ingest, which runs for days as a daemon,
+does not.
+
+usage: program_libraries_test.py LEDGER_QUERY LEDGER_INGEST
 """
 import subprocess
 import sys
@@ -27,8 +32,14 @@ def needed(binary):
             if "(NEEDED)" in line]
 
 
+def exports_malloc_conf(binary):
+    out = subprocess.run(["nm", "-D", "--defined-only", binary], check=True,
+                         capture_output=True, text=True).stdout
+    return any(line.split()[-1] == "malloc_conf" for line in out.splitlines() if line.strip())
+
+
 def main():
-    binary = sys.argv[1]
+    binary, ingest = sys.argv[1], sys.argv[2]
     libs = needed(binary)
     bad = [lib for lib in libs if lib.startswith(FORBIDDEN)]
     print(f"{binary}: {len(libs)} shared libraries named: {' '.join(libs)}")
@@ -38,6 +49,14 @@ def main():
     if not any(lib.startswith("libstdc++") for lib in libs):
         print("FAIL: readelf listed no libstdc++, so this check reads nothing")
         return 1
+    if any(lib.startswith("libjemalloc") for lib in libs):
+        if not exports_malloc_conf(binary):
+            print(f"FAIL: {binary} carries no jemalloc options (malloc_conf)")
+            return 1
+        if exports_malloc_conf(ingest):
+            print(f"FAIL: {ingest} carries the answering programs' jemalloc options")
+            return 1
+        print("jemalloc options: in ledger-query, not in ledger-ingest")
     return 0
 
 

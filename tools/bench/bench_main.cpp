@@ -106,8 +106,9 @@ void measureReadSide(const std::string& dir, int queries, int runs, std::uint64_
   PhaseOutcome scan2 = runPhase([&] { return rawScanPhase(dir); });
   run->rawScan = faster(scan1, scan2);
   log("checkpoints");
-  run->checkpoints = runPhase([&] { return checkpointPhase(dir); });
-  run->settleCheckpoints = runPhase([&] { return settlePhase(dir); });
+  // Written as ledger-ingest writes them (its last step).
+  run->checkpoints = runPhase([&] { return checkpointPhase(dir); }, HugePages::kAsLedgerIngest);
+  run->settleCheckpoints = runPhase([&] { return settlePhase(dir); }, HugePages::kAsLedgerIngest);
   run->checkpointBytes = get(run->settleCheckpoints, "bytes.checkpoints");
   log(std::to_string(queries) + " point-in-time queries, page cache warm");
   run->query = runPhase([&] { return queryPhase(dir, queries, seed, PageCache::kWarm); });
@@ -151,7 +152,7 @@ SizeRun runSize(const Config& c, std::uint64_t n) {
   }
   log(n, "the daemon's live state over the stream");
   const std::string liveDir = (c.workdir / ("live-" + tag)).string();
-  run.live = runPhase([&] { return livePhase(events, liveDir); });
+  run.live = runPhase([&] { return livePhase(events, liveDir); }, HugePages::kAsLedgerIngest);
   std::error_code ec;
   fs::remove_all(liveDir, ec);
   if (c.liveOnly) {
@@ -159,15 +160,19 @@ SizeRun runSize(const Config& c, std::uint64_t n) {
     return run;
   }
   log(n, "raw RocksDB write (1 of 2)");
-  PhaseOutcome raw1 = runPhase([&] { return rawWrite(events, rawDir, c.batch); });
+  PhaseOutcome raw1 =
+      runPhase([&] { return rawWrite(events, rawDir, c.batch); }, HugePages::kAsLedgerIngest);
   log(n, "ingest");
-  run.ingest = runPhase([&] { return ingestPhase(events, ledgerDir, c.batch); });
+  run.ingest =
+      runPhase([&] { return ingestPhase(events, ledgerDir, c.batch); }, HugePages::kAsLedgerIngest);
   log(n, "raw RocksDB write (2 of 2)");
-  PhaseOutcome raw2 = runPhase([&] { return rawWrite(events, rawDir, c.batch); });
+  PhaseOutcome raw2 =
+      runPhase([&] { return rawWrite(events, rawDir, c.batch); }, HugePages::kAsLedgerIngest);
   run.rawWrite = faster(raw1, raw2);
   log(n, "raw RocksDB write as table files");
-  run.rawTableWrite = runPhase([&] { return rawTableWrite(events, rawDir, c.batch); });
-  run.settle = runPhase([&] { return settlePhase(ledgerDir); });
+  run.rawTableWrite =
+      runPhase([&] { return rawTableWrite(events, rawDir, c.batch); }, HugePages::kAsLedgerIngest);
+  run.settle = runPhase([&] { return settlePhase(ledgerDir); }, HugePages::kAsLedgerIngest);
   run.ledgerBytes = static_cast<double>(directoryBytes(ledgerDir));
   measureReadSide(
       ledgerDir, c.queries, c.runs, c.seed, [&](const std::string& what) { log(n, what); }, &run);

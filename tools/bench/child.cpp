@@ -1,5 +1,6 @@
 #include "tools/bench/child.h"
 
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,7 +62,7 @@ void phaseText(const std::string& key, const std::string& text) {
   pendingTexts() += line + "\n";
 }
 
-PhaseOutcome runPhase(const std::function<Metrics()>& body) {
+PhaseOutcome runPhase(const std::function<Metrics()>& body, HugePages pages) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
   std::fflush(nullptr);  // or the child would print the parent's buffered output again
@@ -69,6 +70,10 @@ PhaseOutcome runPhase(const std::function<Metrics()>& body) {
   if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
   if (pid == 0) {
     ::close(fds[0]);
+    // The kernel then ignores jemalloc's madvise(MADV_HUGEPAGE) in this
+    // process: its memory behaves as ledger-ingest's, which is built without
+    // the option. Memory touched before the fork keeps its pages.
+    if (pages == HugePages::kAsLedgerIngest) ::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
     childMain(fds[1], body);
   }
   ::close(fds[1]);

@@ -26,7 +26,14 @@ struct PhaseOutcome {
   double maxRssMb = 0;                       // peak resident set of the child
 };
 
-PhaseOutcome runPhase(const std::function<Metrics()>& body);
+// Whether a phase's process backs its heap with transparent huge pages as
+// the programs that answer and exit do (ledger-query, ledger-replay: this
+// program's allocator options, tools/meson.build), or without, as
+// ledger-ingest does: a writer's phase is measured as ledger-ingest runs.
+enum class HugePages { kAsAnswering, kAsLedgerIngest };
+
+PhaseOutcome runPhase(const std::function<Metrics()>& body,
+                      HugePages pages = HugePages::kAsAnswering);
 
 // Called by a phase's body (in the child): hands `text` back under `key`
 // (without spaces) beside the metrics (PhaseOutcome::texts). Line breaks in

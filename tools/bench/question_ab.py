@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Two builds of ledger-query asked the same questions, in alternating pairs.
+
+    python3 tools/bench/question_ab.py LEDGER A_LEDGER_QUERY B_LEDGER_QUERY [--runs 21]
+
+The questions are ledger-bench's end-to-end ones (tools/bench/end_to_end.cpp),
+at moments taken from the ledger itself: `state --at T` and `usage --at T` at
+halfway through the history, `report` over the whole history and over the day
+up to halfway, and `workload NS/NAME` for the first workload alive halfway;
+then `--version`, which opens no ledger (what starting the program costs).
+Each run is a process of its own, timed from its start to its exit, output
+discarded; A and B take turns, one untimed pair first. The answers of A and B
+are compared byte for byte before any timing: a speed-up that changed an
+answer is no speed-up.
+
+Prints per question the median wall time of each build (min-max) and the
+median of the pairs' ratios A / B (below 1: A is faster).
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+
+
+def rfc3339(t):
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def parse_time(text):
+    return datetime.strptime(text.replace("Z", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z") \
+        if "." in text else datetime.strptime(text.replace("Z", "+0000"), "%Y-%m-%dT%H:%M:%S%z")
+
+
+def answer(binary, args):
+    return subprocess.run([binary] + args, check=True, capture_output=True).stdout
+
+
+def questions(binary, ledger):
+    at = lambda seq: json.loads(answer(binary, ["state", "--seq", str(seq), "--ledger", ledger,
+                                                "-o", "json"]))
+    first_state = at(1)
+    last_state = at(2**63)
+    first = parse_time(first_state["at"]["time"])
+    last = parse_time(last_state["at"]["time"])
+    middle = first + (last - first) / 2
+    mid_state = json.loads(answer(binary, ["state", "--at", rfc3339(middle), "--ledger", ledger,
+                                           "-o", "json"]))
+    alive = sorted(f"{w['namespace']}/{w['name']}" for w in mid_state["workloads"])
+    out = [
+        ("state --at T", ["state", "--at", rfc3339(middle), "-o", "json"]),
+        ("usage --at T", ["usage", "--at", rfc3339(middle), "-o", "json"]),
+        ("report, whole history", ["report", "--from", rfc3339(first), "--to", rfc3339(last),
+                                   "-o", "json"]),
+        ("report, a day", ["report", "--from", rfc3339(max(first, middle - timedelta(days=1))),
+                           "--to", rfc3339(middle), "-o", "json"]),
+    ]
+    if alive:
+        out.append(("workload NS/NAME", ["workload", alive[0], "-o", "json"]))
+    out = [(name, args + ["--ledger", ledger]) for name, args in out]
+    out.append(("--version", ["--version"]))
+    return out
+
+
+def timed(binary, args):
+    start = time.monotonic()
+    subprocess.run([binary] + args, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.monotonic() - start
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("ledger")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--runs", type=int, default=21)
+    o = p.parse_args()
+    qs = questions(o.a, o.ledger)
+    for name, args in qs:
+        if name != "--version" and answer(o.a, args) != answer(o.b, args):
+            print(f"{name}: the two builds answer differently", file=sys.stderr)
+            return 1
+    print(f"| question | A, median ms (min-max) | B, median ms (min-max) | A / B, median of {o.runs} pairs |")
+    print("|---|---|---|---|")
+    for name, args in qs:
+        timed(o.a, args), timed(o.b, args)  # untimed pair: the page cache
+        a, b = [], []
+        for _ in range(o.runs):
+            a.append(timed(o.a, args))
+            b.append(timed(o.b, args))
+        ratio = statistics.median(x / y for x, y in zip(a, b))
+        ms = lambda v: f"{statistics.median(v) * 1000:.1f} ({min(v) * 1000:.1f}-{max(v) * 1000:.1f})"
+        print(f"| `{name}` | {ms(a)} | {ms(b)} | {ratio:.3f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
