@@ -1,5 +1,6 @@
-// jemalloc's options for the programs that answer and exit: ledger-query and
-// ledger-replay (tools/meson.build, answering_allocator_dep).
+// jemalloc's options for the programs that answer and exit: ledger-replay and
+// ledger-bench (tools/meson.build, answering_allocator_dep; ledger-query has
+// its own, question_allocator.cpp).
 //
 // jemalloc reads this symbol before the first allocation; /etc/malloc.conf
 // and the MALLOC_CONF environment variable, read after it, override any

@@ -16,12 +16,15 @@ the compression libraries, yaml-cpp, RE2, Boost.Program_options and jemalloc;
 naming any of them fails too.
 
 Where jemalloc is linked (not in sanitizer builds), ledger-query carries its
-options (tools/allocator_options.cpp: transparent huge pages for a program
-that answers and exits) and ledger-ingest, which runs for days as a daemon,
-does not.
+options (tools/question_allocator.cpp: transparent huge pages, one arena,
+its memory reserved at start in one piece, for a program that answers one
+question and exits; jemalloc's own statistics show them in effect) and
+ledger-ingest, which runs for days as a daemon, does not.
 
 usage: program_libraries_test.py LEDGER_QUERY LEDGER_INGEST
 """
+import os
+import re
 import subprocess
 import sys
 
@@ -50,6 +53,23 @@ def carries_malloc_conf(binary):
     return defines(binary, "malloc_conf") or defines(binary, "malloc_conf", dynamic=True)
 
 
+def question_heap_problems(binary):
+    """What jemalloc's statistics say is missing of question_allocator.cpp."""
+    env = dict(os.environ, MALLOC_CONF="stats_print:true")
+    run = subprocess.run([binary, "--version"], env=env, capture_output=True, text=True)
+    stats = run.stdout + run.stderr
+    problems = [f"{option} is not {value}" for option, value in
+                (("opt.thp", '"always"'), ("opt.narenas", "1"), ("opt.oversize_threshold", "0"))
+                if not re.search(rf"^\s*{re.escape(option)}: {re.escape(value)}$", stats, re.M)]
+    totals = re.search(r"^Allocated: .*mapped: (\d+), retained: (\d+)$", stats, re.M)
+    if not totals:
+        problems.append("jemalloc printed no totals")
+    elif int(totals.group(1)) + int(totals.group(2)) < 64 << 20:
+        problems.append(f"the arena holds {int(totals.group(1)) + int(totals.group(2))} bytes, "
+                        "less than the 64 MiB reserve")
+    return problems
+
+
 def main():
     binary, ingest = sys.argv[1], sys.argv[2]
     libs = needed(binary)
@@ -69,7 +89,12 @@ def main():
         if carries_malloc_conf(ingest):
             print(f"FAIL: {ingest} carries the answering programs' jemalloc options")
             return 1
-        print("jemalloc options: in ledger-query, not in ledger-ingest")
+        problems = question_heap_problems(binary)
+        if problems:
+            print(f"FAIL: {binary}'s heap: {'; '.join(problems)}")
+            return 1
+        print("jemalloc options: in ledger-query (one arena, reserved, huge pages), "
+              "not in ledger-ingest")
     return 0
 
 
