@@ -35,6 +35,11 @@ struct Reservation {
   workload @0 :Text;         # "namespace/name"
   seq @1 :UInt64;            # the record where QuotaReserved last became True
   timeNs @2 :Int64;          # that record's time
+  # Reserved before the ledger saw it: first seen reserved inside a
+  # snapshot's bracket (schema/observation.h), with the QuotaReserved
+  # condition's lastTransitionTime.
+  snapshot @3 :Bool;
+  reservedAtNs @4 :Int64;
 }
 
 struct ConfigSource {
@@ -65,6 +70,7 @@ struct ChargeHistory {
   controllerPods @3 :List(ControllerPod);
   controllerNamespaces @4 :List(Text);
   lastInputChange @5 :List(UInt64);  # by ObjectKind
+  openSnapshotSeq @6 :UInt64;        # the Snapshot opened and not closed; 0: none
 }
 
 struct Checkpoint {

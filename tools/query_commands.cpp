@@ -1,5 +1,6 @@
 #include "tools/query_commands.h"
 
+#include "replay/fold/observations.h"
 #include "replay/fold/replayer.h"
 #include "replay/kueue/usage_report.h"
 #include "replay/kueue/usage_rollups.h"
@@ -7,6 +8,7 @@
 #include "schema/k8s/rfc3339.h"
 #include "tools/admit_command.h"
 #include "tools/progress.h"
+#include "tools/render/coverage_format.h"
 #include "tools/render/json_text.h"
 #include "tools/render/report_format.h"
 #include "tools/render/usage_chart.h"
@@ -19,11 +21,31 @@ namespace ledger::cli {
 
 namespace {
 
+// A moment the ledger can answer for: not before its first record (it saw
+// nothing then; an empty state would say the cluster was empty). A moment in
+// a gap is answered with a warning.
+void checkMoment(const Ledger& ledger, std::int64_t atNs) {
+  const auto coverage = replay::coverageOf(ledger, atNs, atNs + 1);
+  if (coverage.empty) {
+    throw UsageError("the ledger holds no record: it observed nothing at " + formatRfc3339(atNs));
+  }
+  if (atNs < coverage.observedFromNs) {
+    throw UsageError(formatRfc3339(atNs) + " is before the ledger's first record (" +
+                     formatRfc3339(coverage.observedFromNs) + "): it observed nothing then");
+  }
+  if (const std::string w = render::momentWarning(coverage, atNs); !w.empty()) {
+    std::cerr << "warning: " << w << "\n";
+  }
+}
+
 // The seq a query is about: --seq, else --at, else the end of the log.
 std::uint64_t resolveSeq(const Ledger& ledger, const QueryArgs& args, bool required) {
   if (args.seq && args.at) throw UsageError("give --at or --seq, not both");
   if (args.seq) return std::min(*args.seq, ledger.lastSeq());
-  if (args.at) return replay::Replayer(ledger).seqAt(*args.at);
+  if (args.at) {
+    checkMoment(ledger, *args.at);
+    return replay::Replayer(ledger).seqAt(*args.at);
+  }
   if (required) throw UsageError("give the moment with --at TIME or --seq N");
   return ledger.lastSeq();
 }
@@ -142,7 +164,10 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
     replay::integrateUsage(ledger, boundaries, replay::UsageScope{}, fo, add);
   }
   progress.done();
+  const auto coverage = replay::coverageOf(ledger, *args.from, *args.to);
   auto lengthOf = [&](std::size_t i) { return boundaries[i + 1] - boundaries[i]; };
+  if (args.output != OutputFormat::kJson)
+    std::cerr << render::coverageWarnings(coverage, *args.from);
   if (args.output == OutputFormat::kJson) {
     // Written as text: a month of hourly points for every queue is a
     // hundred thousand objects, and a tree of nodes first doubled the time.
@@ -156,6 +181,8 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
     j.string(formatRfc3339(*args.to));
     j.key("step");
     j.string(args.stepText);
+    j.key("coverage");
+    render::writeCoverage(j, coverage);
     j.key("series");
     j.beginArray();
     std::vector<std::string> times;
@@ -321,6 +348,7 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
       args.svg ? replay::ChartSteps::kKeep : replay::ChartSteps::kOmit,
       args.useCheckpoints ? replay::UsageSource::kRollupsWhereStored : replay::UsageSource::kLog);
   progress.done();
+  const auto coverage = replay::coverageOf(ledger, period.fromNs, period.toNs);
   if (!period.rollupProblem.empty()) {
     std::cerr << "warning: " << period.rollupProblem
               << "; the period was read from the log (`ledger-replay checkpoint --rewrite` "
@@ -339,6 +367,7 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     j["from"] = formatRfc3339(period.fromNs);
     j["to"] = formatRfc3339(period.toNs);
     j["by"] = args.by;
+    j["coverage"] = render::coverageToJson(coverage);
     j["rows"] = nlohmann::ordered_json::array();
     for (const auto& r : period.rows) {
       nlohmann::ordered_json row = {{"group", r.group}, {"resource", r.resource}};
@@ -347,6 +376,7 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     }
     out << j.dump(2) << "\n";
   } else if (args.output == OutputFormat::kCsv) {
+    std::cerr << render::coverageWarnings(coverage, period.fromNs);
     out << "group,resource,reserved_resource_seconds,reserved_resource_hours,quota_resource_"
            "seconds,utilisation\n";
     for (const auto& r : period.rows) {
@@ -366,6 +396,7 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     }
     out << "Usage from " << formatRfc3339(period.fromNs) << " to " << formatRfc3339(period.toNs)
         << " by " << args.by << "\n";
+    out << render::coverageWarnings(coverage, period.fromNs);
     out << render::renderTable({"GROUP", "RESOURCE", "RESERVED", "QUOTA", "UTILISATION"}, rows);
   }
   return kExitOk;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <random>
 #include <unordered_set>
 
@@ -97,6 +98,14 @@ void Informer::run() {
                 tried.empty() ? "preferred" : tried,
                 static_cast<double>(options_.absentRetry.count()) / 1000.0);
             announcedAbsent_ = true;
+            // A snapshot waits for no LIST of it.
+            auto absent = std::make_shared<ResolvedResource>();
+            absent->id = id_;
+            WatchMessage m;
+            m.type = WatchMessage::Type::kAbsent;
+            m.receivedNs = nowNs();
+            m.resource = std::move(absent);
+            if (!writer_.push(std::move(m))) throw Interrupted();
           }
           metrics_.setState(id_, ResourceState::kAbsent);
           wait(options_.absentRetry);
@@ -172,6 +181,7 @@ void Informer::list() {
                expired_ ? " again (the watch's resourceVersion expired)" : "");
   WatchMessage begin;
   begin.type = WatchMessage::Type::kListBegin;
+  begin.expired = expired_;
   push(std::move(begin));
   auto listed = std::make_shared<std::unordered_set<std::string>>();
   std::string cont, listRv;

@@ -6,12 +6,16 @@
 #include <limits>
 #include <vector>
 #include "schema/k8s/rfc3339.h"
+#include "schema/observation.h"
 
 namespace ledger::kube {
 
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
+
+// The source the Snapshot objects are recorded under.
+constexpr const char* kSnapshotSource = "ledger:snapshot";
 
 std::string rvOf(const nlohmann::json& object) {
   auto meta = object.find("metadata");
@@ -107,11 +111,18 @@ LedgerWriter::LedgerWriter(Ledger& ledger, Metrics& metrics, WriterOptions optio
       // records of one message.
       ingester_(ledger, ingest::IngestOptions{std::numeric_limits<std::size_t>::max(), nullptr,
                                               [this](const AppendResult& r) { onCommit(r); },
-                                              options.projection}) {}
+                                              options.projection}),
+      snapshot_(options_.snapshotWait),
+      late_(options_.lateHold) {}
 
 LedgerWriter::~LedgerWriter() { close(); }
 
 void LedgerWriter::start() {
+  if (ledger_.lastSeq() != 0) {
+    Status st = ledger_.timeOf(ledger_.lastSeq(), &lastStampedNs_);
+    if (!st.isOk()) throw ingest::LedgerError(st);
+  }
+  snapshot_.expect(options_.watched, SteadyClock::now());
   metrics_.committed(ledger_.lastSeq());
   updateStoredBytes(true);
   thread_ = std::thread([this] { run(); });
@@ -161,8 +172,8 @@ void LedgerWriter::run() {
       {
         std::unique_lock lock(mu_);
         auto ready = [&] { return closing_ || !queue_.empty(); };
-        if (dirtySince_) {
-          changed_.wait_until(lock, *dirtySince_ + options_.flushInterval, ready);
+        if (const auto wake = wakeAt()) {
+          changed_.wait_until(lock, *wake, ready);
         } else {
           changed_.wait(lock, ready);
         }
@@ -173,8 +184,13 @@ void LedgerWriter::run() {
       // Each message leaves the batch once handled, so that a stop while
       // the disk is full can count the ones still waiting.
       for (; !batch.empty(); batch.pop_front()) handle(batch.front());
+      tick(false);
       if (dirtySince_ && SteadyClock::now() >= *dirtySince_ + options_.flushInterval) flush();
     }
+    // Stopping: what was held is recorded, the snapshot closed with what it
+    // has, and every live watch was current until now.
+    tick(true);
+    for (const auto& id : live_) markCurrent(*resources_[id], nowNs());
     flush();
   } catch (const GaveUp& g) {
     std::lock_guard lock(mu_);
@@ -208,19 +224,105 @@ void LedgerWriter::add(const std::string& source, ingest::WatchEvent event,
     dirtySince_ = SteadyClock::now();
     metrics_.setOldestUncommitted(receivedNs);
   }
-  // Live events are stamped with the ingest clock as the writer records them:
-  // in queue order, so times across resources do not need raising.
-  if (event.type != ingest::WatchEventType::kBookmark && !event.timeNs) {
-    event.timeNs = nowNs();
+  // Live events are stamped with the ingest clock as the writer records
+  // them; a late event comes with its object's time. Either is raised to the
+  // record before: the log's times never go backwards.
+  if (event.type != ingest::WatchEventType::kBookmark) {
+    const std::int64_t t = std::max(event.timeNs.value_or(nowNs()), lastStampedNs_);
+    event.timeNs = t;
+    lastStampedNs_ = t;
   }
   ingester_.add(source, std::move(event), ++positions_[source]);
   if (ingester_.pending() >= options_.batchRecords) flush();
 }
 
+std::optional<SteadyClock::time_point> LedgerWriter::wakeAt() const {
+  std::optional<SteadyClock::time_point> wake;
+  auto consider = [&](std::optional<SteadyClock::time_point> t) {
+    if (t && (!wake || *t < *wake)) wake = t;
+  };
+  if (dirtySince_) consider(*dirtySince_ + options_.flushInterval);
+  consider(late_.deadline());
+  consider(snapshot_.deadline());
+  return wake;
+}
+
 void LedgerWriter::handle(WatchMessage& m) {
+  const auto now = SteadyClock::now();
+  resources_.try_emplace(m.resource->id, m.resource);
+  if (snapshot_.defers(m.resource->id, now)) {
+    snapshot_.defer(std::move(m));
+    return;
+  }
+  if (late_.holdIfLate(m, now)) {
+    // Held late events count against the queue: a watch must not read on
+    // while the disk is full.
+    if (late_.size() >= options_.queueCapacity) drainLate();
+    return;
+  }
+  // Everything else happened after the late events held.
+  if (!late_.empty()) drainLate();
+  dispatch(m);
+  tick(false);
+}
+
+void LedgerWriter::drainLate() {
+  for (auto& held : late_.take()) {
+    WatchMessage& m = held.message;
+    if (held.timeNs < m.receivedNs) {
+      m.event.timeNs = held.timeNs;
+      auto& meta = m.event.object["metadata"];
+      if (meta.is_object()) {
+        meta["annotations"][std::string(observation::kReceivedAnnotation)] =
+            formatRfc3339(m.receivedNs);
+      }
+    }
+    dispatch(m);
+  }
+}
+
+void LedgerWriter::tick(bool force) {
+  const auto now = SteadyClock::now();
+  if (!late_.empty() && (force || now >= *late_.deadline())) drainLate();
+  for (;;) {
+    auto released = force ? snapshot_.releaseAll() : snapshot_.releasable(now);
+    if (released.empty()) break;
+    for (auto& m : released) {
+      if (force || !late_.holdIfLate(m, now)) {
+        if (!late_.empty() && !force) drainLate();
+        dispatch(m);
+      }
+    }
+  }
+  if (force && !late_.empty()) drainLate();
+  if (!snapshot_.open()) {
+    snapshot_.expire(now);
+    return;
+  }
+  flush();
+  if (auto closed = snapshot_.closing(ledger_.lastSeq(), nowNs(), now, force)) {
+    ingest::WatchEvent ev;
+    ev.type = ingest::WatchEventType::kModified;
+    ev.object = std::move(*closed);
+    const auto& status = ev.object["status"];
+    spdlog::info(
+        "snapshot {}: seqs {}..{} complete{}", ev.object["metadata"]["name"].get<std::string>(),
+        status["firstSeq"].get<std::uint64_t>(), status["lastSeq"].get<std::uint64_t>(),
+        status["missing"].empty() ? std::string() : "; LISTs missing: " + status["missing"].dump());
+    add(kSnapshotSource, std::move(ev), nowNs());
+    flush();
+  }
+}
+
+void LedgerWriter::markCurrent(const ResolvedResource& r, std::int64_t ns) {
+  ingester_.advance(r.currentSource(), static_cast<std::uint64_t>(ns));
+}
+
+void LedgerWriter::dispatch(WatchMessage& m) {
   const ResolvedResource& r = *m.resource;
   switch (m.type) {
     case WatchMessage::Type::kEvent: {
+      markCurrent(r, m.receivedNs);
       const std::string rv = rvOf(m.event.object);
       const bool isBookmark = m.event.type == ingest::WatchEventType::kBookmark;
       if (!isBookmark) metrics_.eventReceived(r.kind, m.receivedNs);
@@ -233,7 +335,7 @@ void LedgerWriter::handle(WatchMessage& m) {
       break;
     }
     case WatchMessage::Type::kListBegin:
-      flush();  // the LIST is compared with the committed live objects
+      listBegin(m);
       break;
     case WatchMessage::Type::kListItem:
       listItem(m);
@@ -242,15 +344,66 @@ void LedgerWriter::handle(WatchMessage& m) {
       listEnd(m);
       break;
     case WatchMessage::Type::kSynced:
+      snapshot_.settled(r.id);
+      live_.insert(r.id);
+      markCurrent(r, m.receivedNs);
       flush();
       metrics_.setState(r.id, ResourceState::kSynced);
       break;
+    case WatchMessage::Type::kAbsent:
+      snapshot_.settled(r.id);
+      break;
   }
+}
+
+void LedgerWriter::listBegin(const WatchMessage& m) {
+  const ResolvedResource& r = *m.resource;
+  flush();  // the LIST is compared with the committed live objects
+  live_.erase(r.id);
+  // A resource the ledger watched before lists again: it was not watched
+  // from the last moment it was known current until now.
+  Cursor watched;
+  Status st = ledger_.cursor(r.watchSource(), &watched);
+  if (!st.isOk() && !st.isNotFound()) throw ingest::LedgerError(st);
+  const std::int64_t now = std::max(nowNs(), lastStampedNs_);
+  if (auto added = snapshot_.begin(r.id, now, ledger_.lastSeq() + 1, SteadyClock::now())) {
+    ingest::WatchEvent ev;
+    ev.type = ingest::WatchEventType::kAdded;
+    ev.object = std::move(*added);
+    add(kSnapshotSource, std::move(ev), m.receivedNs);
+    flush();
+    snapshot_.setFirstSeq(ledger_.lastSeq());
+  }
+  if (!st.isOk() || watched.resourceVersion.empty()) return;
+  Cursor current;
+  st = ledger_.cursor(r.currentSource(), &current);
+  if (!st.isOk() && !st.isNotFound()) throw ingest::LedgerError(st);
+  std::int64_t from = st.isOk() ? static_cast<std::int64_t>(current.position) : 0;
+  // A ledger of an earlier build knows no such moment: its last record.
+  if (from <= 0 && ledger_.lastSeq() != 0) {
+    Status t = ledger_.timeOf(ledger_.lastSeq(), &from);
+    if (!t.isOk()) throw ingest::LedgerError(t);
+  }
+  from = std::min(from, now);
+  const std::string reason =
+      m.expired ? "the watch could not resume: its resourceVersion expired (410 Gone)"
+                : "the watch had no resourceVersion to resume from";
+  spdlog::warn("{}: not observed from {} to {} ({}); the relist records what changed", r.id,
+               formatRfc3339(from), formatRfc3339(now), reason);
+  snapshot_.noteGap(r.id, from, now, reason);
+  metrics_.unobserved(r.id, now - from);
 }
 
 void LedgerWriter::listItem(WatchMessage& m) {
   const ResolvedResource& r = *m.resource;
   metrics_.eventReceived(r.kind, m.receivedNs);
+  if (const auto since = snapshot_.gapFrom(r.id)) {
+    auto& meta = m.event.object["metadata"];
+    if (meta.is_object()) {
+      meta["annotations"][std::string(observation::kUnobservedSinceAnnotation)] =
+          formatRfc3339(*since);
+    }
+  }
   const ObjectIdentity id = ingest::identityOf(m.event.object);
   LiveObject live;
   Status st = ledger_.liveObject(id.objectKey(), &live);
@@ -282,7 +435,10 @@ void LedgerWriter::listEnd(const WatchMessage& m) {
         m.receivedNs);
   }
   add(r.watchSource(), bookmark(m.resourceVersion), m.receivedNs);
+  markCurrent(r, m.receivedNs);
+  live_.insert(r.id);
   flush();
+  snapshot_.ended(r.id, m.resourceVersion, m.listed->size(), gone.size());
   metrics_.setState(r.id, ResourceState::kSynced);
   spdlog::info("{}: synced at resourceVersion {} ({} objects listed, {} deleted while unwatched)",
                r.id, m.resourceVersion, m.listed->size(), gone.size());

@@ -13,8 +13,19 @@
 // if that is too old); a crash never leaves the watch cursor past an event
 // that is not in the ledger.
 //
-// Event times: the ingest clock when the writer records an event (queue
-// order, so times of different resources need no raising).
+// Snapshots (snapshot_tracker.h): the LISTs of one start or relist form one
+// snapshot, bracketed in the log by a Snapshot object; the Workloads' LIST
+// and events wait until every other resource of the snapshot has listed, so
+// that no fold sees a Workload before the configuration, DeviceClasses,
+// slices, templates and claims it is charged by. A resource the ledger
+// watched before that must list again records a gap: from its "current:"
+// cursor (the last moment it was known current) to the relist; the objects
+// that relist records carry that moment (schema/observation.h).
+//
+// Event times: the ingest clock when the writer records an event, except for
+// late events (late_events.h): a watch event whose object gives an earlier
+// time for its change is stamped with that time and keeps its receipt in an
+// annotation. Never earlier than the record before.
 //
 // A synthesized DELETED carries what the ledger knows (apiVersion, kind,
 // name, namespace, uid), resourceVersion = the LIST's (so its dedupe key is
@@ -51,42 +62,20 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_set>
 
 #include "ingest/ingester.h"
+#include "ingest/kube/late_events.h"
 #include "ingest/kube/metrics.h"
+#include "ingest/kube/snapshot_tracker.h"
+#include "ingest/kube/watch_message.h"
 #include "ingest/watch_event.h"
 #include "ledger/ledger.h"
 
 namespace ledger::kube {
-
-inline constexpr const char* kSynthesizedAnnotation = "kueue-dra-ledger/synthesized";
-
-// What an informer found out about the resource it watches.
-struct ResolvedResource {
-  std::string id;  // ResourceSpec::id()
-  std::string group, version, kind;
-  std::string namespace_, name;  // the watch's scope ("" = all)
-
-  std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
-  std::string watchSource() const { return "watch:" + id; }
-  std::string relistSource() const { return "relist:" + id; }
-  // The ledger's live-object keys this watch covers start with this.
-  std::string livePrefix() const;
-  bool covers(const std::string& objectKey) const;
-};
-
-struct WatchMessage {
-  enum class Type { kListBegin, kListItem, kListEnd, kEvent, kSynced };
-  Type type = Type::kEvent;
-  std::shared_ptr<const ResolvedResource> resource;
-  ingest::WatchEvent event;     // kListItem: the object (kUpsert); kEvent: the event
-  std::string resourceVersion;  // kListEnd: the list's
-  std::shared_ptr<const std::unordered_set<std::string>> listed;  // kListEnd: object keys
-  std::int64_t receivedNs = 0;                                    // ingest clock
-};
 
 struct WriterOptions {
   std::size_t batchRecords = 1000;
@@ -104,6 +93,13 @@ struct WriterOptions {
   // delays the next commit while it runs; it must not throw (an exception
   // is logged and the writer goes on).
   std::function<void(std::uint64_t firstSeq, std::uint64_t lastSeq)> afterCommit;
+  // The resources the first snapshot waits for (ResourceSpec::id()): each
+  // lists, resumes its watch or turns out absent.
+  std::set<std::string> watched;
+  // How long a snapshot waits for LISTs that do not begin or end.
+  std::chrono::milliseconds snapshotWait{120000};
+  // How long late events are held to be put in time order.
+  std::chrono::milliseconds lateHold{1000};
 };
 
 class LedgerWriter {
@@ -131,9 +127,19 @@ class LedgerWriter {
 
  private:
   void run();
+  // The time the writer thread should wake at, if any.
+  std::optional<std::chrono::steady_clock::time_point> wakeAt() const;
+  // Holds a message (a deferred Workload, a late event) or records it.
   void handle(WatchMessage& m);
+  void dispatch(WatchMessage& m);
+  // Deadlines passed: held late events recorded, deferred messages released,
+  // the snapshot closed when it can be (`force`: at a stop, with what it has).
+  void tick(bool force);
+  void drainLate();
+  void listBegin(const WatchMessage& m);
   void listItem(WatchMessage& m);
   void listEnd(const WatchMessage& m);
+  void markCurrent(const ResolvedResource& r, std::int64_t ns);
   void add(const std::string& source, ingest::WatchEvent event, std::int64_t receivedNs);
   void flush();
   // The Ingester's pending records and cursors committed, retried while the
@@ -161,6 +167,11 @@ class LedgerWriter {
   std::thread thread_;
 
   // Writer thread only.
+  SnapshotTracker snapshot_;
+  LateEvents late_;
+  std::int64_t lastStampedNs_ = 0;
+  std::set<std::string> live_;  // watches known current (their "current:" cursors)
+  std::map<std::string, std::shared_ptr<const ResolvedResource>> resources_;
   std::optional<std::chrono::steady_clock::time_point> dirtySince_;
   std::map<std::string, std::uint64_t> positions_;
   std::map<std::string, std::uint64_t> committedByKind_;

@@ -103,6 +103,13 @@ void Metrics::relist(const std::string& id) {
   ++relists_[id];
 }
 
+void Metrics::unobserved(const std::string& id, std::int64_t ns) {
+  std::lock_guard lock(mu_);
+  auto& g = gaps_[id];
+  ++g.first;
+  g.second += std::max<std::int64_t>(ns, 0);
+}
+
 void Metrics::watchRejected(const std::string& id) {
   std::lock_guard lock(mu_);
   ++rejected_[id];
@@ -230,6 +237,18 @@ std::string Metrics::render(std::int64_t nowNs) const {
          "Full LISTs made because a watch could not resume (410 Gone).");
   for (const auto& [id, n] : relists_) {
     out << "ledger_relists_total{resource=\"" << escapeLabel(id) << "\"} " << n << '\n';
+  }
+  header(out, "ledger_unobserved_seconds_total", "counter",
+         "Seconds the ledger did not observe a resource: the gaps its relists recorded.");
+  for (const auto& [id, g] : gaps_) {
+    out << "ledger_unobserved_seconds_total{resource=\"" << escapeLabel(id) << "\"} "
+        << static_cast<double>(g.second) / 1e9 << '\n';
+  }
+  header(out, "ledger_observation_gaps_total", "counter",
+         "Gaps in the ledger's observation of a resource (relists after the watch was lost).");
+  for (const auto& [id, g] : gaps_) {
+    out << "ledger_observation_gaps_total{resource=\"" << escapeLabel(id) << "\"} " << g.first
+        << '\n';
   }
   header(out, "ledger_watch_rejected_total", "counter",
          "Watch events and list items skipped because they cannot be recorded.");

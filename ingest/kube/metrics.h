@@ -7,6 +7,9 @@
 //                                                          unrecordable (logged each)
 //   ledger_watch_restarts_total{resource,reason} counter  watches re-established
 //   ledger_relists_total{resource}               counter  LISTs after a watch could not resume
+//   ledger_unobserved_seconds_total{resource}    counter  length of the gaps recorded (relists of
+//                                                         a resource watched before)
+//   ledger_observation_gaps_total{resource}      counter  gaps recorded
 //   ledger_commits_total                         counter  batches committed
 //   ledger_write_failures_total                  counter  commits the ledger refused for a
 //                                                          full disk, each retry counted
@@ -57,6 +60,8 @@ class Metrics {
   void eventReceived(const std::string& kind, std::int64_t timeNs);
   void watchRestart(const std::string& id, const std::string& reason);
   void relist(const std::string& id);
+  // A gap recorded for the resource, `ns` long.
+  void unobserved(const std::string& id, std::int64_t ns);
   void committed(std::uint64_t headSeq);
   void setStoredBytes(std::uint64_t bytes);
   // Receipt time of the oldest event not yet committed; nullopt when none.
@@ -92,6 +97,7 @@ class Metrics {
   std::map<std::string, std::int64_t> lastEventNs_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> restarts_;
   std::map<std::string, std::uint64_t> relists_;
+  std::map<std::string, std::pair<std::uint64_t, std::int64_t>> gaps_;  // count, ns
   std::map<std::string, std::uint64_t> rejected_;
   std::uint64_t commits_ = 0;
   std::uint64_t headSeq_ = 0;

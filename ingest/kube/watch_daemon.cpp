@@ -4,10 +4,19 @@
 
 namespace ledger::kube {
 
+namespace {
+
+WriterOptions withWatched(WriterOptions writer, const std::vector<ResourceSpec>& resources) {
+  for (const ResourceSpec& spec : resources) writer.watched.insert(spec.id());
+  return writer;
+}
+
+}  // namespace
+
 WatchDaemon::WatchDaemon(Ledger& ledger, DaemonOptions options)
     : ledger_(ledger),
       options_(std::move(options)),
-      writer_(ledger, metrics_, options_.writer),
+      writer_(ledger, metrics_, withWatched(options_.writer, options_.resources)),
       server_(
           metrics_, [this] { return !writer_.failed() && !stopping_; }, options_.extraMetrics) {}
 

@@ -30,12 +30,13 @@ void digestText(Sha256& h, std::string_view s) {
 }  // namespace
 
 bool ChargeHistory::noteWorkload(std::string_view key, std::uint64_t seq, std::int64_t timeNs,
-                                 bool quotaReserved) {
+                                 bool quotaReserved, std::int64_t reservedAtNs) {
   auto it = reservations_.find(key);
   if (quotaReserved) {
     // Still reserved: the charge stays the one fixed when it became True.
     if (it == reservations_.end()) {
-      reservations_.emplace(std::string(key), Reservation{seq, timeNs});
+      reservations_.emplace(std::string(key), Reservation{seq, timeNs, inSnapshot(),
+                                                          inSnapshot() ? reservedAtNs : 0});
       reservationSeqs_.insert(seq);
     }
     return false;
@@ -95,8 +96,12 @@ bool ChargeHistory::noteConfigSource(const std::string& key, std::uint64_t seq, 
   } else {
     sources_[key] = Source{seq, timeNs, std::string(controllerNamespace)};
   }
-  // A running Kueue keeps the configuration it read at start.
-  if (controllerSeenFor(controllerNamespace)) return false;
+  // A running Kueue keeps the configuration it read at start. Inside a
+  // snapshot the ledger did not see that start: the LISTs came back in any
+  // order, so the controller Pod listed before the configuration says
+  // nothing of which it read; the snapshot's configuration is taken as the
+  // one in effect (docs/reference.md "Observation").
+  if (!inSnapshot() && controllerSeenFor(controllerNamespace)) return false;
   return takeNewest(nullptr, seq, timeNs, false);
 }
 
@@ -145,8 +150,11 @@ void ChargeHistory::serialize(schema::ChargeHistory::Builder out) const {
   for (const auto& [k, r] : reservations_) {
     rl[i].setWorkload(k);
     rl[i].setSeq(r.seq);
+    rl[i].setSnapshot(r.snapshot);
+    rl[i].setReservedAtNs(r.reservedAtNs);
     rl[i++].setTimeNs(r.timeNs);
   }
+  out.setOpenSnapshotSeq(openSnapshot_);
   auto sl = out.initConfigSources(static_cast<unsigned>(sources_.size()));
   i = 0;
   for (const auto& [k, s] : sources_) {
@@ -184,7 +192,9 @@ void ChargeHistory::restore(schema::ChargeHistory::Reader in) {
   *this = ChargeHistory();
   for (auto r : in.getReservations()) {
     if (r.getSeq() == 0) throw std::runtime_error("checkpoint names a reservation at seq 0");
-    reservations_.emplace(r.getWorkload().cStr(), Reservation{r.getSeq(), r.getTimeNs()});
+    reservations_.emplace(
+        r.getWorkload().cStr(),
+        Reservation{r.getSeq(), r.getTimeNs(), r.getSnapshot(), r.getReservedAtNs()});
     reservationSeqs_.insert(r.getSeq());
   }
   for (auto s : in.getConfigSources()) {
@@ -203,6 +213,7 @@ void ChargeHistory::restore(schema::ChargeHistory::Reader in) {
   for (auto ns : in.getControllerNamespaces()) controllerNamespaces_.emplace(ns.cStr());
   auto last = in.getLastInputChange();
   for (unsigned i = 0; i < kChargeInputKinds && i < last.size(); ++i) lastInputChange_[i] = last[i];
+  openSnapshot_ = in.getOpenSnapshotSeq();
 }
 
 void ChargeHistory::digestInto(Sha256& h) const {
@@ -212,6 +223,11 @@ void ChargeHistory::digestInto(Sha256& h) const {
     digestText(h, k);
     digestU64(h, r.seq);
     digestU64(h, static_cast<std::uint64_t>(r.timeNs));
+    // Only when set: the digests of ledgers without snapshots stay as they were.
+    if (r.snapshot) {
+      digestText(h, "snapshot");
+      digestU64(h, static_cast<std::uint64_t>(r.reservedAtNs));
+    }
   }
   digestU64(h, sources_.size());
   for (const auto& [k, s] : sources_) {
@@ -237,6 +253,10 @@ void ChargeHistory::digestInto(Sha256& h) const {
   digestU64(h, controllerNamespaces_.size());
   for (const auto& ns : controllerNamespaces_) digestText(h, ns);
   for (std::uint64_t v : lastInputChange_) digestU64(h, v);
+  if (openSnapshot_ != 0) {
+    digestText(h, "open-snapshot");
+    digestU64(h, openSnapshot_);
+  }
 }
 
 }  // namespace ledger::replay

@@ -58,19 +58,32 @@ class ChargeHistory {
   static constexpr std::uint64_t kNoReservation = UINT64_MAX;
 
   // A Workload record: `quotaReserved` is its QuotaReserved condition (false
-  // for DELETED). Returns true when the oldest reservation moved on, so that
-  // history only it needed may go (ClusterState prunes).
+  // for DELETED), `reservedAtNs` that condition's lastTransitionTime (read
+  // only inside a snapshot). Returns true when the oldest reservation moved
+  // on, so that history only it needed may go (ClusterState prunes).
   bool noteWorkload(std::string_view key, std::uint64_t seq, std::int64_t timeNs,
-                    bool quotaReserved);
+                    bool quotaReserved, std::int64_t reservedAtNs = 0);
   struct Reservation {
     std::uint64_t seq = 0;  // 0: the workload holds no reservation
     std::int64_t timeNs = 0;
+    // Reserved before the ledger saw it: first seen reserved inside a
+    // snapshot (the sidecar's first sync or a relist after a gap). Its charge
+    // is computed on the state at `seq`, which holds the snapshot's charge
+    // inputs (the writer records Workloads after them); `reservedAtNs` is
+    // what the QuotaReserved condition says.
+    bool snapshot = false;
+    std::int64_t reservedAtNs = 0;
   };
   Reservation reservedAt(std::string_view key) const;
   bool anyReservation() const { return !reservationSeqs_.empty(); }
   std::uint64_t oldestReservation() const {
     return reservationSeqs_.empty() ? kNoReservation : *reservationSeqs_.begin();
   }
+
+  // A Snapshot record (schema/observation.h): ADDED opens its bracket,
+  // MODIFIED closes it.
+  void noteSnapshot(std::uint64_t seq, bool opens) { openSnapshot_ = opens ? seq : 0; }
+  bool inSnapshot() const { return openSnapshot_ != 0; }
 
   void noteInputChange(ChargeInput kind, std::uint64_t seq) {
     lastInputChange_[static_cast<std::size_t>(kind)] = seq;
@@ -124,6 +137,7 @@ class ChargeHistory {
   std::vector<ConfigEpoch> epochs_;
   std::map<std::string, bool, std::less<>> controllerPods_;  // key -> Running
   std::set<std::string, std::less<>> controllerNamespaces_;  // where one was ever recorded
+  std::uint64_t openSnapshot_ = 0;
 };
 
 }  // namespace ledger::replay

@@ -1,5 +1,7 @@
 #include "replay/fold/cluster_state.h"
 
+#include "schema/observation.h"
+
 #include <capnp/message.h>
 
 #include <algorithm>
@@ -262,8 +264,16 @@ void ClusterState::fold(std::uint64_t seq, kj::ArrayPtr<const capnp::word> recor
   timeNs_ = record.getTimeNs();
   ObjectKind kind;
   const auto body = record.getObject().getBody();
-  if (!kindOf(body, &kind)) return;
   auto id = record.getIdentity();
+  if (!kindOf(body, &kind)) {
+    // The sidecar's snapshot brackets (schema/observation.h): a workload
+    // first seen reserved inside one was reserved before the ledger saw it.
+    if (textView(id.getKind()) == observation::kSnapshotKind &&
+        textView(id.getGroup()) == observation::kGroup) {
+      history_.noteSnapshot(seq, record.getType() == schema::EventType::ADDED);
+    }
+    return;
+  }
   // Several objects can carry the DRA configuration; keep each by its identity.
   if (kind == ObjectKind::kDraConfig) {
     scratchKey_ = identityKey(id);
@@ -333,7 +343,13 @@ void ClusterState::noteHistory(ObjectKind kind, std::uint64_t seq, std::int64_t 
             break;
         }
       }
-      if (history_.noteWorkload(scratchKey_, seq, timeNs, reserved)) pruneHistory();
+      std::int64_t reservedAtNs = 0;
+      if (reserved && history_.inSnapshot()) {
+        for (auto c : body.getWorkload().getConditions()) {
+          if (c.getType() == "QuotaReserved") reservedAtNs = c.getLastTransitionNs();
+        }
+      }
+      if (history_.noteWorkload(scratchKey_, seq, timeNs, reserved, reservedAtNs)) pruneHistory();
       return;
     }
     case ObjectKind::kPod: {

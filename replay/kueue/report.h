@@ -70,6 +70,11 @@ struct WorkloadReport {
   std::vector<std::string> errors;
   std::uint64_t computedAtSeq = 0;
   std::int64_t computedAtNs = 0;
+  // Reserved before the ledger saw it (charge_history.h): computedAt is the
+  // record that first showed it reserved, inside a snapshot, and
+  // reservedAtNs the QuotaReserved condition's time (0: not given).
+  bool computedAtSnapshot = false;
+  std::int64_t reservedAtNs = 0;
   // For a reserved workload whose charge by the report's state differs:
   // that charge and its errors.
   bool hasCurrent = false;

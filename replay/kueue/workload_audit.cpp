@@ -58,6 +58,8 @@ void computeCharges(AuditContext& ctx, WorkloadAudit& a, schema::Workload::Reade
   } else {
     r.computedAtSeq = reservation.seq;
     r.computedAtNs = reservation.timeNs;
+    r.computedAtSnapshot = reservation.snapshot;
+    r.reservedAtNs = reservation.reservedAtNs;
     if (ctx.atReservation.changedAfter(reservation.seq, r.ns, wl, readDevices)) {
       atReservation = workloadRequests(ctx.atReservation.contextAt(reservation.seq, ctx.selectors),
                                        r.ns, wl, cq);

@@ -8,7 +8,9 @@
 
 #include "ledger/format.h"
 #include "ledger/object_index.h"
+#include "replay/fold/observations.h"
 #include "replay/kueue/workload_usage.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger::replay {
 
@@ -48,6 +50,45 @@ std::string conditionDetail(schema::Workload::Reader wl, const char* type) {
     }
   }
   return {};
+}
+
+constexpr std::int64_t kSecondNs = 1'000'000'000;
+
+std::int64_t conditionTime(schema::Workload::Reader wl, const char* type) {
+  for (auto c : wl.getConditions()) {
+    if (c.getType() == type) return c.getLastTransitionNs();
+  }
+  return 0;
+}
+
+// The gap of `bracket` that concerns `resource` ("/workloads", ...), if any.
+const ObservationGap* gapFor(const SnapshotBracket& bracket, std::string_view resource) {
+  for (const auto& g : bracket.gaps) {
+    for (const auto& r : g.resources) {
+      if (r.size() >= resource.size() &&
+          r.compare(r.size() - resource.size(), resource.size(), resource) == 0) {
+        return &g;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// A change first seen at a relist after a gap happened at some moment of
+// the gap, not when it was recorded: the entry says so.
+void markRelisted(const Ledger& ledger, WorkloadHistory& history) {
+  const auto brackets = readSnapshots(ledger);
+  for (auto& e : history.entries) {
+    for (const auto& b : brackets) {
+      if (b.gaps.empty() || e.seq < b.firstSeq || (b.lastSeq != 0 && e.seq > b.lastSeq)) continue;
+      const bool device = e.event == "DeviceAllocated" || e.event == "DeviceReleased";
+      const ObservationGap* g = gapFor(b, device ? "/resourceclaims" : "/workloads");
+      if (g == nullptr) continue;
+      e.detail += std::string(e.detail.empty() ? "" : "; ") + "happened between " +
+                  formatRfc3339(g->fromNs) + " and " + formatRfc3339(g->toNs) +
+                  " (first seen at a relist after a gap)";
+    }
+  }
 }
 
 class Tracker {
@@ -138,8 +179,17 @@ class Tracker {
     if (!before.exists) emit(seq, t, "Created", "");
     const auto& a = before.conditions;
     const auto& b = now.conditions;
-    if (!a.quotaReserved && b.quotaReserved)
-      emit(seq, t, "QuotaReserved", conditionDetail(*wl, "QuotaReserved"));
+    if (!a.quotaReserved && b.quotaReserved) {
+      // First seen already reserved (a sidecar installed on a running
+      // cluster, a relist): the condition says since when.
+      const std::int64_t since = conditionTime(*wl, "QuotaReserved");
+      if (!before.exists && since != 0 && since < t - kSecondNs) {
+        emit(seq, t, "QuotaReserved",
+             "already reserved since " + formatRfc3339(since) + " (before the ledger)");
+      } else {
+        emit(seq, t, "QuotaReserved", conditionDetail(*wl, "QuotaReserved"));
+      }
+    }
     if (!a.admitted && b.admitted) emit(seq, t, "Admitted", conditionDetail(*wl, "Admitted"));
     if (!a.evicted && b.evicted) emit(seq, t, "Evicted", conditionDetail(*wl, "Evicted"));
     if (a.quotaReserved && !b.quotaReserved && !b.evicted) {
@@ -297,6 +347,7 @@ WorkloadHistory workloadHistoryScan(
       });
   if (!st.isOk()) throw ReplayError(st);
   if (progress) progress(last, last);
+  markRelisted(ledger, out);
   return out;
 }
 
@@ -341,6 +392,7 @@ WorkloadHistory workloadHistory(const Ledger& ledger, const std::string& ns,
     feed(tracker, ns, name, seq, r);
   });
   if (progress) progress(seqs.size(), seqs.size());
+  markRelisted(ledger, out);
   return out;
 }
 

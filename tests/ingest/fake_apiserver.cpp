@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <ctime>
 #include <stdexcept>
+#include <thread>
 
 namespace ledger::testing {
 
@@ -38,6 +40,16 @@ std::string nameFilter(const httplib::Request& req) {
   const std::string fs = req.get_param_value("fieldSelector");
   const std::string prefix = "metadata.name=";
   return fs.rfind(prefix, 0) == 0 ? fs.substr(prefix.size()) : std::string();
+}
+
+// The wall clock as the API server writes times: RFC 3339, whole seconds.
+std::string serverNow() {
+  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 bool matches(const Json& obj, const std::string& ns, const std::string& name) {
@@ -209,6 +221,17 @@ void FakeApiServer::collection(const httplib::Request& req, httplib::Response& r
 
 void FakeApiServer::list(const httplib::Request& req, httplib::Response& res, const Resource& r,
                          const std::string& ns) {
+  // A slow resource: the first page of each LIST waits, as a real server's
+  // does under load or for a big collection (no lock held meanwhile).
+  std::chrono::milliseconds delay{0};
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = listDelays_.find(r.plural);
+        it != listDelays_.end() && !req.has_param("continue")) {
+      delay = it->second;
+    }
+  }
+  if (delay.count() > 0) std::this_thread::sleep_for(delay);
   std::lock_guard lock(mu_);
   ++listRequests_;
   if (int st = 0; takeFailure("list", &st))
@@ -351,7 +374,9 @@ Json FakeApiServer::create(const std::string& plural, Json object) {
   object["kind"] = r->kind;
   Json& m = object["metadata"];
   if (!m.contains("uid")) m["uid"] = "uid-" + std::to_string(++uidCounter_);
-  m["creationTimestamp"] = "2026-11-01T00:00:00Z";
+  // As the real server: set at creation, kept when the object brings one
+  // (a test loading a cluster's state).
+  if (!m.contains("creationTimestamp")) m["creationTimestamp"] = serverNow();
   Json stored = record(plural, "ADDED", std::move(object));
   store_[plural][key(stored)] = stored;
   return stored;
@@ -365,6 +390,9 @@ Json FakeApiServer::update(const std::string& plural, const std::string& ns,
     throw std::invalid_argument("no " + plural + " " + ns + "/" + name);
   Json obj = it->second;
   mutate(obj);
+  // The server stamps the writer's field manager with the time of the write.
+  obj["metadata"]["managedFields"] = Json::array(
+      {{{"manager", "fake-controller"}, {"operation", "Update"}, {"time", serverNow()}}});
   it->second = record(plural, "MODIFIED", std::move(obj));
   return it->second;
 }
@@ -377,6 +405,11 @@ void FakeApiServer::remove(const std::string& plural, const std::string& ns,
     throw std::invalid_argument("no " + plural + " " + ns + "/" + name);
   record(plural, "DELETED", it->second);
   store_[plural].erase(it);
+}
+
+void FakeApiServer::setListDelay(const std::string& plural, std::chrono::milliseconds delay) {
+  std::lock_guard lock(mu_);
+  listDelays_[plural] = delay;
 }
 
 void FakeApiServer::sendRaw(const std::string& plural, std::string line) {

@@ -9,6 +9,10 @@
 // answers 201, or 409 AlreadyExists when it holds one of that name, as the
 // real server does; failRequests(n, status, "events") fails the next n.
 //
+// Times as the real server writes them: creationTimestamp at create (kept
+// when the object brings one), and a managedFields entry with the time of
+// each update; a LIST can be answered late (setListDelay).
+//
 // One global resourceVersion counter, as etcd's. Built-in (core) kinds are
 // listed without apiVersion/kind on their items, as the real server does.
 //
@@ -17,6 +21,7 @@
 // std::runtime_error when the port cannot be bound.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -78,7 +83,9 @@ class FakeApiServer {
   void dropWatches();  // cut every open watch (no final chunk)
   void failRequests(int n, int status, const std::string& what = "any");  // "list", "watch"
   void setStalled(bool stalled);  // open watches go silent (no data at all)
-  void sendBookmarks();           // a BOOKMARK at the current RV to each open watch
+  // The first page of every LIST of `plural` is answered `delay` late.
+  void setListDelay(const std::string& plural, std::chrono::milliseconds delay);
+  void sendBookmarks();  // a BOOKMARK at the current RV to each open watch
 
   // Observations.
   int openWatches() const;
@@ -132,7 +139,8 @@ class FakeApiServer {
   int openWatches_ = 0;
   int listRequests_ = 0;
   int watchRequests_ = 0;
-  std::map<std::string, Json> events_;  // ns/name -> Event
+  std::map<std::string, std::chrono::milliseconds> listDelays_;  // plural ->
+  std::map<std::string, Json> events_;                           // ns/name -> Event
   int eventPosts_ = 0;
   std::map<std::string, std::pair<std::uint64_t, std::vector<Json>>> snapshots_;  // continue
   std::uint64_t snapshotCounter_ = 0;

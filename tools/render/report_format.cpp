@@ -154,7 +154,26 @@ void writeWorkload(JsonText& j, const replay::WorkloadReport& w) {
   j.key("computed");
   writeResources(j, w.computed);
   j.key("computedAt");
-  writeAt(j, w.computedAtSeq, w.computedAtNs);
+  if (w.computedAtSnapshot) {
+    // Reserved before the ledger saw it: judged on the first state that
+    // holds its snapshot (docs/reference.md "Observation").
+    j.beginObject();
+    j.key("seq");
+    j.number(w.computedAtSeq);
+    j.key("time");
+    j.string(formatRfc3339(w.computedAtNs));
+    j.key("basis");
+    j.string("snapshot");
+    j.key("reservedAt");
+    if (w.reservedAtNs != 0) {
+      j.string(formatRfc3339(w.reservedAtNs));
+    } else {
+      j.null();
+    }
+    j.endObject();
+  } else {
+    writeAt(j, w.computedAtSeq, w.computedAtNs);
+  }
   j.key("errors");
   writeStrings(j, w.errors);
   if (w.hasCurrent) {
