@@ -62,6 +62,8 @@ po::options_description watchOptions() {
     ("absent-retry-ms", po::value<long>()->default_value(60000), "how often to look again for a resource the API does not serve")
     ("disk-retry-initial-ms", po::value<long>()->default_value(1000), "on a full disk, first wait before a commit is tried again (doubles)")
     ("disk-retry-max-ms", po::value<long>()->default_value(30000), "on a full disk, longest wait between commit attempts")
+    ("snapshot-wait-ms", po::value<long>()->default_value(120000), "how long a snapshot (the first sync, a relist) holds the Workloads back for LISTs of the other resources that have not begun or ended")
+    ("late-hold-ms", po::value<long>()->default_value(1000), "how long late watch events (a backlog after downtime) are held to be recorded in the order of their own times")
     ("emit-events", "post a Kubernetes Event (Warning) on a Workload when a finding about it opens (needs RBAC create on events)")
 
     ("verify-every", po::value<std::string>()->default_value("1h"), "check the hash chain of the records committed since the last check this often, in the background: seconds or a duration (30m, 1h); 0: never");
@@ -108,6 +110,11 @@ int runWatch(const po::variables_map& vm) {
     o.informer.absentRetry = ms(vm, "absent-retry-ms");
     o.writer.retryInitial = ms(vm, "disk-retry-initial-ms");
     o.writer.retryMax = ms(vm, "disk-retry-max-ms");
+    o.writer.snapshotWait = ms(vm, "snapshot-wait-ms");
+    o.writer.lateHold = ms(vm, "late-hold-ms");
+    if (o.writer.snapshotWait.count() < 0 || o.writer.lateHold.count() < 0) {
+      throw std::invalid_argument("--snapshot-wait-ms and --late-hold-ms must not be negative");
+    }
     if (o.writer.batchRecords == 0 || o.writer.flushInterval.count() <= 0 ||
         o.informer.pageSize == 0) {
       throw std::invalid_argument("--batch, --flush-ms and --page-size must be positive");

@@ -190,7 +190,8 @@ void LedgerWriter::run() {
     // Stopping: what was held is recorded, the snapshot closed with what it
     // has, and every live watch was current until now.
     tick(true);
-    for (const auto& id : live_) markCurrent(*resources_[id], nowNs());
+    const std::int64_t stoppedNs = nowNs();
+    for (const auto& id : live_) markCurrent(*resources_[id], stoppedNs);
     flush();
   } catch (const GaveUp& g) {
     std::lock_guard lock(mu_);
@@ -344,9 +345,11 @@ void LedgerWriter::dispatch(WatchMessage& m) {
       listEnd(m);
       break;
     case WatchMessage::Type::kSynced:
+      // Not yet proof the watch is current: a real API server answers an
+      // expired resourceVersion with 200 and then an ERROR event (410).
+      // Its first event or bookmark is.
       snapshot_.settled(r.id);
       live_.insert(r.id);
-      markCurrent(r, m.receivedNs);
       flush();
       metrics_.setState(r.id, ResourceState::kSynced);
       break;

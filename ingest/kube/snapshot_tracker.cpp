@@ -145,16 +145,25 @@ std::optional<SnapshotJson> SnapshotTracker::closing(std::uint64_t lastSeq, std:
                          {"objects", l.objects},
                          {"deleted", l.deleted}});
   }
-  // One gap per distinct interval and reason: after a daemon restart every
-  // resource was last known current at the same stop.
-  std::map<std::tuple<std::int64_t, std::int64_t, std::string>, std::vector<std::string>> grouped;
-  for (const auto& [id, g] : open_->gaps) grouped[{g.fromNs, g.toNs, g.reason}].push_back(id);
+  // One gap per start and reason: after a daemon restart every resource was
+  // last known current at the same stop; it ends at the last of their
+  // relists, moments apart.
+  struct Merged {
+    std::int64_t toNs = 0;
+    std::vector<std::string> ids;
+  };
+  std::map<std::pair<std::int64_t, std::string>, Merged> grouped;
+  for (const auto& [id, g] : open_->gaps) {
+    Merged& m = grouped[{g.fromNs, g.reason}];
+    m.toNs = std::max(m.toNs, g.toNs);
+    m.ids.push_back(id);
+  }
   SnapshotJson gaps = SnapshotJson::array();
-  for (const auto& [k, ids2] : grouped) {
-    gaps.push_back({{"from", formatRfc3339(std::get<0>(k))},
-                    {"to", formatRfc3339(std::get<1>(k))},
-                    {"resources", ids2},
-                    {"reason", std::get<2>(k)}});
+  for (const auto& [k, m] : grouped) {
+    gaps.push_back({{"from", formatRfc3339(k.first)},
+                    {"to", formatRfc3339(m.toNs)},
+                    {"resources", m.ids},
+                    {"reason", k.second}});
   }
   closed["status"] = {{"firstSeq", open_->firstSeq},
                       {"lastSeq", lastSeq},

@@ -122,6 +122,15 @@ Coverage coverageOf(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs
   return c;
 }
 
+std::string describeGap(const ObservationGap& g) {
+  std::string resources;
+  for (const auto& r : g.resources) resources += (resources.empty() ? "" : ", ") + r;
+  if (resources.empty()) resources = "every resource";
+  return "the ledger did not observe " + resources + " from " + formatRfc3339(g.fromNs) + " to " +
+         formatRfc3339(g.toNs) + " (" + g.reason +
+         "); changes made then are recorded at the end of the gap";
+}
+
 const ObservationGap* gapAt(const Coverage& coverage, std::int64_t timeNs) {
   for (const auto& g : coverage.gaps) {
     if (g.fromNs <= timeNs && timeNs < g.toNs) return &g;

@@ -59,4 +59,8 @@ Coverage coverageOf(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs
 // The gap holding `timeNs`, if any (a moment the ledger did not observe).
 const ObservationGap* gapAt(const Coverage& coverage, std::int64_t timeNs);
 
+// "the ledger did not observe R from T1 to T2 (reason); ...": one sentence
+// for warnings.
+std::string describeGap(const ObservationGap& gap);
+
 }  // namespace ledger::replay

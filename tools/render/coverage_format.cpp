@@ -6,17 +6,7 @@ namespace ledger::render {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out.empty() ? std::string("every resource") : out;
-}
-
-std::string gapText(const replay::ObservationGap& g) {
-  return "the ledger did not observe " + joined(g.resources) + " from " + formatRfc3339(g.fromNs) +
-         " to " + formatRfc3339(g.toNs) + " (" + g.reason +
-         "); changes made then are recorded at the end of the gap";
-}
+std::string gapText(const replay::ObservationGap& g) { return replay::describeGap(g); }
 
 }  // namespace
 

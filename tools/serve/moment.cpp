@@ -3,6 +3,7 @@
 #include <charconv>
 #include <string>
 
+#include "replay/fold/observations.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/serve/api_error.h"
 
@@ -41,7 +42,36 @@ Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t n
   }
   m.timeNs = *t;
   throwIfFailed(ledger.seqAtOrBefore(*t, &m.seq));
+  // Before its first record the ledger saw nothing: an empty answer would
+  // say the cluster was empty (docs/reference.md "Observation").
+  if (m.seq == 0 && ledger.lastSeq() != 0) {
+    std::int64_t first = 0;
+    throwIfFailed(ledger.timeOf(1, &first));
+    throw ApiError::badRequest("moment '" + std::string(text) +
+                               "' is before the ledger's first record (" + formatRfc3339(first) +
+                               "): it observed nothing then");
+  }
   return m;
+}
+
+std::string momentWarning(std::string_view path, const Ledger& ledger, std::int64_t nowNs) {
+  if (!path.starts_with("/at/")) return {};
+  const auto end = path.find('/', 4);
+  const std::string_view text = path.substr(4, end == std::string_view::npos ? end : end - 4);
+  std::int64_t at = 0;
+  try {
+    const Moment m = resolveMoment(text, ledger, nowNs);
+    if (m.now) return {};
+    at = m.timeNs;
+  } catch (const ApiError&) {
+    return {};
+  }
+  const auto coverage = replay::coverageOf(ledger, at, at + 1);
+  const replay::ObservationGap* gap = replay::gapAt(coverage, at);
+  // RFC 7234's Warning header, code 299 (miscellaneous persistent warning),
+  // as the API server sends deprecation warnings: kubectl prints the text.
+  return gap == nullptr ? std::string()
+                        : "299 - \"this moment is in a gap: " + replay::describeGap(*gap) + "\"";
 }
 
 }  // namespace ledger::serve

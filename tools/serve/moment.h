@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "ledger/ledger.h"
@@ -18,7 +19,14 @@ struct Moment {
   bool now = false;         // `now`: follows the ledger as it grows
 };
 
-// `nowNs`: the wall clock, for `now`.
+// `nowNs`: the wall clock, for `now`. A time before the ledger's first
+// record is an ApiError (400): the ledger observed nothing then.
 Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t nowNs);
+
+// The Warning header ("299 - \"...\"") for a request under /at/{TIME}/
+// whose moment lies in a gap of the ledger's observation, else "". Never
+// throws for a bad moment (the request itself answers that); throws
+// ReplayError when the ledger cannot be read.
+std::string momentWarning(std::string_view path, const Ledger& ledger, std::int64_t nowNs);
 
 }  // namespace ledger::serve

@@ -181,6 +181,9 @@ void LedgerServer::start() {
     request.accept = req.get_header_value("Accept");
     ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, *answers_, nowNs()};
     try {
+      if (const std::string w = momentWarning(request.path, ctx.ledger, ctx.nowNs); !w.empty()) {
+        res.set_header("Warning", w);
+      }
       ApiResponse answer;
       if (const std::string key = cacheKey(request, ctx); !key.empty()) {
         // "status\ncontent type\nbody"
