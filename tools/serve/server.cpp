@@ -135,7 +135,7 @@ void LedgerServer::answer(const httplib::Request& req, httplib::Response& res) {
   request.accept = req.get_header_value("Accept");
   ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, *answers_, nowNs()};
   try {
-    ApiResponse answer;
+    ApiResponse response;
     if (const std::string key = cacheKey(request, ctx); !key.empty()) {
       // "status\ncontent type\nbody"
       const auto cached = answers_->get(key, [&] {
@@ -150,9 +150,9 @@ void LedgerServer::answer(const httplib::Request& req, httplib::Response& res) {
       return;
     }
     if (request.path.starts_with("/at/")) {
-      answer = handleKubeRequest(request, ctx);
+      response = handleKubeRequest(request, ctx);
     } else if (request.path.starts_with("/ledger/v1/")) {
-      answer = handleLedgerRequest(request, ctx);
+      response = handleLedgerRequest(request, ctx);
     } else if (const WebAsset* asset = findWebAsset(request.path);
                asset != nullptr && request.method == "GET") {
       res.status = 200;
@@ -163,15 +163,15 @@ void LedgerServer::answer(const httplib::Request& req, httplib::Response& res) {
                                " is not served: the API is under /at/{TIME}/, the ledger's "
                                "answers under /ledger/v1/, the web view at /");
     }
-    res.status = answer.status;
-    if (!answer.watch) {
-      res.set_content(answer.body, answer.contentType);
+    res.status = response.status;
+    if (!response.watch) {
+      res.set_content(response.body, response.contentType);
       return;
     }
     auto stream =
-        std::make_shared<WatchStream>(*answer.watch, [this] { return current()->ledger; });
-    auto initial = std::make_shared<std::string>(std::move(answer.body));
-    res.set_chunked_content_provider(answer.contentType,
+        std::make_shared<WatchStream>(*response.watch, [this] { return current()->ledger; });
+    auto initial = std::make_shared<std::string>(std::move(response.body));
+    res.set_chunked_content_provider(response.contentType,
                                      [this, stream, initial](std::size_t, httplib::DataSink& sink) {
                                        auto write = [&](std::string_view bytes) {
                                          if (bytes.empty()) return sink.is_writable();
