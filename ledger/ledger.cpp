@@ -269,11 +269,11 @@ Status checkDirectory(const std::string& dir, bool* exists) {
   return Status::ok();
 }
 
-// Whether `dir` holds a write-ahead log with anything in it.
-bool hasWriteAheadLog(const std::string& dir) {
+// Whether `dir` holds a file ending in `extension` with anything in it.
+bool hasFilled(const std::string& dir, std::string_view extension) {
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() == ".log" && it->file_size(ec) > 0 && !ec) return true;
+    if (it->path().extension() == extension && it->file_size(ec) > 0 && !ec) return true;
   }
   return false;
 }
@@ -323,6 +323,22 @@ Status readAcknowledgedHead(const std::string& dir, std::optional<AcknowledgedHe
   return Status::ok();
 }
 
+// The one diagnosis of a store that holds fewer records than a writer
+// acknowledged (format.h, `ledger-head`), whoever opens it: a reader
+// (verify, reports, serve) and a writer (ingest) name the same lost seqs, and
+// a store whose write-ahead log held every record, now gone, is such a
+// store (it holds no record and no format version), not a new one.
+Status checkHeldRecords(const std::string& dir, const std::optional<AcknowledgedHead>& acknowledged,
+                        std::uint64_t heldSeq) {
+  if (!acknowledged || acknowledged->seq <= heldSeq) return Status::ok();
+  return Status::corruption(
+      "ledger " + dir + " holds records up to seq " + std::to_string(heldSeq) + " but seq " +
+      std::to_string(acknowledged->seq) + " was committed: seqs " + std::to_string(heldSeq + 1) +
+      ".." + std::to_string(acknowledged->seq) + " are lost (a damaged or lost write-ahead log)" +
+      kRepairAdvice + ". To accept the loss and let the next commit reuse those seqs, delete " +
+      (std::filesystem::path(dir) / format::kAcknowledgedHeadFile).string());
+}
+
 // Makes a new directory entry durable (fsync(2) of the directory).
 Status syncDirectory(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -366,12 +382,16 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   // durable, so a reader beside a live writer finds at least this much.
   std::optional<AcknowledgedHead> acknowledged;
   if (Status st = readAcknowledgedHead(dir, &acknowledged); !st.isOk()) return st;
-  if (!options.readOnly && acknowledged && hasWriteAheadLog(dir)) {
+  if (!options.readOnly && acknowledged && acknowledged->seq > 0 &&
+      (hasFilled(dir, ".log") || !hasFilled(dir, ".sst"))) {
     // A writable open writes what it recovers from the write-ahead log to
     // table files and deletes the log: a log that lost acknowledged records
     // would be gone before the check below could refuse it, and with it
-    // what a repair could still read. A read-only open recovers in memory
-    // only; it checks first. After a clean close the log is empty.
+    // what a repair could still read. Where neither log nor table holds a
+    // record, it would start a new log in a store whose records were all
+    // lost with the old one. A read-only open recovers in memory only; it
+    // checks first. After a clean close the log is empty and tables hold
+    // every record.
     Options probeOptions = options;
     probeOptions.readOnly = true;
     probeOptions.createIfMissing = false;
@@ -513,6 +533,9 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     it->SeekToFirst();
     if (it->Valid())
       return Status::corruption("ledger " + dir + " has records but no format version");
+    // Before anything is written: a writer that initialised the store here
+    // would leave it looking new, its lost seqs free for the next commit.
+    if (Status st = checkHeldRecords(dir, acknowledged, 0); !st.isOk()) return st;
     if (options.readOnly) return Status::notFound("ledger " + dir + " is empty and uninitialised");
     if (Status st = writeCurrentFormat("initialising ledger"); !st.isOk()) return st;
     // An empty ledger's object index covers every record it has.
@@ -591,16 +614,7 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     // What a writer acknowledged must still be here, as it was: a write-ahead
     // log that lost records (truncated, deleted, damaged past what recovery
     // reports) leaves a consistent but shorter ledger.
-    const std::uint64_t seq = ledger->head_.seq;
-    if (acknowledged->seq > seq) {
-      return Status::corruption(
-          "ledger " + dir + " holds records up to seq " + std::to_string(seq) + " but seq " +
-          std::to_string(acknowledged->seq) + " was committed: seqs " + std::to_string(seq + 1) +
-          ".." + std::to_string(acknowledged->seq) +
-          " are lost (a damaged or lost write-ahead log)" + kRepairAdvice +
-          ". To accept the loss and let the next commit reuse those seqs, delete " +
-          (std::filesystem::path(dir) / format::kAcknowledgedHeadFile).string());
-    }
+    if (Status st = checkHeldRecords(dir, acknowledged, ledger->head_.seq); !st.isOk()) return st;
     if (acknowledged->seq > 0) {
       std::string stored;
       Status st = ledger->getRaw(format::kLogFamily, format::seqKey(acknowledged->seq), &stored);

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace or workload; with --fleet also cluster")
     ("svg", po::value<std::string>(), "report: also write a usage chart to this SVG file")
     ("workload", po::value<std::string>(), "admit: a Workload (or Job) manifest file, YAML or JSON")
-    ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "serve: HOST:PORT (beyond loopback only with --token-file or client certificates)")
+    ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "serve: HOST:PORT (beyond loopback only over TLS, with --token-file or client certificates)")
     ("token-file", po::value<std::string>(), "serve: require this bearer token")
     ("tls-cert", po::value<std::string>(), "serve: TLS certificate (PEM)")
     ("tls-key", po::value<std::string>(), "serve: TLS private key (PEM)")

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     ("help,h", "show this help")
     ("version", "print the version")
     ("ledger", po::value<std::string>()->default_value(""), "ledger directory (default $LEDGER_DIR, else ./ledger-data)")
-    ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "HOST:PORT (beyond loopback only with --token-file or client certificates)")
+    ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "HOST:PORT (beyond loopback only over TLS, with --token-file or client certificates)")
     ("token-file", po::value<std::string>(), "require this bearer token")
     ("tls-cert", po::value<std::string>(), "TLS certificate (PEM)")
     ("tls-key", po::value<std::string>(), "TLS private key (PEM)")

@@ -124,7 +124,10 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
       Seen& s = seen[n];
       if (s.key == nullptr || std::get<0>(*s.key) != queue || std::get<1>(*s.key) != flavor ||
           std::get<2>(*s.key) != resource) {
-        auto it = series.find(std::tuple(queue, flavor, resource));
+        // A Key, not a tuple of views: clang 14 (Debian 12's, the fuzz
+        // build's) rejects libstdc++ 12's comparison of tuples of
+        // different types.
+        auto it = series.find(Key(queue, flavor, resource));
         if (it == series.end()) {
           it = series.emplace(Key(queue, flavor, resource), std::vector<Point>(steps)).first;
         }

@@ -2,8 +2,9 @@
 // the library): a stored projection that folds but does not decode deeper
 // down ends `ledger-replay` with exit 3 and a message, not an abort, and
 // `ledger-replay verify` names the record. A lost CURRENT or manifest, a
-// damaged or cut-short write-ahead log: exit 3 from every program, the files
-// left as they were. A busy or unreadable ledger: exit 1 from every program.
+// damaged, cut-short or lost write-ahead log: exit 3 from every program
+// (verify and ingest name the same lost seqs), the files left as they were. A
+// busy or unreadable ledger: exit 1 from every program.
 // An edit of any derived family that keeps RocksDB's checksums valid fails
 // `verify` with exit 3.
 //
@@ -121,7 +122,7 @@ TEST_CASE("a ledger whose CURRENT or manifest is lost: ingest and verify exit 3 
   }
 }
 
-TEST_CASE("a damaged or cut-short write-ahead log: ingest and verify exit 3, nothing reused",
+TEST_CASE("a damaged, cut-short or lost write-ahead log: ingest and verify exit 3, nothing reused",
           "[crash][damage]") {
   const std::string ingest = programFromEnv("LEDGER_INGEST");
   const std::string replay = programFromEnv("LEDGER_REPLAY");
@@ -143,15 +144,22 @@ TEST_CASE("a damaged or cut-short write-ahead log: ingest and verify exit 3, not
                           std::filesystem::copy_options::recursive);
     std::filesystem::copy(dir.path("live"), dir.path("cut"),
                           std::filesystem::copy_options::recursive);
+    std::filesystem::copy(dir.path("live"), dir.path("deleted"),
+                          std::filesystem::copy_options::recursive);
   }
   const std::string more = configMapEvents(dir, "more", 5);
-  for (const std::string damage : {"flipped", "cut"}) {
+  for (const std::string damage : {"flipped", "cut", "deleted"}) {
     const std::string ledgerDir = dir.path(damage);
-    const auto logs = filesIn(ledgerDir, ".log");
+    auto logs = filesIn(ledgerDir, ".log");
     REQUIRE(logs.size() == 1);
     const std::string wal = ledgerDir + "/" + logs.front();
     const auto size = std::filesystem::file_size(wal);
-    if (damage == "flipped") {
+    if (damage == "deleted") {
+      // Every acknowledged record was in this log: the store alone looks
+      // empty and uninitialised, the acknowledged head says otherwise.
+      std::filesystem::remove(wal);
+      logs.clear();
+    } else if (damage == "flipped") {
       std::fstream f(wal, std::ios::in | std::ios::out | std::ios::binary);
       f.seekg(static_cast<std::streamoff>(size / 2));
       const char c = static_cast<char>(f.get());
@@ -160,18 +168,26 @@ TEST_CASE("a damaged or cut-short write-ahead log: ingest and verify exit 3, not
     } else {
       std::filesystem::resize_file(wal, size / 2);
     }
-    const auto damagedSize = std::filesystem::file_size(wal);
+    const auto damagedSize = logs.empty() ? 0 : std::filesystem::file_size(wal);
+    const std::string lost = damage == "deleted" ? "seqs 1..600 are lost" : "..600 are lost";
+    // verify reads the store as ingest does and says the same, before
+    // ingest has touched it and after.
+    const auto verifies = [&](const char* when) {
+      const CommandRun verify = runCommand(replay + " --ledger " + ledgerDir + " verify");
+      INFO(damage << ", verify " << when << ": " << verify.output);
+      CHECK(verify.exitCode == 3);
+      if (damage != "flipped") CHECK(verify.output.find(lost) != std::string::npos);
+    };
+    verifies("first");
     for (int attempt = 0; attempt < 2; ++attempt) {
       const CommandRun again = runCommand(ingest + " --ledger " + ledgerDir + " --from " + more);
       INFO(damage << ", attempt " << attempt << ": " << again.output);
       CHECK(again.exitCode == 3);
-      if (damage == "cut") CHECK(again.output.find("..600 are lost") != std::string::npos);
+      if (damage != "flipped") CHECK(again.output.find(lost) != std::string::npos);
     }
-    const CommandRun verify = runCommand(replay + " --ledger " + ledgerDir + " verify");
-    INFO(damage << ": " << verify.output);
-    CHECK(verify.exitCode == 3);
+    verifies("after ingest");
     CHECK(filesIn(ledgerDir, ".log") == logs);
-    CHECK(std::filesystem::file_size(wal) == damagedSize);
+    if (!logs.empty()) CHECK(std::filesystem::file_size(wal) == damagedSize);
   }
 }
 

@@ -284,6 +284,10 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
   }
   const Moment moment = resolveMoment(seg[1], ctx.ledger, ctx.nowNs);
   const std::size_t n = seg.size() - 2;
+  if (n == 0) {
+    throw ApiError::notFound("ask /at/" + seg[1] + "/api or /at/" + seg[1] +
+                             "/apis: the moment alone is not a resource");
+  }
   if (n == 1 && seg[2] == "version") {
     return ApiResponse::ofJson(json{
         {"major", "1"},
@@ -387,7 +391,8 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
       status["details"] = {{"name", p.name}, {"group", r->group}, {"kind", r->plural}};
       ApiResponse res;
       res.status = 404;
-      res.body = status.dump();
+      // The name is the client's bytes: never fail on invalid UTF-8.
+      res.body = status.dump(-1, ' ', false, json::error_handler_t::replace);
       return res;
     }
     if (!table.table)

@@ -15,6 +15,7 @@
 #include "ledger/sha256.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/serve/api_error.h"
+#include "tools/serve/connection_threads.h"
 #include "tools/serve/kube_api.h"
 #include "tools/serve/ledger_api.h"
 #include "tools/serve/moment.h"
@@ -29,8 +30,6 @@ struct LedgerServer::Snapshot {
 };
 
 namespace {
-
-constexpr std::size_t kWorkers = 64;
 
 std::shared_ptr<const Ledger> openLedger(const std::string& dir) {
   std::unique_ptr<Ledger> ledger;
@@ -123,23 +122,110 @@ std::shared_ptr<const LedgerServer::Snapshot> LedgerServer::current() const {
   return snapshot_;
 }
 
+void LedgerServer::answer(const httplib::Request& req, httplib::Response& res) {
+  if (!token_.empty() && !tokenMatches(token_, req.get_header_value("Authorization"))) {
+    sendError(res, ApiError::unauthorized("a valid bearer token is required"));
+    return;
+  }
+  auto snap = current();
+  ApiRequest request;
+  request.method = req.method;
+  request.path = req.path;
+  request.query.insert(req.params.begin(), req.params.end());
+  request.accept = req.get_header_value("Accept");
+  ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, *answers_, nowNs()};
+  try {
+    if (const std::string w = momentWarning(request.path, ctx.ledger, ctx.nowNs); !w.empty()) {
+      res.set_header("Warning", w);
+    }
+    ApiResponse response;
+    if (const std::string key = cacheKey(request, ctx); !key.empty()) {
+      // "status\ncontent type\nbody"
+      const auto cached = answers_->get(key, [&] {
+        ApiResponse a = handleKubeRequest(request, ctx);
+        return std::to_string(a.status) + "\n" + a.contentType + "\n" + a.body;
+      });
+      const auto nl1 = cached->find('\n');
+      const auto nl2 = cached->find('\n', nl1 + 1);
+      res.status = std::stoi(cached->substr(0, nl1));
+      res.set_content(cached->data() + nl2 + 1, cached->size() - nl2 - 1,
+                      cached->substr(nl1 + 1, nl2 - nl1 - 1).c_str());
+      return;
+    }
+    if (request.path.starts_with("/at/")) {
+      response = handleKubeRequest(request, ctx);
+    } else if (request.path.starts_with("/ledger/v1/")) {
+      response = handleLedgerRequest(request, ctx);
+    } else if (const WebAsset* asset = findWebAsset(request.path);
+               asset != nullptr && request.method == "GET") {
+      res.status = 200;
+      res.set_content(asset->body.data(), asset->body.size(), std::string(asset->contentType));
+      return;
+    } else {
+      throw ApiError::notFound("path " + request.path +
+                               " is not served: the API is under /at/{TIME}/, the ledger's "
+                               "answers under /ledger/v1/, the web view at /");
+    }
+    res.status = response.status;
+    if (!response.watch) {
+      res.set_content(response.body, response.contentType);
+      return;
+    }
+    auto stream =
+        std::make_shared<WatchStream>(*response.watch, [this] { return current()->ledger; });
+    auto initial = std::make_shared<std::string>(std::move(response.body));
+    res.set_chunked_content_provider(response.contentType,
+                                     [this, stream, initial](std::size_t, httplib::DataSink& sink) {
+                                       auto write = [&](std::string_view bytes) {
+                                         if (bytes.empty()) return sink.is_writable();
+                                         return sink.write(bytes.data(), bytes.size());
+                                       };
+                                       if (!initial->empty()) {
+                                         if (!write(*initial)) return false;
+                                         initial->clear();
+                                       }
+                                       if (stopping_ || !stream->next(write)) {
+                                         sink.done();
+                                       }
+                                       return true;
+                                     });
+  } catch (const ApiError& e) {
+    sendError(res, e);
+  } catch (const std::exception& e) {
+    spdlog::error("{} {}: {}", request.method, request.path, e.what());
+    sendError(res, ApiError::internal(e.what()));
+  }
+}
+
+void LedgerServer::checkExposure(const std::string& host, bool tls) const {
+  if (!options_.tlsClientCa.empty() && !tls) {
+    throw std::invalid_argument("--tls-client-ca needs --tls-cert and --tls-key");
+  }
+  if (net::isLoopbackHost(host)) return;
+  // A bearer token over plain HTTP crosses the network in clear, and kubectl
+  // itself sends one over https only.
+  if (!tls) {
+    throw std::invalid_argument(
+        "--listen " + options_.listen +
+        " reaches beyond this machine, and the ledger holds Pod specs and their environment: "
+        "serve it over TLS (--tls-cert, --tls-key) with --token-file or client certificates "
+        "(--tls-client-ca); plain HTTP only on loopback");
+  }
+  if (token_.empty() && options_.tlsClientCa.empty()) {
+    throw std::invalid_argument("--listen " + options_.listen +
+                                " reaches beyond this machine: give --token-file, or client "
+                                "certificates (--tls-client-ca)");
+  }
+}
+
 void LedgerServer::start() {
   auto [host, port] = net::parseListenAddress(options_.listen);
   const bool tls = !options_.tlsCert.empty() || !options_.tlsKey.empty();
   if (tls && (options_.tlsCert.empty() || options_.tlsKey.empty())) {
     throw std::invalid_argument("--tls-cert and --tls-key go together");
   }
-  if (!options_.tlsClientCa.empty() && !tls) {
-    throw std::invalid_argument("--tls-client-ca needs --tls-cert and --tls-key");
-  }
   if (!options_.tokenFile.empty()) token_ = readToken(options_.tokenFile);
-  if (!net::isLoopbackHost(host) && token_.empty() && options_.tlsClientCa.empty()) {
-    throw std::invalid_argument(
-        "--listen " + options_.listen +
-        " reaches beyond this machine, and the ledger holds Pod specs and their environment: "
-        "give --token-file, or TLS with client certificates (--tls-cert, --tls-key, "
-        "--tls-client-ca)");
-  }
+  checkExposure(host, tls);
   auto first = std::make_shared<Snapshot>();
   first->ledger = openLedger(options_.ledgerDir);
   first->catalog = ResourceCatalog::discover(*first->ledger);
@@ -155,10 +241,19 @@ void LedgerServer::start() {
   } else {
     server_ = std::make_unique<httplib::Server>();
   }
-  server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  server_->new_task_queue = [] {
+    return new ConnectionThreads(kKeptThreads, kMaxConnections, kIdleThreadLimit);
+  };
+  // Per read of a request's line, headers or body (and of a TLS handshake):
+  // a client that stops sending is dropped after this long.
+  server_->set_read_timeout(kReadTimeout);
+  server_->set_write_timeout(kReadTimeout);
   // kubectl keeps its connection open between requests, and an open
-  // connection holds a worker until it idles out.
+  // connection holds a thread until it idles out.
   server_->set_keep_alive_timeout(2);
+  // The API takes no request bodies: a larger one is refused (413), never
+  // held in memory (cpp-httplib skips what the client sends of it).
+  server_->set_payload_max_length(kMaxRequestBody);
   // The listening socket, seen as it is created (the callback outlives start()).
   auto listening = std::make_shared<int>(-1);
   server_->set_socket_options([listening](socket_t sock) {
@@ -169,79 +264,22 @@ void LedgerServer::start() {
     spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
   });
   const auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-    if (!token_.empty() && !tokenMatches(token_, req.get_header_value("Authorization"))) {
-      sendError(res, ApiError::unauthorized("a valid bearer token is required"));
-      return;
-    }
-    auto snap = current();
-    ApiRequest request;
-    request.method = req.method;
-    request.path = req.path;
-    request.query.insert(req.params.begin(), req.params.end());
-    request.accept = req.get_header_value("Accept");
-    ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, *answers_, nowNs()};
-    try {
-      if (const std::string w = momentWarning(request.path, ctx.ledger, ctx.nowNs); !w.empty()) {
-        res.set_header("Warning", w);
-      }
-      ApiResponse answer;
-      if (const std::string key = cacheKey(request, ctx); !key.empty()) {
-        // "status\ncontent type\nbody"
-        const auto cached = answers_->get(key, [&] {
-          ApiResponse a = handleKubeRequest(request, ctx);
-          return std::to_string(a.status) + "\n" + a.contentType + "\n" + a.body;
-        });
-        const auto nl1 = cached->find('\n');
-        const auto nl2 = cached->find('\n', nl1 + 1);
-        res.status = std::stoi(cached->substr(0, nl1));
-        res.set_content(cached->data() + nl2 + 1, cached->size() - nl2 - 1,
-                        cached->substr(nl1 + 1, nl2 - nl1 - 1).c_str());
-        return;
-      }
-      if (request.path.starts_with("/at/")) {
-        answer = handleKubeRequest(request, ctx);
-      } else if (request.path.starts_with("/ledger/v1/")) {
-        answer = handleLedgerRequest(request, ctx);
-      } else if (const WebAsset* asset = findWebAsset(request.path);
-                 asset != nullptr && request.method == "GET") {
-        res.status = 200;
-        res.set_content(asset->body.data(), asset->body.size(), std::string(asset->contentType));
-        return;
-      } else {
-        throw ApiError::notFound("path " + request.path +
-                                 " is not served: the API is under /at/{TIME}/, the ledger's "
-                                 "answers under /ledger/v1/, the web view at /");
-      }
-      res.status = answer.status;
-      if (!answer.watch) {
-        res.set_content(answer.body, answer.contentType);
-        return;
-      }
-      auto stream =
-          std::make_shared<WatchStream>(*answer.watch, [this] { return current()->ledger; });
-      auto initial = std::make_shared<std::string>(std::move(answer.body));
-      res.set_chunked_content_provider(
-          answer.contentType, [this, stream, initial](std::size_t, httplib::DataSink& sink) {
-            auto write = [&](std::string_view bytes) {
-              if (bytes.empty()) return sink.is_writable();
-              return sink.write(bytes.data(), bytes.size());
-            };
-            if (!initial->empty()) {
-              if (!write(*initial)) return false;
-              initial->clear();
-            }
-            if (stopping_ || !stream->next(write)) {
-              sink.done();
-            }
-            return true;
-          });
-    } catch (const ApiError& e) {
-      sendError(res, e);
-    } catch (const std::exception& e) {
-      spdlog::error("{} {}: {}", request.method, request.path, e.what());
-      sendError(res, ApiError::internal(e.what()));
-    }
+    answer(req, res);
   };
+  // A request with neither Content-Length nor Transfer-Encoding has no body
+  // (RFC 9112, section 6.3), but cpp-httplib reads one from a POST, PUT,
+  // PATCH or DELETE until the client closes or the read times out, and the
+  // client waits for the answer meanwhile. Such a request is answered here,
+  // before any body is read.
+  server_->set_pre_routing_handler([handler](const httplib::Request& req, httplib::Response& res) {
+    const bool mayHaveBody = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
+                             req.method == "DELETE";
+    if (!mayHaveBody || req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    handler(req, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
   server_->Get(".*", handler);
   server_->Post(".*", handler);
   server_->Put(".*", handler);

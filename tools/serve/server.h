@@ -5,10 +5,17 @@
 // Follows a live writer: every `followMs` it opens the ledger again when
 // more records were committed, and requests after that see them (a request
 // keeps the ledger it started with). Listens on loopback unless told
-// otherwise; any other address needs a bearer token (--token-file,
-// compared in constant time) or TLS with client certificates, since the
-// ledger holds Pod specs and their environment. Every request is logged
+// otherwise; any other address needs TLS and, over it, a bearer token
+// (--token-file, compared in constant time) or client certificates, since
+// the ledger holds Pod specs and their environment. Every request is logged
 // with its method, path, status and time.
+//
+// Slow and malformed clients: every connection is answered on a thread of
+// its own (connection_threads.h), so clients that never finish a request
+// delay no one else until they hold kMaxConnections; each read of a
+// request (line, headers, body, TLS handshake) times out after
+// kReadTimeout; a body-carrying method without Content-Length or
+// Transfer-Encoding has no body and is answered at once.
 //
 // Ownership: owns the server, its threads and the open ledger. start() and
 // stop() from one thread; handlers run on the server's threads. Errors:
@@ -18,6 +25,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -29,7 +37,9 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace ledger::serve {
 
@@ -55,7 +65,19 @@ class LedgerServer {
  private:
   struct Snapshot;  // an open ledger and its catalog
   std::shared_ptr<const Snapshot> current() const;
+  // Throws std::invalid_argument when listening on `host` would expose the
+  // ledger (see above).
+  void checkExposure(const std::string& host, bool tls) const;
+  void answer(const httplib::Request& req, httplib::Response& res);
   void follow();
+
+  // Connection threads: kept for the server's life, at most at once, and
+  // how long an extra one waits for a connection before it ends.
+  static constexpr std::size_t kKeptThreads = 8;
+  static constexpr std::size_t kMaxConnections = 512;
+  static constexpr std::chrono::seconds kIdleThreadLimit{30};
+  static constexpr std::chrono::seconds kReadTimeout{5};
+  static constexpr std::size_t kMaxRequestBody = 64 << 10;
 
   ServeOptions options_;
   QueryRunner query_;

@@ -147,6 +147,13 @@ TEST_CASE("bad requests are Status errors with the API server's codes") {
   CHECK(api.errorCode("/at/seq:999/api/v1/pods") == 400);
   CHECK(api.errorCode("/at/seq:-1/api/v1/pods") == 400);
   CHECK(api.errorCode("/at/now/api/v1/frobnicators") == 404);
+  // A moment and nothing after it (read past the path's segments before,
+  // which serve_http_fuzz found under AddressSanitizer).
+  CHECK(api.errorCode("/at/now") == 404);
+  CHECK(api.errorCode("/at/seq:10/") == 404);
+  // A name that is not UTF-8 is not found, not an internal error (found by
+  // serve_http_fuzz).
+  CHECK(api.errorCode("/at/now/api/v1/namespaces/team-a/pods/x\xff") == 404);
   CHECK(api.errorCode("/at/now/api/v1/namespaces/team-a/pods/../../secrets") == 404);
   CHECK(api.errorCode("/at/now/api/v1/namespaces/team-a/pods/x/exec") == 404);
   CHECK(api.errorCode("/at/now/apis/kueue.x-k8s.io/v1beta2/namespaces/x/clusterqueues") == 404);
