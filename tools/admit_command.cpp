@@ -7,6 +7,7 @@
 #include "replay/admission/admission.h"
 #include "replay/fold/replayer.h"
 #include "tools/progress.h"
+#include "tools/query_commands.h"
 #include "tools/render/admission_format.h"
 
 namespace ledger::cli {
@@ -18,7 +19,10 @@ namespace adm = replay::admission;
 std::uint64_t admitSeq(const Ledger& ledger, const QueryArgs& args) {
   if (args.seq && args.at) throw UsageError("give --at or --seq, not both");
   if (args.seq) return std::min(*args.seq, ledger.lastSeq());
-  if (args.at) return replay::Replayer(ledger).seqAt(*args.at);
+  if (args.at) {
+    checkMoment(ledger, *args.at);
+    return replay::Replayer(ledger).seqAt(*args.at);
+  }
   return ledger.lastSeq();
 }
 

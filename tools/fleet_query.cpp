@@ -2,16 +2,19 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <tuple>
 
 #include "ingest/fleet/shipped_record.h"
+#include "replay/fold/observations.h"
 #include "replay/kueue/usage_report.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
+#include "tools/render/coverage_format.h"
 #include "tools/render/report_format.h"
 
 namespace ledger::cli {
@@ -75,6 +78,18 @@ std::optional<int> forEachFleetCopy(
 
 namespace {
 
+// Each warning line of `text` names the cluster it is about.
+std::string prefixed(const std::string& cluster, const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+    std::string line = text.substr(start, nl - start);
+    if (line.rfind("warning: ", 0) == 0) line.insert(9, "cluster " + cluster + ": ");
+    out += line + "\n";
+  }
+  return out;
+}
+
 int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& out) {
   if (!args.from || !args.to) throw UsageError("report needs --from TIME and --to TIME");
   if (*args.to < *args.from) throw UsageError("--to is before --from");
@@ -95,6 +110,9 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
   };
   // (cluster, group, resource) -> row: exact sums (Integral), never floats.
   std::map<std::tuple<std::string, std::string, std::string>, Row> rows;
+  // What each cluster's ledger saw of the period: its gaps came with its
+  // records (Snapshot objects, replay/fold/observations.h).
+  std::map<std::string, replay::Coverage> coverage;
   std::int64_t fromNs = *args.from, toNs = *args.to;
   for (const auto& [cluster, path] : fleetClusters(dir)) {
     std::unique_ptr<Ledger> copy = openForReading(path);
@@ -107,6 +125,7 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
         args.useCheckpoints ? replay::UsageSource::kRollupsWhereStored : replay::UsageSource::kLog);
     fromNs = period.fromNs;
     toNs = period.toNs;
+    coverage[cluster] = replay::coverageOf(*copy, period.fromNs, period.toNs);
     for (const auto& r : period.rows) {
       const std::string group = byCluster ? std::string() : r.group;
       Row& row = rows[{cluster, group, r.resource}];
@@ -128,6 +147,8 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
     j["from"] = formatRfc3339(fromNs);
     j["to"] = formatRfc3339(toNs);
     j["by"] = args.by;
+    j["coverage"] = nlohmann::ordered_json::object();
+    for (const auto& [cluster, c] : coverage) j["coverage"][cluster] = render::coverageToJson(c);
     j["rows"] = nlohmann::ordered_json::array();
     for (const auto& [key, r] : rows) {
       nlohmann::ordered_json row;
@@ -139,6 +160,9 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
     }
     out << j.dump(2) << "\n";
   } else if (args.output == OutputFormat::kCsv) {
+    for (const auto& [cluster, c] : coverage) {
+      std::cerr << prefixed(cluster, render::coverageWarnings(c, fromNs));
+    }
     out << "cluster," << (byCluster ? "" : "group,")
         << "resource,reserved_resource_seconds,reserved_resource_hours,quota_resource_seconds,"
            "utilisation\n";
@@ -162,6 +186,8 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
     }
     out << "Usage from " << formatRfc3339(fromNs) << " to " << formatRfc3339(toNs) << " by "
         << args.by << " across the fleet\n";
+    for (const auto& [cluster, c] : coverage)
+      out << prefixed(cluster, render::coverageWarnings(c, fromNs));
     std::vector<std::string> header{"CLUSTER"};
     if (!byCluster) header.push_back("GROUP");
     for (const char* h : {"RESOURCE", "RESERVED", "QUOTA", "UTILISATION"}) header.push_back(h);

@@ -21,23 +21,6 @@ namespace ledger::cli {
 
 namespace {
 
-// A moment the ledger can answer for: not before its first record (it saw
-// nothing then; an empty state would say the cluster was empty). A moment in
-// a gap is answered with a warning.
-void checkMoment(const Ledger& ledger, std::int64_t atNs) {
-  const auto coverage = replay::coverageOf(ledger, atNs, atNs + 1);
-  if (coverage.empty) {
-    throw UsageError("the ledger holds no record: it observed nothing at " + formatRfc3339(atNs));
-  }
-  if (atNs < coverage.observedFromNs) {
-    throw UsageError(formatRfc3339(atNs) + " is before the ledger's first record (" +
-                     formatRfc3339(coverage.observedFromNs) + "): it observed nothing then");
-  }
-  if (const std::string w = render::momentWarning(coverage, atNs); !w.empty()) {
-    std::cerr << "warning: " << w << "\n";
-  }
-}
-
 // The seq a query is about: --seq, else --at, else the end of the log.
 std::uint64_t resolveSeq(const Ledger& ledger, const QueryArgs& args, bool required) {
   if (args.seq && args.at) throw UsageError("give --at or --seq, not both");
@@ -406,6 +389,23 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
 }
 
 }  // namespace
+
+// A moment the ledger can answer for: not before its first record (it saw
+// nothing then; an empty state would say the cluster was empty). A moment in
+// a gap is answered with a warning.
+void checkMoment(const Ledger& ledger, std::int64_t atNs) {
+  const auto coverage = replay::coverageOf(ledger, atNs, atNs + 1);
+  if (coverage.empty) {
+    throw UsageError("the ledger holds no record: it observed nothing at " + formatRfc3339(atNs));
+  }
+  if (atNs < coverage.observedFromNs) {
+    throw UsageError(formatRfc3339(atNs) + " is before the ledger's first record (" +
+                     formatRfc3339(coverage.observedFromNs) + "): it observed nothing then");
+  }
+  if (const std::string w = render::momentWarning(coverage, atNs); !w.empty()) {
+    std::cerr << "warning: " << w << "\n";
+  }
+}
 
 int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& args,
              std::ostream& out) {

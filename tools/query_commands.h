@@ -29,4 +29,9 @@ struct QueryArgs {
 int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& args,
              std::ostream& out);
 
+// A moment the ledger can answer for: throws UsageError for one before its
+// first record (it observed nothing then), or when it holds none; warns on
+// stderr for one inside a gap (docs/reference.md "Observation").
+void checkMoment(const Ledger& ledger, std::int64_t atNs);
+
 }  // namespace ledger::cli

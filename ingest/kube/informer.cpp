@@ -253,6 +253,7 @@ void Informer::watch() {
   }
   spdlog::info("{}: watching from resourceVersion {}", id_, rv_);
   std::string buffer;
+  const std::int64_t since = nowNs();
   bool expired = false;
   std::string errorText;
   std::size_t events = 0;
@@ -276,6 +277,7 @@ void Informer::watch() {
       WatchMessage m;
       m.type = WatchMessage::Type::kEvent;
       m.event = std::move(e);
+      m.watchSinceNs = since;
       push(std::move(m));
       if (!rv.empty()) rv_ = rv;
     }

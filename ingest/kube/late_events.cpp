@@ -12,8 +12,15 @@ bool LateEvents::holdIfLate(WatchMessage& m, Clock::time_point now) {
   if (type == ingest::WatchEventType::kBookmark || type == ingest::WatchEventType::kError) {
     return false;
   }
+  // Late only when the object dates its change before this watch was
+  // opened: a change made while it is open writes a newer time (the
+  // server stamps the writer's managedFields entry), so a live event is
+  // never taken for a late one by an old timestamp it still carries.
   const auto own = ingest::objectChangeTime(m.event.object, type);
-  if (!own || *own >= m.receivedNs - ingest::kLateEventNs) return false;
+  if (!own || *own >= m.receivedNs - ingest::kLateEventNs ||
+      *own >= m.watchSinceNs - ingest::kLateEventNs) {
+    return false;
+  }
   std::int64_t& last = lastByResource_[m.resource->id];
   const std::int64_t t = std::max(*own, last);
   last = t;

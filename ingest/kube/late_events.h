@@ -36,9 +36,9 @@ class LateEvents {
 
   explicit LateEvents(std::chrono::milliseconds hold) : hold_(hold) {}
 
-  // Holds `m` when it is a late event (its object's change time is more than
-  // ingest::kLateEventNs before its receipt); false, and `m` untouched,
-  // otherwise.
+  // Holds `m` when it is a late event: its object's change time is more than
+  // ingest::kLateEventNs before its receipt and before the watch that
+  // delivered it was opened (a backlog); false, and `m` untouched, otherwise.
   bool holdIfLate(WatchMessage& m, Clock::time_point now);
   bool empty() const { return held_.empty(); }
   std::size_t size() const { return held_.size(); }

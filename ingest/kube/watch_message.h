@@ -44,6 +44,10 @@ struct WatchMessage {
   std::shared_ptr<const std::unordered_set<std::string>> listed;  // kListEnd: object keys
   std::int64_t receivedNs = 0;                                    // ingest clock
   bool expired = false;  // kListBegin: a relist because the watch's resourceVersion expired
+  // kEvent: when the watch connection that delivered it was opened (ingest
+  // clock). A change the object dates before that was missed while no
+  // watch was open: a backlog, late (late_events.h).
+  std::int64_t watchSinceNs = 0;
 };
 
 }  // namespace ledger::kube

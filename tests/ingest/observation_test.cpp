@@ -275,7 +275,8 @@ TEST_CASE(
     CHECK(cluster.workloads == files.workloads);
     CHECK(cluster.findings == files.findings);
     // Reserved before the ledger saw them: judged on the snapshot.
-    for (const auto& w : replayJson(fromCluster)["workloads"]) {
+    const Json report = replayJson(fromCluster);
+    for (const auto& w : report["workloads"]) {
       if (w["state"] == "Admitted" || w["state"] == "QuotaReserved") {
         INFO(w.dump());
         CHECK(w["computedAt"]["basis"] == "snapshot");

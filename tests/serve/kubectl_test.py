@@ -163,6 +163,63 @@ def make_pki(tmp):
     return p
 
 
+def snapshot(phase, status=None):
+    """The sidecar's Snapshot object (docs/reference.md "Observation")."""
+    obj = {"apiVersion": "kueue-dra-ledger.io/v1", "kind": "Snapshot",
+           "metadata": {"name": "snapshot-3", "uid": "snapshot-3",
+                        "resourceVersion": "1" if phase == "ADDED" else "2"},
+           "spec": {"reason": "relist", "startedAt": "2026-11-20T10:00:00Z",
+                    "resources": ["kueue.x-k8s.io/clusterqueues"]}}
+    if status:
+        obj["status"] = status
+    return obj
+
+
+def gap_moments(tmp):
+    """A ledger whose sidecar relisted after a gap: a moment in the gap is
+    answered with a Warning header, which kubectl prints; one before the
+    first record is refused with the reason."""
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+          "metadata": {"name": "team-a", "uid": "cq-a", "resourceVersion": "1"},
+          "spec": {"resourceGroups": []}}
+    cq2 = json.loads(json.dumps(cq))
+    cq2["metadata"]["resourceVersion"] = "2"
+    cq2["spec"]["cohort"] = "research"
+    events = [
+        {"type": "ADDED", "object": cq, "time": "2026-11-20T09:00:00Z"},
+        {"type": "ADDED", "object": snapshot("ADDED"), "time": "2026-11-20T10:00:00Z"},
+        {"type": "MODIFIED", "object": cq2, "time": "2026-11-20T10:00:00Z"},
+        {"type": "MODIFIED", "time": "2026-11-20T10:00:01Z", "object": snapshot("MODIFIED", {
+            "firstSeq": 2, "lastSeq": 3, "completedAt": "2026-11-20T10:00:01Z",
+            "resources": [{"resource": "kueue.x-k8s.io/clusterqueues", "resourceVersion": "2",
+                           "objects": 1, "deleted": 0}],
+            "missing": [],
+            "gaps": [{"from": "2026-11-20T09:30:00Z", "to": "2026-11-20T10:00:00Z",
+                      "resources": ["kueue.x-k8s.io/clusterqueues"],
+                      "reason": "the watch could not resume: its resourceVersion expired (410 Gone)"}]})},
+    ]
+    stream = os.path.join(tmp, "gap.jsonl")
+    with open(stream, "w") as f:
+        for e in events:
+            f.write(json.dumps(e) + "\n")
+    ledger = os.path.join(tmp, "gap")
+    ingest(ledger, stream)
+    srv = Server(ledger)
+    try:
+        out = kubectl(srv.url("2026-11-20T09:45:00Z"), "get", "clusterqueues")
+        check(out.returncode == 0 and "team-a" in out.stdout, "a moment in a gap is answered: " + out.stderr)
+        check("Warning: this moment is in a gap: the ledger did not observe kueue.x-k8s.io/clusterqueues "
+              "from 2026-11-20T09:30:00Z to 2026-11-20T10:00:00Z" in out.stderr,
+              "kubectl prints the gap's warning: " + out.stderr)
+        out = kubectl(srv.url("2026-11-20T09:15:00Z"), "get", "clusterqueues")
+        check(out.returncode == 0 and "Warning" not in out.stderr, "an observed moment has no warning: " + out.stderr)
+        out = kubectl(srv.url("2026-11-20T08:00:00Z"), "get", "clusterqueues")
+        check(out.returncode != 0 and "before the ledger's first record" in out.stderr,
+              "a moment before the first record is refused with the reason: " + out.stderr)
+    finally:
+        srv.stop()
+
+
 def main():
     if KUBECTL is None:
         print("SKIP: kubectl is not installed (the set-up script does not install it)")
@@ -314,6 +371,7 @@ def main():
             check(out.returncode != 0, "no client certificate, no answer")
         finally:
             srv.stop()
+        gap_moments(tmp)
         out = run(os.environ["LEDGER_QUERY"], "--ledger", demo, "serve", "--listen", "0.0.0.0:0")
         check(out.returncode == 1 and "--token-file" in out.stderr,
               "listening beyond loopback without a token is refused: " + out.stderr)

@@ -282,8 +282,9 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
   if (req.method != "GET" && req.method != "HEAD") {
     throw ApiError::methodNotAllowed("the ledger is read-only: " + req.method + " is not allowed");
   }
-  const Moment moment = resolveMoment(seg[1], ctx.ledger, ctx.nowNs);
   const std::size_t n = seg.size() - 2;
+  const bool discovery = n <= 1 || (seg[2] == "api" && n == 2) || (seg[2] == "apis" && n <= 3);
+  const Moment moment = resolveMoment(seg[1], ctx.ledger, ctx.nowNs, discovery);
   if (n == 0) {
     throw ApiError::notFound("ask /at/" + seg[1] + "/api or /at/" + seg[1] +
                              "/apis: the moment alone is not a resource");

@@ -20,8 +20,11 @@ struct Moment {
 };
 
 // `nowNs`: the wall clock, for `now`. A time before the ledger's first
-// record is an ApiError (400): the ledger observed nothing then.
-Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t nowNs);
+// record is an ApiError (400): the ledger observed nothing then; unless
+// `discovery`, for the paths that name no object (/version, /api, /apis),
+// which kubectl asks before anything and whose refusal it cannot print.
+Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t nowNs,
+                     bool discovery = false);
 
 // The Warning header ("299 - \"...\"") for a request under /at/{TIME}/
 // whose moment lies in a gap of the ledger's observation, else "". Never

@@ -278,8 +278,25 @@
 
   const CHART = {width: 320, height: 120, left: 50, right: 8, top: 8, bottom: 20};
 
+  // What the ledger did not see of the period (docs/reference.md
+  // "Observation"): one line per gap, and one when the period starts before
+  // its first record.
+  function renderCoverage(usage) {
+    const coverage = usage.coverage || {gaps: []};
+    const lines = [];
+    if (coverage.observedFrom && Date.parse(coverage.observedFrom) > usage.fromMs) {
+      lines.push(`the ledger observed nothing before ${coverage.observedFrom} (its first record)`);
+    }
+    for (const gap of coverage.gaps || []) {
+      lines.push(`the ledger did not observe ${(gap.resources || []).join(", ")} from ${gap.from} ` +
+                 `to ${gap.to} (${gap.reason}); changes made then are recorded at the end of the gap`);
+    }
+    $("coverage").replaceChildren(...lines.map((text) => el("li", {class: "gap"}, text)));
+  }
+
   function renderCharts(usage) {
     view.charts = [];
+    renderCoverage(usage);
     const byQueue = new Map();
     for (const series of usage.series || []) {
       if (!byQueue.has(series.clusterQueue)) byQueue.set(series.clusterQueue, []);
