@@ -156,9 +156,9 @@ class FleetConsumer {
   void hold(ClusterCopy& copy, TakenRecord taken);
   bool verified(const ClusterCopy& copy, std::uint64_t seq, const Digest& hash,
                 const std::optional<Signature>& signature) const;
-  // Signed copies: checks the signatures of the pending records, and drops
-  // (refuses) the first that does not verify and every record after it.
-  // True when something was dropped.
+  // Signed copies: finds the first pending record whose signature does not
+  // verify (by halves: the good ones are a prefix), and drops (refuses) it
+  // and every record after it. True when something was dropped.
   bool disputePending(ClusterCopy& copy);
   // The pending records a good signature covers, counted from the first.
   std::size_t vouchedPending(ClusterCopy& copy);
