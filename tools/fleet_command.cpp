@@ -10,6 +10,7 @@
 
 #include "ingest/fleet/fleet_consumer.h"
 #include "ingest/fleet/fleet_error.h"
+#include "ingest/fleet/head_signature.h"
 #include "ingest/fleet/shipped_record.h"
 #include "ingest/kube/health_server.h"
 #include "tools/ledger_upkeep.h"
@@ -27,8 +28,6 @@ void onFleetSignal(int) { gFleetStop = true; }
 // The exit code for a fleet error (fleet_error.h): the one mapping.
 int exitCodeForFleet(const fleet::FleetError& e) {
   switch (e.kind()) {
-    case fleet::FleetError::Kind::kRefused:
-      return kExitCorrupt;
     case fleet::FleetError::Kind::kGap:
       return kExitInput;
     case fleet::FleetError::Kind::kTransport:
@@ -48,14 +47,50 @@ void addNatsOptions(po::options_description& opts) {
     ("stream", po::value<std::string>()->default_value(fleet::kDefaultStream), "the JetStream stream (created when absent, subjects ledger.*.records)")
     ("stream-replicas", po::value<int>()->default_value(1), "replicas of the stream when this creates it (3 on a 3-node NATS cluster)")
     ("nats-token-file", po::value<std::string>(), "a file holding the token the NATS servers require")
-    ("nats-ca", po::value<std::string>(), "PEM CA that signed the NATS servers' TLS certificates (tls:// URLs)");
+    ("nats-user-file", po::value<std::string>(), "a file holding USER:PASSWORD, this program's NATS user (deploy/fleet/nats.yaml gives each cluster one that may publish only on its own subjects)")
+    ("nats-ca", po::value<std::string>(), "PEM CA that signed the NATS servers' TLS certificates (tls:// URLs)")
+    ("signing-key", po::value<std::string>(), "publishing: this cluster's private key (ledger-replay keygen); every message is signed with it");
   // clang-format on
+}
+
+std::shared_ptr<const fleet::SigningKey> signingKeyFrom(const po::variables_map& vm) {
+  if (!vm.count("signing-key")) return nullptr;
+  try {
+    return std::make_shared<const fleet::SigningKey>(vm["signing-key"].as<std::string>());
+  } catch (const fleet::FleetError& e) {
+    throw UsageError(std::string("--signing-key: ") + e.what());
+  }
+}
+
+// --trusted-keys DIR, or nullptr with --allow-unsigned; neither is a usage
+// error: a fleet takes unsigned records only when told to.
+std::shared_ptr<const fleet::TrustedKeys> trustedKeysFrom(const po::variables_map& vm) {
+  if (vm.count("trusted-keys") && vm.count("allow-unsigned")) {
+    throw UsageError("--trusted-keys and --allow-unsigned exclude each other");
+  }
+  if (vm.count("allow-unsigned")) return nullptr;
+  if (!vm.count("trusted-keys")) {
+    throw UsageError(
+        "--from-nats needs --trusted-keys DIR (one CLUSTER.pub per cluster), or --allow-unsigned "
+        "to take any publisher's records on their chain alone");
+  }
+  try {
+    auto keys = std::make_shared<const fleet::TrustedKeys>(vm["trusted-keys"].as<std::string>());
+    if (keys->clusters().empty()) {
+      throw UsageError("--trusted-keys " + vm["trusted-keys"].as<std::string>() +
+                       " holds no CLUSTER.pub");
+    }
+    return keys;
+  } catch (const fleet::FleetError& e) {
+    throw UsageError(std::string("--trusted-keys: ") + e.what());
+  }
 }
 
 fleet::NatsOptions natsOptionsFrom(const po::variables_map& vm, const std::string& urls) {
   fleet::NatsOptions n;
   n.urls = urls;
   if (vm.count("nats-token-file")) n.tokenFile = vm["nats-token-file"].as<std::string>();
+  if (vm.count("nats-user-file")) n.userFile = vm["nats-user-file"].as<std::string>();
   if (vm.count("nats-ca")) n.caFile = vm["nats-ca"].as<std::string>();
   return n;
 }
@@ -98,7 +133,11 @@ po::options_description fleetOptions() {
     ("fleet", po::value<std::string>(), "with --from-nats: the fleet directory, one ledger per cluster under DIR/<cluster>/")
     ("durable", po::value<std::string>()->default_value("fleet"), "with --from-nats: the durable consumer's name")
     ("filter-subject", po::value<std::string>()->default_value(fleet::kStreamSubjects), "with --from-nats: read only these subjects, e.g. ledger.eu-1.records (one consumer per cluster, each with its own --durable)")
-    ("exit-when-idle", po::value<double>(), "with --from-nats: exit once caught up and nothing arrived for this many seconds");
+    ("exit-when-idle", po::value<double>(), "with --from-nats: exit once caught up and nothing arrived for this many seconds (exit 3 when it refused a message)")
+    ("trusted-keys", po::value<std::string>(), "with --from-nats: a directory of CLUSTER.pub files (PEM Ed25519 public keys, several while one rotates); only records its cluster's key signed are committed, other clusters are refused")
+    ("allow-unsigned", "with --from-nats: no --trusted-keys; take every publisher's records on their chain alone (the copies are unsigned)")
+    ("seq-window", po::value<std::uint64_t>()->default_value(1000000), "with --from-nats: refuse a record more than this many seqs past its copy's head (1 to 1e9)")
+    ("max-held-mb", po::value<std::uint64_t>()->default_value(64), "with --from-nats: MiB of records held ahead of gaps, across clusters, at most (1 to 65536)");
   // clang-format on
   addNatsOptions(opts);
   return opts;
@@ -109,7 +148,9 @@ po::options_description replayFleetOptions() {
   // clang-format off
   opts.add_options()
     ("to", po::value<std::string>(), "publish: NATS URLs (nats://HOST:4222, comma-separated)")
-    ("fleet", po::value<std::string>(), "verify: every cluster's copy in this fleet directory");
+    ("fleet", po::value<std::string>(), "verify: every cluster's copy in this fleet directory")
+    ("trusted-keys", po::value<std::string>(), "verify --fleet: check each copy's head signature against DIR/CLUSTER.pub")
+    ("out", po::value<std::string>(), "keygen: the private key's file (its public key goes to FILE.pub)");
   // clang-format on
   addNatsOptions(opts);
   return opts;
@@ -121,6 +162,7 @@ std::unique_ptr<fleet::Publisher> makePublisher(const po::variables_map& vm, Led
   o.nats = natsOptionsFrom(vm, urls);
   o.cluster = clusterNameFrom(vm, "--publish");
   o.stream = streamFrom(vm);
+  o.signingKey = signingKeyFrom(vm);
   try {
     return std::make_unique<fleet::Publisher>(ledger, std::move(o));
   } catch (const fleet::FleetError& e) {
@@ -138,6 +180,7 @@ int runPublish(const po::variables_map& vm, const std::string& ledgerDir) {
   if (vm.count("from-seq") && !vm["from-seq"].defaulted()) {
     o.fromSeq = vm["from-seq"].as<std::uint64_t>();
   }
+  o.signingKey = signingKeyFrom(vm);
   const std::string cluster = o.cluster;
   const std::string stream = o.stream.name;
   std::signal(SIGINT, onFleetSignal);
@@ -162,8 +205,23 @@ int runPublish(const po::variables_map& vm, const std::string& ledgerDir) {
   }
 }
 
-int runFleetConsumer(const po::variables_map& vm) {
-  if (!vm.count("fleet")) throw UsageError("--from-nats needs --fleet DIR");
+int runKeygen(const po::variables_map& vm) {
+  if (!vm.count("out")) throw UsageError("keygen needs --out FILE");
+  const std::string path = vm["out"].as<std::string>();
+  try {
+    fleet::generateSigningKey(path);
+  } catch (const fleet::FleetError& e) {
+    throw ProgramError(e.what(), exitCodeForFleet(e));
+  }
+  std::cout << "wrote the private key " << path << " (mode 0600) and its public key " << path
+            << ".pub\n";
+  return kExitOk;
+}
+
+namespace {
+
+// The consumer's options from the command line, checked (UsageError).
+fleet::FleetConsumerOptions consumerOptionsFrom(const po::variables_map& vm) {
   fleet::FleetConsumerOptions o;
   o.nats = natsOptionsFrom(vm, vm["from-nats"].as<std::string>());
   o.stream = streamFrom(vm);
@@ -183,9 +241,31 @@ int runFleetConsumer(const po::variables_map& vm) {
     }
   }
   o.batch = vm["batch"].as<std::size_t>();
-  if (o.batch == 0) throw UsageError("--batch must be positive");
+  // One fetch: JetStream's pull request counts messages in an int.
+  if (o.batch == 0 || o.batch > 100000) throw UsageError("--batch must be 1 to 100000");
+  o.seqWindow = vm["seq-window"].as<std::uint64_t>();
+  if (o.seqWindow == 0 || o.seqWindow > 1000000000) {
+    throw UsageError("--seq-window must be 1 to 1000000000");
+  }
+  const std::uint64_t heldMb = vm["max-held-mb"].as<std::uint64_t>();
+  if (heldMb == 0 || heldMb > 65536) throw UsageError("--max-held-mb must be 1 to 65536");
+  o.maxHeldBytes = static_cast<std::size_t>(heldMb) << 20;
   o.sync = !vm.count("no-sync");
+  o.trustedKeys = trustedKeysFrom(vm);
+  if (!o.trustedKeys) {
+    spdlog::warn(
+        "fleet: --allow-unsigned: records are taken on their chain alone; anyone who "
+        "can publish on the stream can write a cluster's history");
+  }
   o.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
+  return o;
+}
+
+}  // namespace
+
+int runFleetConsumer(const po::variables_map& vm) {
+  if (!vm.count("fleet")) throw UsageError("--from-nats needs --fleet DIR");
+  fleet::FleetConsumerOptions o = consumerOptionsFrom(vm);
   std::optional<std::chrono::milliseconds> idle;
   if (vm.count("exit-when-idle")) {
     const double seconds = vm["exit-when-idle"].as<double>();
@@ -219,6 +299,13 @@ int runFleetConsumer(const po::variables_map& vm) {
   o.onCaughtUp = [&metrics, readiness] {
     if (metrics.state(readiness) != kube::ResourceState::kSynced) {
       metrics.setState(readiness, kube::ResourceState::kSynced);
+    }
+  };
+  // Not ready from the moment the durable or the stream is found gone until
+  // the consumer has caught up again.
+  o.onGone = [&metrics, readiness] {
+    if (metrics.state(readiness) != kube::ResourceState::kSyncing) {
+      metrics.setState(readiness, kube::ResourceState::kSyncing);
     }
   };
   const std::string dir = vm["fleet"].as<std::string>();
@@ -259,6 +346,11 @@ int runFleetConsumer(const po::variables_map& vm) {
           g.cluster, g.first, g.last, g.first);
     }
     code = kExitInput;
+  }
+  if (code == kExitOk && consumer->refusedCount() > 0) {
+    spdlog::error("fleet: {} messages refused (terminated on the stream; see above)",
+                  consumer->refusedCount());
+    code = kExitCorrupt;
   }
   for (const auto& [cluster, seq] : consumer->clusters()) {
     std::cout << "cluster " << cluster << ": seq " << seq << "\n";

@@ -6,7 +6,8 @@
 // verify) is tools/fleet_query.h, which links no NATS.
 //
 // Throws UsageError for bad flags and ProgramError with the fleet's exit
-// codes (fleet_error.h): a refused record 3, a gap 2, NATS gone for good 4.
+// codes (fleet_error.h): a gap 2, NATS gone for good 4; a batch consumer
+// (--exit-when-idle) that refused messages exits 3 once it is through.
 // Not thread-safe (one command per process).
 #pragma once
 
@@ -26,7 +27,8 @@
 namespace ledger::cli {
 
 // --publish, --cluster-name, --stream, --stream-replicas, --nats-token-file,
-// --nats-ca, --from-nats, --fleet, --durable, --exit-when-idle.
+// --nats-ca, --signing-key, --from-nats, --fleet, --durable, --exit-when-idle,
+// --trusted-keys, --allow-unsigned, --seq-window, --max-held-mb.
 boost::program_options::options_description fleetOptions();
 // The options `ledger-replay publish` and `--fleet` add to ledger-replay.
 boost::program_options::options_description replayFleetOptions();
@@ -35,6 +37,8 @@ boost::program_options::options_description replayFleetOptions();
 std::unique_ptr<fleet::Publisher> makePublisher(const boost::program_options::variables_map& vm,
                                                 Ledger& ledger, const std::string& urls);
 
+// ledger-replay keygen --out FILE: a cluster's Ed25519 key pair.
+int runKeygen(const boost::program_options::variables_map& vm);
 // ledger-ingest --from-nats URLS --fleet DIR.
 int runFleetConsumer(const boost::program_options::variables_map& vm);
 // ledger-replay publish: ships the ledger and returns once JetStream has

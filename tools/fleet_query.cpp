@@ -8,6 +8,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "ingest/fleet/fleet_error.h"
+#include "ingest/fleet/head_signature.h"
 #include "ingest/fleet/shipped_record.h"
 #include "replay/fold/observations.h"
 #include "replay/kueue/usage_report.h"
@@ -18,6 +20,53 @@
 #include "tools/render/report_format.h"
 
 namespace ledger::cli {
+
+std::optional<CopySignature> copySignatureOf(const Ledger& copy) {
+  Cursor c;
+  Status st = copy.cursor(fleet::kHeadSignatureCursor, &c);
+  if (st.code() == Status::Code::kNotFound) return std::nullopt;
+  if (!st.isOk()) throw ProgramError(st.toString(), exitCodeFor(st));
+  return CopySignature{c.position, c.resourceVersion};
+}
+
+int runFleetVerify(const std::string& dir, const std::optional<std::string>& trustedKeys, bool json,
+                   std::ostream& out,
+                   const std::function<int(const Ledger&, std::ostream&)>& verifyLog) {
+  std::optional<fleet::TrustedKeys> keys;
+  if (trustedKeys) {
+    try {
+      keys.emplace(*trustedKeys);
+    } catch (const fleet::FleetError& e) {
+      throw UsageError(std::string("--trusted-keys: ") + e.what());
+    }
+  }
+  return *forEachFleetCopy(dir, json, out, [&](const Ledger& copy, std::ostream& answer) {
+    std::ostringstream log;
+    int code = verifyLog(copy, log);
+    const std::string cluster = std::filesystem::path(copy.directory()).filename().string();
+    const auto signature = copySignatureOf(copy);
+    std::string state = signature ? "not checked" : "unsigned";
+    if (keys && signature) {
+      const auto sig = fleet::signatureFromText(signature->text);
+      const bool ok = sig && signature->seq == copy.lastSeq() &&
+                      keys->verify(cluster, copy.lastSeq(), copy.lastHash(), *sig);
+      state = ok ? "verified" : (keys->knows(cluster) ? "bad" : "no trusted key");
+    }
+    if (keys && state != "verified") code = std::max(code, static_cast<int>(kExitCorrupt));
+    if (json) {
+      auto j = nlohmann::ordered_json::parse(log.str(), nullptr, false);
+      if (!j.is_object()) j = nlohmann::ordered_json{{"answer", log.str()}};
+      j["headSignature"] = state;
+      if (keys && state != "verified") j["ok"] = false;
+      answer << j.dump() << "\n";
+    } else {
+      answer << log.str() << "head signature: " << state
+             << (signature ? " (seq " + std::to_string(signature->seq) + ")" : std::string())
+             << "\n";
+    }
+    return std::optional<int>(code);
+  });
+}
 
 std::vector<std::pair<std::string, std::string>> fleetClusters(const std::string& dir) {
   std::error_code ec;
@@ -53,9 +102,11 @@ std::optional<int> forEachFleetCopy(
     }
     ++answered;
     worst = std::max(worst, *code);
+    const bool isSigned = copySignatureOf(*copy).has_value();
     if (json) {
       nlohmann::ordered_json entry;
       entry["cluster"] = cluster;
+      entry["signed"] = isSigned;
       auto parsed = nlohmann::ordered_json::parse(answer.str(), nullptr, false);
       if (parsed.is_object()) {
         for (auto& [k, v] : parsed.items()) entry[k] = v;
@@ -64,7 +115,8 @@ std::optional<int> forEachFleetCopy(
       }
       all["clusters"].push_back(entry);
     } else {
-      tables << "== cluster " << cluster << " ==\n" << answer.str();
+      tables << "== cluster " << cluster << (isSigned ? "" : " (unsigned)") << " ==\n"
+             << answer.str();
     }
   }
   if (answered == 0 && leftOut > 0) return std::nullopt;
@@ -114,9 +166,11 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
   // records (Snapshot objects, replay/fold/observations.h).
   std::map<std::string, replay::Coverage> coverage;
   std::int64_t fromNs = *args.from, toNs = *args.to;
+  std::vector<std::string> unsignedCopies;
   for (const auto& [cluster, path] : fleetClusters(dir)) {
     std::unique_ptr<Ledger> copy = openForReading(path);
     warnIfOlderProjections(*copy);
+    if (!copySignatureOf(*copy)) unsignedCopies.push_back(cluster);
     replay::FoldOptions fo;
     fo.useCheckpoints = args.useCheckpoints;
     fo.onBadCheckpoint = warnBadCheckpoint;
@@ -147,6 +201,7 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
     j["from"] = formatRfc3339(fromNs);
     j["to"] = formatRfc3339(toNs);
     j["by"] = args.by;
+    j["unsignedClusters"] = unsignedCopies;
     j["coverage"] = nlohmann::ordered_json::object();
     for (const auto& [cluster, c] : coverage) j["coverage"][cluster] = render::coverageToJson(c);
     j["rows"] = nlohmann::ordered_json::array();
@@ -192,6 +247,11 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
     if (!byCluster) header.push_back("GROUP");
     for (const char* h : {"RESOURCE", "RESERVED", "QUOTA", "UTILISATION"}) header.push_back(h);
     out << render::renderTable(header, table);
+    if (!unsignedCopies.empty()) {
+      out << "unsigned copies (no cluster signature):";
+      for (const std::string& c : unsignedCopies) out << " " << c;
+      out << "\n";
+    }
   }
   return kExitOk;
 }

@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
   po::options_description opts(
       "ledger-replay [COMMAND] [options]\n"
       "commands: (none) the state report | verify | export | rebuild-projection | checkpoint | "
-      "stats | compact | publish\n"
+      "stats | compact | publish | keygen\n"
       "options");
   // clang-format off
   opts.add_options()
@@ -268,17 +268,20 @@ int main(int argc, char** argv) {
     if (vm.count("fleet")) {
       if (command != "verify") throw cli::UsageError("--fleet goes with verify");
       const ingest::ProjectionOptions projection = projectionOptions(vm);
-      return *cli::forEachFleetCopy(vm["fleet"].as<std::string>(),
-                                    output == cli::OutputFormat::kJson, std::cout,
-                                    [&](const Ledger& copy, std::ostream& out) {
-                                      return runVerify(copy, projection, output, out);
-                                    });
+      std::optional<std::string> keys;
+      if (vm.count("trusted-keys")) keys = vm["trusted-keys"].as<std::string>();
+      return cli::runFleetVerify(vm["fleet"].as<std::string>(), keys,
+                                 output == cli::OutputFormat::kJson, std::cout,
+                                 [&](const Ledger& copy, std::ostream& out) {
+                                   return runVerify(copy, projection, output, out);
+                                 });
     }
     if (command == "verify") {
       const ingest::ProjectionOptions projection = projectionOptions(vm);
       return runVerify(*cli::openForReading(dir), projection, output, std::cout);
     }
     if (command == "publish") return cli::runPublish(vm, dir);
+    if (command == "keygen") return cli::runKeygen(vm);
     if (command == "stats") return runStats(*cli::openForReading(dir), output);
     if (command == "export")
       return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());

@@ -1,11 +1,11 @@
 // The fleet's one error type (ingest/fleet: publishing a ledger to NATS
 // JetStream and keeping the fleet's copies).
 //
-// FleetError names what failed and how a program should end:
+// FleetError names what failed and how a program should end (a message the
+// consumer refuses is no error: it is counted and the run goes on,
+// refused_messages.h):
 //   kTransport  NATS could not be reached or refused a request for good
 //               (a publisher retries before it gets here; exit 4)
-//   kRefused    a shipped record does not chain onto the fleet's copy, or
-//               does not decode: the copy is kept as it was (exit 3)
 //   kLedger     a ledger refused a read or write: status() (exitCodeFor)
 //   kGap        records missing from the stream, reported with their
 //               range; everything present was applied (exit 2)
@@ -22,7 +22,7 @@ namespace ledger::fleet {
 
 class FleetError : public std::runtime_error {
  public:
-  enum class Kind { kTransport, kRefused, kLedger, kGap, kConfig };
+  enum class Kind { kTransport, kLedger, kGap, kConfig };
 
   FleetError(Kind kind, const std::string& what)
       : std::runtime_error(what), kind_(kind), status_(Status::ok()) {}

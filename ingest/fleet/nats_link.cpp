@@ -2,6 +2,9 @@
 
 #include <nats/nats.h>
 
+#include <charconv>
+#include <utility>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -38,6 +41,16 @@ std::string readToken(const std::string& path) {
   return token;
 }
 
+// A user file's "USER:PASSWORD" (its first line), split at the first ':'.
+std::pair<std::string, std::string> readUser(const std::string& path) {
+  const std::string line = readToken(path);
+  const std::size_t colon = line.find(':');
+  if (colon == 0 || colon == std::string::npos || line.find('\n') != std::string::npos) {
+    throw FleetError(FleetError::Kind::kConfig, path + ": not one line USER:PASSWORD");
+  }
+  return {line.substr(0, colon), line.substr(colon + 1)};
+}
+
 }  // namespace
 
 std::string natsErrorText(int status) {
@@ -69,6 +82,10 @@ NatsLink::NatsLink(const NatsOptions& options) {
     const std::string token = readToken(options.tokenFile);
     configCheck(natsOptions_SetToken(opts.get(), token.c_str()), "NATS token");
   }
+  if (!options.userFile.empty()) {
+    const auto [user, password] = readUser(options.userFile);
+    configCheck(natsOptions_SetUserInfo(opts.get(), user.c_str(), password.c_str()), "NATS user");
+  }
   if (!options.caFile.empty()) {
     configCheck(natsOptions_SetSecure(opts.get(), true), "TLS");
     configCheck(natsOptions_LoadCATrustedCertificates(opts.get(), options.caFile.c_str()),
@@ -96,10 +113,11 @@ NatsLink::NatsLink(const NatsOptions& options) {
   jsOptions_Init(&jo);
   jo.Wait = options.requestTimeoutMs;
   jo.PublishAsync.MaxPending = options.maxPendingPublishes;
-  if (options.onPublishError) {
+  if (options.onPublishError || options.onDuplicate) {
     onPublishError_ = options.onPublishError;
-    jo.PublishAsync.ErrHandler = &NatsLink::publishErrorTrampoline;
-    jo.PublishAsync.ErrHandlerClosure = this;
+    onDuplicate_ = options.onDuplicate;
+    jo.PublishAsync.AckHandler = &NatsLink::publishAckTrampoline;
+    jo.PublishAsync.AckHandlerClosure = this;
   }
   s = natsConnection_JetStream(&jetStream_, connection_, &jo);
   if (s != NATS_OK) {
@@ -109,14 +127,43 @@ NatsLink::NatsLink(const NatsOptions& options) {
   }
 }
 
-void NatsLink::publishErrorTrampoline(jsCtx*, jsPubAckErr* error, void* self) {
+void NatsLink::publishAckTrampoline(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
+                                    void* self) {
+  auto* link = static_cast<NatsLink*>(self);
   std::uint64_t seq = 0;
   const char* seqText = nullptr;
-  if (error->Msg != nullptr && natsMsgHeader_Get(error->Msg, kHeaderSeq, &seqText) == NATS_OK) {
+  if (msg != nullptr && natsMsgHeader_Get(msg, kHeaderSeq, &seqText) == NATS_OK) {
     seq = std::strtoull(seqText, nullptr, 10);
   }
-  std::string text = error->ErrText != nullptr ? error->ErrText : natsStatus_GetText(error->Err);
-  static_cast<NatsLink*>(self)->onPublishError_(seq, text);
+  if (error != nullptr && link->onPublishError_) {
+    link->onPublishError_(
+        seq, error->ErrText != nullptr ? error->ErrText : natsStatus_GetText(error->Err));
+  } else if (ack != nullptr && ack->Duplicate && link->onDuplicate_) {
+    link->onDuplicate_(seq, ack->Sequence);
+  }
+  natsMsg_Destroy(msg);  // the handler owns it
+}
+
+std::optional<NatsLink::StoredMessage> NatsLink::storedMessage(const std::string& stream,
+                                                               std::uint64_t streamSeq) {
+  natsMsg* msg = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus s = js_GetMsg(&msg, jetStream_, stream.c_str(), streamSeq, nullptr, &code);
+  if (s == NATS_NOT_FOUND || code == JSNoMessageFoundErr) return std::nullopt;
+  if (s != NATS_OK) {
+    throw FleetError(FleetError::Kind::kTransport, "reading message " + std::to_string(streamSeq) +
+                                                       " of stream " + stream + ": " +
+                                                       natsErrorText(s));
+  }
+  StoredMessage out;
+  const char* subject = natsMsg_GetSubject(msg);
+  if (subject != nullptr) out.subject = subject;
+  const char* text = nullptr;
+  if (natsMsgHeader_Get(msg, kHeaderChainHash, &text) == NATS_OK && text != nullptr) {
+    out.chainHash = digestFromHex(text);
+  }
+  natsMsg_Destroy(msg);
+  return out;
 }
 
 NatsLink::~NatsLink() {
@@ -137,24 +184,31 @@ std::string NatsLink::connectedUrl() const {
   return buffer;
 }
 
-std::uint64_t NatsLink::lastShippedSeq(const std::string& stream, const std::string& cluster) {
+NatsLink::ShippedHead NatsLink::lastShipped(const std::string& stream, const std::string& cluster) {
   natsMsg* last = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
   const std::string subject = recordSubject(cluster);
   const natsStatus s =
       js_GetLastMsg(&last, jetStream_, stream.c_str(), subject.c_str(), nullptr, &code);
-  if (s == NATS_NOT_FOUND || code == JSNoMessageFoundErr) return 0;
+  if (s == NATS_NOT_FOUND || code == JSNoMessageFoundErr) return {};
   if (s != NATS_OK) {
     throw FleetError(FleetError::Kind::kTransport,
                      "looking up " + subject + " in stream " + stream + ": " + natsErrorText(s));
   }
-  const char* seqText = nullptr;
-  std::uint64_t seq = 0;
-  if (natsMsgHeader_Get(last, kHeaderSeq, &seqText) == NATS_OK) {
-    seq = std::strtoull(seqText, nullptr, 10);
+  ShippedHead head;
+  head.present = true;
+  const char* text = nullptr;
+  if (natsMsgHeader_Get(last, kHeaderSeq, &text) == NATS_OK && text != nullptr) {
+    const std::string_view seqText(text);
+    const auto [ptr, ec] =
+        std::from_chars(seqText.data(), seqText.data() + seqText.size(), head.seq);
+    if (ec != std::errc() || ptr != seqText.data() + seqText.size()) head.seq = 0;
+  }
+  if (natsMsgHeader_Get(last, kHeaderChainHash, &text) == NATS_OK && text != nullptr) {
+    head.chainHash = digestFromHex(text);
   }
   natsMsg_Destroy(last);
-  return seq;
+  return head;
 }
 
 void NatsLink::ensureStream(const StreamSettings& stream) {

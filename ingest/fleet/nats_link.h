@@ -16,10 +16,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "ledger/sha256.h"
+
 struct __natsConnection;
+struct __natsMsg;
 struct __jsCtx;
+struct jsPubAck;
 struct jsPubAckErr;
 
 namespace ledger::fleet {
@@ -27,6 +32,7 @@ namespace ledger::fleet {
 struct NatsOptions {
   std::string urls;                      // "nats://host:4222[,nats://...]" (tls:// for TLS)
   std::string tokenFile;                 // a file holding the token the servers require, or empty
+  std::string userFile;                  // a file holding USER:PASSWORD (one line), or empty
   std::string caFile;                    // PEM CA to verify the servers' TLS certificates, or empty
   std::string name;                      // the connection's name in the servers' monitoring
   std::int64_t requestTimeoutMs = 5000;  // JetStream API requests and publish acks
@@ -35,6 +41,10 @@ struct NatsOptions {
   // the record's Ledger-Seq, 0 when unreadable, and the error).
   std::int64_t maxPendingPublishes = 4096;
   std::function<void(std::uint64_t seq, const std::string& error)> onPublishError;
+  // And when JetStream answers that it already holds a message under the
+  // record's id (a duplicate): the record's Ledger-Seq and the stream
+  // sequence of the message it holds, which may not be the record.
+  std::function<void(std::uint64_t seq, std::uint64_t streamSeq)> onDuplicate;
 };
 
 // The stream the fleet's records go to: subjects ledger.*.records, file
@@ -62,17 +72,33 @@ class NatsLink {
   // Creates the stream when it does not exist; one that exists is used as
   // it is (its operator may have set limits). Throws kTransport.
   void ensureStream(const StreamSettings& stream);
-  // The Ledger-Seq of the newest message the stream holds for `cluster`
-  // (0 when it holds none). Throws kTransport.
-  std::uint64_t lastShippedSeq(const std::string& stream, const std::string& cluster);
+  // The newest message the stream holds on `cluster`'s subject, as it
+  // claims to be: its Ledger-Seq (0 when the header is not a number) and its Ledger-Chain-Hash
+  // (nullopt when absent or not a hash). Anyone who may publish on the subject can have put it
+  // there: the caller checks it. Throws kTransport.
+  struct ShippedHead {
+    bool present = false;  // the subject holds a message
+    std::uint64_t seq = 0;
+    std::optional<Digest> chainHash;
+  };
+  ShippedHead lastShipped(const std::string& stream, const std::string& cluster);
+  // The Ledger-Chain-Hash and subject of the message at `streamSeq`, or
+  // nullopt when there is none or it carries no hash. Throws kTransport.
+  struct StoredMessage {
+    std::string subject;
+    std::optional<Digest> chainHash;
+  };
+  std::optional<StoredMessage> storedMessage(const std::string& stream, std::uint64_t streamSeq);
 
   __natsConnection* connection() const { return connection_; }
   __jsCtx* jetStream() const { return jetStream_; }
 
  private:
-  static void publishErrorTrampoline(__jsCtx* js, ::jsPubAckErr* error, void* self);
+  static void publishAckTrampoline(__jsCtx* js, __natsMsg* msg, ::jsPubAck* ack,
+                                   ::jsPubAckErr* error, void* self);
 
   std::function<void(std::uint64_t, const std::string&)> onPublishError_;
+  std::function<void(std::uint64_t, std::uint64_t)> onDuplicate_;
   __natsConnection* connection_ = nullptr;
   __jsCtx* jetStream_ = nullptr;
 };

@@ -11,16 +11,6 @@
 
 namespace ledger::fleet {
 
-// Which records of the window in flight JetStream refused (the error
-// handler runs on libnats' thread).
-struct Publisher::AckState {
-  std::mutex mu;
-  std::uint64_t first = 0;
-  std::uint64_t last = 0;
-  std::uint64_t firstRefused = UINT64_MAX;
-  std::string error;
-};
-
 std::string Publisher::cursorName(const std::string& stream, const std::string& cluster) {
   return "publish:" + stream + "/" + cluster;
 }
@@ -55,6 +45,10 @@ Publisher::Publisher(Ledger& ledger, PublisherOptions options)
     acks->firstRefused = std::min(acks->firstRefused, at);
     acks->error = error;
   };
+  nats.onDuplicate = [acks](std::uint64_t seq, std::uint64_t streamSeq) {
+    std::lock_guard lock(acks->mu);
+    acks->duplicates.emplace_back(seq, streamSeq);
+  };
   link_ = std::make_unique<NatsLink>(nats);
 }
 
@@ -79,6 +73,7 @@ std::uint64_t Publisher::sendWindow(std::uint64_t first, std::uint64_t last) {
     acks_->last = last;
     acks_->firstRefused = UINT64_MAX;
     acks_->error.clear();
+    acks_->duplicates.clear();
   }
   std::uint64_t sentThrough = first - 1;
   std::string sendError;
@@ -93,17 +88,7 @@ std::uint64_t Publisher::sendWindow(std::uint64_t first, std::uint64_t last) {
           return false;
         }
         natsMsg* msg = nullptr;
-        natsStatus s = natsMsg_Create(&msg, subject_.c_str(), nullptr, bytes.data(),
-                                      static_cast<int>(bytes.size()));
-        if (s == NATS_OK) {
-          const std::string seqText = std::to_string(seq);
-          const std::string timeText = std::to_string(record.timeNs);
-          const std::string hashText = toHex(hash);
-          s = natsMsgHeader_Set(msg, kHeaderCluster, options_.cluster.c_str());
-          if (s == NATS_OK) s = natsMsgHeader_Set(msg, kHeaderSeq, seqText.c_str());
-          if (s == NATS_OK) s = natsMsgHeader_Set(msg, kHeaderTime, timeText.c_str());
-          if (s == NATS_OK) s = natsMsgHeader_Set(msg, kHeaderChainHash, hashText.c_str());
-        }
+        natsStatus s = static_cast<natsStatus>(makeMessage(seq, hash, bytes, record.timeNs, &msg));
         if (s == NATS_OK) {
           const std::string id = messageId(options_.cluster, seq);
           jsPubOptions po;
@@ -147,6 +132,11 @@ std::uint64_t Publisher::sendWindow(std::uint64_t first, std::uint64_t last) {
     }
     if (sendError.empty()) sendError = "no acknowledgement: " + natsErrorText(waited);
   }
+  if (const std::uint64_t squatted = checkDuplicates(first, sentThrough); squatted != 0) {
+    firstUnacked = std::min(firstUnacked, squatted);
+    if (sendError.empty())
+      sendError = "another message holds seq " + std::to_string(squatted) + "'s id";
+  }
   {
     std::lock_guard lock(acks_->mu);
     if (acks_->firstRefused != UINT64_MAX) {
@@ -162,23 +152,39 @@ std::uint64_t Publisher::sendWindow(std::uint64_t first, std::uint64_t last) {
   return firstUnacked - 1;
 }
 
+int Publisher::makeMessage(std::uint64_t seq, const Digest& hash, std::string_view bytes,
+                           std::int64_t timeNs, natsMsg** out) const {
+  natsStatus s =
+      natsMsg_Create(out, subject_.c_str(), nullptr, bytes.data(), static_cast<int>(bytes.size()));
+  if (s != NATS_OK) return s;
+  const std::string seqText = std::to_string(seq);
+  const std::string timeText = std::to_string(timeNs);
+  const std::string hashText = toHex(hash);
+  s = natsMsgHeader_Set(*out, kHeaderCluster, options_.cluster.c_str());
+  if (s == NATS_OK) s = natsMsgHeader_Set(*out, kHeaderSeq, seqText.c_str());
+  if (s == NATS_OK) s = natsMsgHeader_Set(*out, kHeaderTime, timeText.c_str());
+  if (s == NATS_OK) s = natsMsgHeader_Set(*out, kHeaderChainHash, hashText.c_str());
+  // Every message signed: the consumer checks one signature per batch,
+  // the last, which vouches for the rest through the chain, and each one
+  // only where a record is disputed.
+  if (s == NATS_OK && options_.signingKey) {
+    const std::string sig = signatureText(options_.signingKey->sign(options_.cluster, seq, hash));
+    s = natsMsgHeader_Set(*out, kHeaderSignature, sig.c_str());
+  }
+  if (s != NATS_OK) {
+    natsMsg_Destroy(*out);
+    *out = nullptr;
+  }
+  return s;
+}
+
 bool Publisher::step(std::uint64_t through, const std::atomic<bool>* stop) {
   // The stream is looked at first, even with nothing new to send: the mark
   // may be of a stream that is gone.
   try {
     if (!streamReady_) {
       link_->ensureStream(options_.stream);
-      // The mark says what this ledger's stream acknowledged; a stream
-      // created anew or purged since holds less, and gets the rest again.
-      const std::uint64_t held = link_->lastShippedSeq(options_.stream.name, options_.cluster);
-      if (!options_.fromSeq && held < mark_.load()) {
-        spdlog::warn(
-            "stream {} holds cluster {}'s records only through seq {}, but seq {} was "
-            "acknowledged (a new or purged stream): publishing again from seq {}",
-            options_.stream.name, options_.cluster, held, mark_.load(), held + 1);
-        next_ = held + 1;
-        mark_ = held;
-      }
+      if (!options_.fromSeq) resumeFromStream();
       streamReady_ = true;
     }
   } catch (const FleetError& e) {

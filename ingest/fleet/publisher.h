@@ -3,15 +3,20 @@
 // this cluster (fleet_consumer.h).
 //
 // Records go out in windows of asynchronous publishes; a window's records
-// count as published once JetStream has acknowledged each (a repeat that
-// JetStream dropped as a duplicate counts too: it was stored before). The
+// count as published once JetStream has acknowledged each. A repeat that
+// JetStream dropped as a duplicate counts only once the message it holds
+// under that id is this ledger's record (subject and chain hash): anyone who
+// may publish on the stream can take an id first, and then the record goes
+// in again under `<cluster>:<seq>:<chain hash>` (shipped_record.h). The
 // last seq acknowledged without a gap, the publish mark, is kept in the
 // ledger as the cursor "publish:<stream>/<cluster>", so a restarted
-// publisher resumes after it. A window that fails (NATS down, a timeout)
-// is sent again from its first unacknowledged record after a backoff;
-// JetStream's duplicate window and the fleet's seq check drop what was
-// stored twice. Publishing never blocks the ledger's writer: it only reads
-// committed records on its own thread.
+// publisher resumes after it, or from the stream's last message on its
+// subject when that is behind the mark and is this ledger's own record
+// there (seq and chain hash), as after a stream was created anew. A window
+// that fails (NATS down, a timeout) is sent again from its first
+// unacknowledged record after a backoff; JetStream's duplicate window and
+// the fleet's seq check drop what was stored twice. Publishing never blocks
+// the ledger's writer: it only reads committed records on its own thread.
 //
 // Ownership: borrows the Ledger, which must outlive the Publisher; owns its
 // NATS connection and thread. Thread safety: start()/stop()/publishThrough
@@ -30,8 +35,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
+#include "ingest/fleet/head_signature.h"
 #include "ingest/fleet/nats_link.h"
 #include "ledger/ledger.h"
 
@@ -48,6 +57,8 @@ struct PublisherOptions {
   // Publish from this seq instead of after the mark (a refill of records
   // the stream lost); the mark never moves back.
   std::optional<std::uint64_t> fromSeq;
+  // Signs every message (head_signature.h); null: unsigned.
+  std::shared_ptr<const SigningKey> signingKey;
 };
 
 class Publisher {
@@ -83,7 +94,18 @@ class Publisher {
   std::string metricsText(std::int64_t nowNs) const;
 
  private:
-  struct AckState;
+  // What JetStream answered for the window in flight: the records it
+  // refused and those it called duplicates (the handlers run on libnats'
+  // thread, hence the lock).
+  struct AckState {
+    std::mutex mu;
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+    std::uint64_t firstRefused = UINT64_MAX;
+    std::string error;
+    // (record seq, stream seq) of each answer "already held under that id".
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> duplicates;
+  };
   // Sends [first, last] and waits for their acknowledgements; returns the
   // last seq acknowledged without a gap (first - 1 when none).
   std::uint64_t sendWindow(std::uint64_t first, std::uint64_t last);
@@ -91,6 +113,18 @@ class Publisher {
   // nothing was sent (caught up, or failed and backing off).
   bool step(std::uint64_t through, const std::atomic<bool>* stop);
   void saveMark(std::uint64_t seq);
+  // A record's message, signed with the signing key when there is one; a
+  // natsStatus.
+  int makeMessage(std::uint64_t seq, const Digest& hash, std::string_view bytes,
+                  std::int64_t timeNs, __natsMsg** out) const;
+  // The duplicates JetStream answered in [first, last]: each must be this
+  // ledger's own message, or is sent again under a hashed id. Returns the
+  // first seq that could not be got in, 0 when none.
+  std::uint64_t checkDuplicates(std::uint64_t first, std::uint64_t last);
+  bool resendSquatted(std::uint64_t seq, std::uint64_t streamSeq);
+  // Moves next_ back when the stream holds less of this cluster than the
+  // mark says, trusting only a last message that is this ledger's record.
+  void resumeFromStream();
   void run();
   void sleepFor(std::chrono::milliseconds d, const std::atomic<bool>* stop);
 

@@ -48,16 +48,28 @@ std::string messageId(std::string_view cluster, std::uint64_t seq) {
   return std::string(cluster) + ":" + std::to_string(seq);
 }
 
+std::string hashedMessageId(std::string_view cluster, std::uint64_t seq, const Digest& hash) {
+  return messageId(cluster, seq) + ":" + toHex(hash);
+}
+
+std::optional<std::string_view> subjectClusterToken(std::string_view subject) {
+  if (subject.size() <= kSubjectPrefix.size() + kSubjectSuffix.size() ||
+      !subject.starts_with(kSubjectPrefix) || !subject.ends_with(kSubjectSuffix)) {
+    return std::nullopt;
+  }
+  return subject.substr(kSubjectPrefix.size(),
+                        subject.size() - kSubjectPrefix.size() - kSubjectSuffix.size());
+}
+
 bool decodeShippedRecord(std::string_view subject, const HeaderLookup& header,
                          std::string_view payload, ShippedRecord* out, std::string* error) {
   *out = ShippedRecord{};
-  if (subject.size() <= kSubjectPrefix.size() + kSubjectSuffix.size() ||
-      !subject.starts_with(kSubjectPrefix) || !subject.ends_with(kSubjectSuffix)) {
+  const auto token = subjectClusterToken(subject);
+  if (!token) {
     *error = "subject '" + std::string(subject) + "' is not ledger.<cluster>.records";
     return false;
   }
-  const std::string_view cluster = subject.substr(
-      kSubjectPrefix.size(), subject.size() - kSubjectPrefix.size() - kSubjectSuffix.size());
+  const std::string_view cluster = *token;
   if (!isClusterName(cluster)) {
     *error = "subject '" + std::string(subject) + "' does not name a cluster";
     return false;
@@ -74,8 +86,10 @@ bool decodeShippedRecord(std::string_view subject, const HeaderLookup& header,
     return false;
   }
   const auto id = header(kHeaderMsgId);
-  if (!id || *id != messageId(cluster, out->seq)) {
-    *error = std::string(kHeaderMsgId) + " header is not " + messageId(cluster, out->seq);
+  const std::string plainId = messageId(cluster, out->seq);
+  // The hashed form's hash is checked once the chain hash is read.
+  if (!id || (*id != plainId && !id->starts_with(plainId + ":"))) {
+    *error = std::string(kHeaderMsgId) + " header is not " + plainId;
     return false;
   }
   const auto timeText = header(kHeaderTime);
@@ -90,6 +104,18 @@ bool decodeShippedRecord(std::string_view subject, const HeaderLookup& header,
     return false;
   }
   out->chainHash = *hash;
+  if (*id != plainId && *id != hashedMessageId(cluster, out->seq, *hash)) {
+    *error = std::string(kHeaderMsgId) + " header is not " + plainId + " nor " + plainId +
+             ":<its chain hash>";
+    return false;
+  }
+  if (const auto sig = header(kHeaderSignature)) {
+    out->signature = signatureFromText(*sig);
+    if (!out->signature) {
+      *error = std::string(kHeaderSignature) + " header is not 64 bytes in base64";
+      return false;
+    }
+  }
   if (Status st = decodeRecord(payload, &out->record); !st.isOk()) {
     *error = "payload is not a ledger record: " + st.message();
     return false;

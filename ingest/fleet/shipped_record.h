@@ -4,11 +4,15 @@
 //
 //   subject   ledger.<cluster>.records
 //   headers   Nats-Msg-Id        <cluster>:<seq>  (JetStream drops a repeat
-//                                 inside the stream's duplicate window)
+//                                 inside the stream's duplicate window), or
+//                                 <cluster>:<seq>:<chain hash> when another
+//                                 message took that id (publisher.h)
 //             Ledger-Cluster     <cluster>
 //             Ledger-Seq         the record's seq in its cluster's ledger
 //             Ledger-Time        the record's time, ns since the epoch
 //             Ledger-Chain-Hash  hash(seq) in 64 hex digits (ledger/format.h)
+//             Ledger-Signature   optional: the cluster's Ed25519 signature of
+//                                this seq and hash, base64 (head_signature.h)
 //   payload   the LogRecord bytes exactly as the source hashed them
 //
 // A cluster name is a DNS label (lowercase letters, digits, '-', at most 63),
@@ -25,6 +29,7 @@
 #include <string>
 #include <string_view>
 
+#include "ingest/fleet/head_signature.h"
 #include "ledger/record.h"
 #include "ledger/sha256.h"
 
@@ -45,6 +50,12 @@ void checkClusterName(std::string_view name, const char* flag);
 std::string recordSubject(std::string_view cluster);
 inline constexpr const char* kStreamSubjects = "ledger.*.records";
 std::string messageId(std::string_view cluster, std::uint64_t seq);
+// "<cluster>:<seq>:<chain hash in hex>": the id a publisher falls back to
+// when another message took its record's plain id.
+std::string hashedMessageId(std::string_view cluster, std::uint64_t seq, const Digest& hash);
+// The token between "ledger." and ".records" in a subject of that form,
+// whether or not it is a cluster name; nullopt for any other subject.
+std::optional<std::string_view> subjectClusterToken(std::string_view subject);
 
 // A message's headers as the decoder asks for them: the value, or nullopt
 // when the header is absent.
@@ -55,8 +66,9 @@ struct ShippedRecord {
   std::uint64_t seq = 0;
   std::int64_t timeNs = 0;
   Digest chainHash{};
-  Record record;           // the payload, decoded
-  std::string_view bytes;  // the payload, as hashed (points into the message)
+  std::optional<Signature> signature;  // read, not verified
+  Record record;                       // the payload, decoded
+  std::string_view bytes;              // the payload, as hashed (points into the message)
 };
 
 // Checks and decodes one message: the subject names a cluster, the headers

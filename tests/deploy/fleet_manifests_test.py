@@ -11,12 +11,14 @@ usage: tests/deploy/fleet_manifests_test.py SOURCE_ROOT
   it references are set on the container; with sample values for them it
   passes `nats-server -t` (the server resolves them itself, as in the pod);
 - sidecar-publish-patch.yaml: its ledger container's args are all of
-  deploy/sidecar-patch.yaml's plus --publish and --cluster-name; where
+  deploy/sidecar-patch.yaml's plus --publish, --cluster-name and
+  --signing-key, whose file is in a mounted Secret; where
   kubectl is installed, `kubectl patch --local` of both patches in turn onto
   a minimal Kueue Deployment leaves the sidecar with exactly those args;
 - fleet-consumer.yaml: the Deployment's args have --from-nats and --fleet,
   a volume is mounted at the --fleet directory, from the file's
-  PersistentVolumeClaim, and the port --listen names is the probed one.
+  PersistentVolumeClaim, --trusted-keys is a directory mounted from a
+  Secret, and the port --listen names is the probed one.
 nats-server is Debian's nats-server package (tools/setup-debian.sh): without
 it the other checks still run, and then the test skips (exit 77), saying so.
 """
@@ -144,6 +146,9 @@ def check_publish_patch(root, docs, problems):
         problems.append(f"sidecar-publish-patch.yaml: --publish is {publish!r}, not a nats:// URL")
     if not flag(args, "--cluster-name"):
         problems.append("sidecar-publish-patch.yaml: no --cluster-name")
+    key = flag(args, "--signing-key") or ""
+    if not secret_mounted(patched, patch["spec"]["template"]["spec"], os.path.dirname(key)):
+        problems.append(f"sidecar-publish-patch.yaml: --signing-key={key!r} is not in a mounted Secret")
     if len(set(flag_names(args))) != len(flag_names(args)):
         problems.append(f"sidecar-publish-patch.yaml: a flag is given twice: {flag_names(args)}")
     return base + [a for a in args if a not in base]
@@ -183,6 +188,14 @@ def check_strategic_merge(root, expected, problems):
     print(f"kubectl patch --local: the sidecar runs with {len(expected)} args, {len(ledger['volumeMounts'])} mounts")
 
 
+def secret_mounted(c, pod, directory):
+    """Whether `directory` is where container c mounts a Secret volume of pod."""
+    mounts = {m["mountPath"].rstrip("/"): m["name"] for m in c.get("volumeMounts", [])}
+    name = mounts.get(directory.rstrip("/")) if directory else None
+    volume = next((v for v in pod.get("volumes", []) if v["name"] == name), {})
+    return bool((volume.get("secret") or {}).get("secretName"))
+
+
 def check_consumer(docs, problems):
     deployment = find(docs, "Deployment")
     if deployment is None:
@@ -207,6 +220,8 @@ def check_consumer(docs, problems):
             problems.append(f"fleet-consumer.yaml: --fleet's volume is not the file's PersistentVolumeClaim ({claim})")
     if deployment["spec"].get("replicas") != 1 or (deployment["spec"].get("strategy") or {}).get("type") != "Recreate":
         problems.append("fleet-consumer.yaml: not 1 replica with the Recreate strategy (one writer of the volume)")
+    if not secret_mounted(consumer, pod, flag(args, "--trusted-keys") or ""):
+        problems.append("fleet-consumer.yaml: --trusted-keys is not a directory mounted from a Secret")
     listen = flag(args, "--listen") or ""
     ports = {p["name"]: p["containerPort"] for p in consumer.get("ports", [])}
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):

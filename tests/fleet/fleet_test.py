@@ -4,7 +4,8 @@ shipping clusters' ledgers through NATS JetStream, and the fleet consumer
 (ledger-ingest --from-nats --fleet) keeping per-cluster copies.
 
 Scenarios (each prints what it checks):
-  1. main     3-node NATS; clusters c1 c2 c3, each stream in 3 parts published
+  1. main     3-node NATS; clusters c1 c2 c3 signing with their own keys, the
+              consumer trusting them; each stream in 3 parts published
               in turn (--stream-replicas 3); the fleet consumer is kill -9'd 20
               times at random moments while publishing goes on; a NATS node
               (the stream's leader) is kill -9'd and restarted mid-stream; a
@@ -17,7 +18,35 @@ Scenarios (each prints what it checks):
               "records 1..49"; after publishing from 1 it exits 0, heads equal.
   4. tamper   a record re-published with a changed chain hash, or changed
               payload bytes under the original hash: the consumer exits 3
-              naming "cluster evil seq 5"; the copy stays at seq 4.
+              naming "cluster evil seq 5"; the copy stays at seq 4; a rerun
+              exits 0 (the message was terminated), still at seq 4.
+  6. refused  single-node NATS, clusters a and b; on b's subject: random bytes,
+              an empty message, a truncated record, a segment size of 2^31
+              words, a name with path characters (a/b), a seq of 2^64-1, a
+              chained record whose time goes backwards; an unknown cluster
+              with a bad hash. Each is refused (terminated, counted, logged),
+              the consumer exits 3 once and 0 after; records held ahead of a
+              gap past --max-held-mb come again later; the copies equal their
+              sources and the fleet holds no other directory. A junk message
+              claiming `Ledger-Seq: 1` on a's subject does not make a rerun
+              publisher send a's history again.
+  7. trust    keys from `ledger-replay keygen` (b's file holds two keys); a
+              consumer without keys or with out-of-range flags: exit 1;
+              forged next records for b unsigned, signed by a's key and by
+              another key, and a whole cluster `evil` signed by its own key:
+              refused; the copies equal their sources, no directory for
+              evil; `verify --trusted-keys` proves each head (exit 3 against
+              the wrong key); an --allow-unsigned fleet says it is unsigned.
+  8. progress a consumer SIGSTOP'd while records are published, past its
+              --exit-when-idle, reads them all after SIGCONT before exiting 0;
+              its durable deleted under it, then the stream: each is created
+              again, /readyz is 200 again and the copy equals its source.
+  9. squat    junk on another subject under a's next message ids: the
+              publisher sees the stored message is not its record and sends
+              the record again under `a:<seq>:<hash>`; the copy is whole.
+  10. users   a NATS user per cluster (--nats-user-file) allowed to publish
+              only on its own subject: a's user cannot publish on b's; the
+              fleet reads as its own user; copies equal their sources.
   5. sidecar  `ledger-ingest --watch --publish` against a fake API server
               (namespaces) while NATS is down: the LIST and watched changes
               are committed, /metrics counts the publish lag; NATS comes up,
@@ -31,12 +60,14 @@ come from $FLEET_TEST_SEED (printed). Keeps its temp dir on failure (printed),
 or always with FLEET_TEST_KEEP=1.
 """
 import base64
+import hashlib
 import json
 import os
 import random
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -212,8 +243,11 @@ def fleet_totals(fleet):
     return totals
 
 
-def consumer_cmd(urls, fleet, idle=None, durable=None, replicas=None):
-    cmd = [INGEST, "--from-nats", urls, "--fleet", fleet, "--listen", "off"]
+def consumer_cmd(urls, fleet, idle=None, durable=None, replicas=None, extra=(), keys=None):
+    """The fleet consumer; unsigned (--allow-unsigned) unless given a keys directory."""
+    trust = ["--trusted-keys", keys] if keys else ["--allow-unsigned"]
+    listen = [] if "--listen" in extra else ["--listen", "off"]
+    cmd = [INGEST, "--from-nats", urls, "--fleet", fleet, *listen, *trust, *extra]
     if idle is not None:
         cmd += ["--exit-when-idle", str(idle)]
     if durable:
@@ -250,7 +284,7 @@ def compare_heads(sources, fleet):
 # -- a minimal NATS client (text protocol over a socket) -------------------------
 
 class Nats:
-    def __init__(self, url, timeout=10.0):
+    def __init__(self, url, timeout=10.0, user=None, password=None):
         hostport = url.split("://", 1)[-1]
         host, port = hostport.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
@@ -260,6 +294,8 @@ class Nats:
         check(line.startswith(b"INFO "), f"NATS: expected INFO, got {line[:100]!r}")
         connect = {"verbose": False, "pedantic": False, "headers": True, "no_responders": True,
                    "lang": "python-test", "version": "0", "protocol": 1}
+        if user is not None:
+            connect.update({"user": user, "pass": password})
         self.sock.sendall(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
         while True:
             kind, _ = self._next()
@@ -438,15 +474,23 @@ def scenario_main(work, rng):
     urls = cluster.urls()
     fleet = os.path.join(work, "fleet")
     sources = {name: os.path.join(work, "src", name) for name in clusters}
+    # Signed: each cluster its key, the consumer every public key.
+    trusted = os.path.join(work, "trusted")
+    os.makedirs(trusted)
+    for name in clusters:
+        key = os.path.join(work, name + ".key")
+        run([REPLAY, "keygen", "--out", key])
+        shutil.copy(key + ".pub", os.path.join(trusted, name + ".pub"))
     killer = None
     try:
         def publish_cmd(name, path):
             return [INGEST, "--ledger", sources[name], "--from", path, "--no-sync",
-                    "--publish", urls, "--cluster-name", name, "--stream-replicas", "3"]
+                    "--publish", urls, "--cluster-name", name, "--stream-replicas", "3",
+                    "--signing-key", os.path.join(work, name + ".key")]
 
         # Part 0 of c1 first: it creates the stream (3 replicas) before the consumer starts.
         run(publish_cmd("c1", parts[("c1", 0)][0]), timeout=60)
-        killer = ConsumerKiller(consumer_cmd(urls, fleet, replicas=3), work, 20, rng)
+        killer = ConsumerKiller(consumer_cmd(urls, fleet, replicas=3, keys=trusted), work, 20, rng)
         killer.start()
         log("    consumer kill -9 loop started (20 kills at random 0.05-0.6 s)")
 
@@ -459,7 +503,8 @@ def scenario_main(work, rng):
                     run([INGEST, "--ledger", sources[name], "--from", path, "--no-sync"], timeout=60)
                     t = time.monotonic()
                     run([REPLAY, "--ledger", sources[name], "publish", "--to", urls,
-                         "--cluster-name", name, "--stream-replicas", "3"], timeout=120)
+                         "--cluster-name", name, "--stream-replicas", "3",
+                         "--signing-key", os.path.join(work, name + ".key")], timeout=120)
                     log(f"    c3 part 2: ingested without --publish, shipped by ledger-replay publish "
                         f"(exit 0 in {time.monotonic() - t:.1f}s)")
                 elif (name, k) == ("c2", 1):
@@ -524,8 +569,12 @@ def scenario_main(work, rng):
         log("    ok: fleet verify after the kills: " +
             ", ".join(f"{c} at seq {copies[c]['lastSeq']}" for c in sorted(copies)))
 
-        run_consumer_to_idle(urls, fleet, 3, 0, replicas=3)
+        run_consumer_to_idle(urls, fleet, 3, 0, replicas=3, keys=trusted)
         compare_heads(sources, fleet)
+        _, out, _ = run([REPLAY, "--fleet", fleet, "verify", "--trusted-keys", trusted, "-o", "json"])
+        heads = {c["cluster"]: c["headSignature"] for c in json.loads(out)["clusters"]}
+        check(set(heads.values()) == {"verified"}, f"head signatures: {heads}")
+        log("    ok: every copy's head is signed by its cluster's key (verify --trusted-keys)")
         log("    ok: ledger-replay --fleet verify exits 0, every copy ok")
 
         ft = fleet_totals(fleet)
@@ -721,9 +770,445 @@ def scenario_tamper(work, rng):
                   f"copy of evil at seq {copy['lastSeq']} {copy['lastHash']}, not 4 {seq4_hash}")
             log(f"    ok: [{label}] the copy stays at seq 4 (the source's hash at 4) and verifies "
                 f"(source at {want['lastSeq']})")
-            # A rerun refuses again, still at 4.
-            _, err = run_consumer_to_idle(b.urls(), fleet, 2, 3)
+            # The refused message was terminated: a rerun does not see it again.
+            _, err = run_consumer_to_idle(b.urls(), fleet, 2, 0)
+            check("refused" not in err, f"the refused message came again:\n{err[-2000:]}")
             check(verify_ledger(os.path.join(fleet, "evil"))["lastSeq"] == 4, "copy moved past 4 on a rerun")
+
+
+def header_block(headers):
+    return ("NATS/1.0\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode()
+
+
+def shipped_headers(cluster, seq, time_ns, chain_hash):
+    return {"Nats-Msg-Id": f"{cluster}:{seq}", "Ledger-Cluster": cluster, "Ledger-Seq": str(seq),
+            "Ledger-Time": str(time_ns), "Ledger-Chain-Hash": chain_hash}
+
+
+# A LogRecord (schema/log.capnp) as the ledger encodes it: one segment, the
+# root struct's data section right after the segment table and root pointer,
+# seq at its offset 0 and timeNs at 16.
+SEQ_AT, TIME_AT = 16, 32
+
+
+def patched_record(payload, seq, time_ns):
+    b = bytearray(payload)
+    b[SEQ_AT:SEQ_AT + 8] = struct.pack("<Q", seq)
+    b[TIME_AT:TIME_AT + 8] = struct.pack("<q", time_ns)
+    return bytes(b)
+
+
+def last_message(nc, cluster):
+    m = js_api(nc, "$JS.API.STREAM.MSG.GET.LEDGER", {"last_by_subj": f"ledger.{cluster}.records"})["message"]
+    return parse_headers(base64.b64decode(m["hdrs"])), base64.b64decode(m["data"])
+
+
+def attack_messages(nc):
+    """The refused scenario's attacks: (label, subject, header block or None, payload)."""
+    h, payload = last_message(nc, "b")
+    seq, time_ns, prev = int(h["Ledger-Seq"]), int(h["Ledger-Time"]), h["Ledger-Chain-Hash"]
+    check(struct.unpack("<Q", payload[SEQ_AT:SEQ_AT + 8])[0] == seq and
+          struct.unpack("<q", payload[TIME_AT:TIME_AT + 8])[0] == time_ns,
+          "b's last record does not lay out seq and time where this test patches them")
+    nxt = seq + 1
+    backwards = patched_record(payload, nxt, time_ns - 1)
+    chained = hashlib.sha256(bytes.fromhex(prev) + backwards).hexdigest()
+    huge = 2 ** 64 - 1
+    far = patched_record(payload, huge, time_ns)
+    segment = patched_record(payload, nxt + 2, time_ns)
+    segment = struct.pack("<II", 0, 1 << 31) + segment[8:]
+    hb = lambda seq_, t, hash_, cluster="b": header_block(shipped_headers(cluster, seq_, t, hash_))
+    return seq, [
+        ("random bytes", "ledger.b.records", None, os.urandom(300)),
+        ("an empty message", "ledger.b.records", None, b""),
+        # Each under its own message id: JetStream drops a repeated id.
+        ("a truncated record", "ledger.b.records", hb(nxt + 1, time_ns, "0" * 64),
+         payload[:len(payload) // 2]),
+        ("a segment size of 2^31 words", "ledger.b.records", hb(nxt + 2, time_ns, "0" * 64), segment),
+        ("a cluster name with path characters", "ledger.a/b.records", hb(nxt + 3, time_ns, "0" * 64, "a/b"),
+         payload),
+        ("seq 2^64-1", "ledger.b.records", hb(huge, time_ns, "0" * 64), far),
+        ("a chained record whose time goes backwards", "ledger.b.records", hb(nxt, time_ns - 1, chained),
+         backwards),
+        ("an unknown cluster with a bad hash", "ledger.evil.records",
+         hb(1, time_ns, "0" * 64, "evil"), patched_record(payload, 1, time_ns)),
+    ]
+
+
+def scenario_refused(work, rng):
+    log("== 6. refused: junk, forged and out-of-window messages never stop the fleet")
+    src = {"a": os.path.join(work, "src-a"), "b": os.path.join(work, "src-b")}
+    fleet = os.path.join(work, "fleet")
+    write_lines(os.path.join(work, "a.jsonl"), gen_events(300, 707))
+    b_lines = gen_events(1500, 808)
+    write_lines(os.path.join(work, "b0.jsonl"), b_lines[:300])
+    write_lines(os.path.join(work, "b1.jsonl"), b_lines[300:])
+    run([INGEST, "--ledger", src["a"], "--from", os.path.join(work, "a.jsonl"), "--no-sync"])
+    run([INGEST, "--ledger", src["b"], "--from", os.path.join(work, "b0.jsonl"), "--no-sync"])
+    with nats_cluster.NatsCluster(os.path.join(work, "nats"), nodes=1) as cluster:
+        url = cluster.urls()
+        nc = Nats(cluster.url(0))
+        try:
+            # A duplicate window of 1 s: the forged records squat b's next
+            # message id, which the real record may take once it has passed.
+            js_api(nc, "$JS.API.STREAM.CREATE.LEDGER",
+                   {"name": "LEDGER", "subjects": ["ledger.*.records"], "storage": "file",
+                    "num_replicas": 1, "duplicate_window": 1_000_000_000})
+            for name in ("a", "b"):
+                run([REPLAY, "--ledger", src[name], "publish", "--to", url, "--cluster-name", name],
+                    timeout=60)
+            b_head, attacks = attack_messages(nc)
+            for label, subject, hdrs, payload in attacks:
+                _, ack = nc.request(subject, payload, headers=hdrs)
+                ack = json.loads(ack)
+                check("error" not in ack and not ack.get("duplicate"), f"{label}: not stored: {ack!r}")
+        finally:
+            nc.close()
+        log(f"    a and b published (b at seq {b_head}); {len(attacks)} attacks stored on the stream: "
+            + "; ".join(a[0] for a in attacks))
+        _, err = run_consumer_to_idle(url, fleet, 2, 3)
+        refused = [l for l in err.splitlines() if "refused stream message" in l]
+        check(len(refused) == len(attacks), f"{len(refused)} refusals logged, not {len(attacks)}:\n{err[-4000:]}")
+        for reason in ("undecodable", "bad-cluster-name", "beyond-window", "not-canonical", "chain"):
+            check(any(f"({reason}" in l for l in refused), f"no refusal for {reason}:\n" + "\n".join(refused))
+        compare_heads(src, fleet)
+        check(sorted(os.listdir(fleet)) == ["a", "b"], f"fleet directory holds {sorted(os.listdir(fleet))}")
+        log(f"    ok: consumer exits 3, {len(refused)} refusals logged with their stream sequences; "
+            "copies equal their sources; the fleet holds a and b only")
+
+        run([INGEST, "--ledger", src["b"], "--from", os.path.join(work, "b1.jsonl"), "--no-sync"])
+        b_last = verify_ledger(src["b"])["lastSeq"]
+        run([REPLAY, "--ledger", src["b"], "publish", "--to", url, "--cluster-name", "b",
+             "--from-seq", str(b_head + 2)], timeout=60)
+        _, err = run_consumer_to_idle(url, fleet, 2, 2, extra=["--max-held-mb", "1"])
+        check("held ahead of gaps, the most allowed" in err, f"no held bound reached:\n{err[-3000:]}")
+        check(f"records {b_head + 1}..{b_head + 1}" in err, f"gap of b not named:\n{err[-3000:]}")
+        log(f"    ok: b's records {b_head + 2}..{b_last} ahead of a gap: at most 1 MiB held, the rest "
+            "handed back; consumer exits 2 naming the gap")
+        time.sleep(1.2)
+        run([REPLAY, "--ledger", src["b"], "publish", "--to", url, "--cluster-name", "b",
+             "--from-seq", str(b_head + 1)], timeout=60)
+        run_consumer_to_idle(url, fleet, 3, 0)
+        compare_heads(src, fleet)
+        check(sorted(os.listdir(fleet)) == ["a", "b"], f"fleet directory holds {sorted(os.listdir(fleet))}")
+        log("    ok: b's valid records after the refused ones apply; no refused message came again "
+            "(exit 0); copies equal their sources")
+        # A junk message claiming seq 1 as a's last: a restarted publisher must
+        # not take it for a purged stream and send a's whole history again.
+        nc = Nats(cluster.url(0))
+        try:
+            _, ack = nc.request("ledger.a.records", b"junk", headers=header_block({"Ledger-Seq": "1"}))
+            check("error" not in json.loads(ack), f"junk not stored: {ack!r}")
+            time.sleep(1.2)  # past the duplicate window: a re-send would be stored
+            before = js_api(nc, "$JS.API.STREAM.INFO.LEDGER", None)["state"]["messages"]
+            _, _, err = run([REPLAY, "--ledger", src["a"], "publish", "--to", url, "--cluster-name", "a"],
+                            timeout=60)
+            after = js_api(nc, "$JS.API.STREAM.INFO.LEDGER", None)["state"]["messages"]
+        finally:
+            nc.close()
+        check(after == before, f"the publisher sent {after - before} messages again after a junk "
+              f"'Ledger-Seq: 1' on its subject\n{err[-2000:]}")
+        check("is not this ledger's record" in err, f"no warning about the junk last message:\n{err[-2000:]}")
+        log("    ok: a junk 'Ledger-Seq: 1' on a's subject: a rerun publisher warns and resumes after "
+            "its mark (0 messages sent again)")
+
+
+def sign_head(key, cluster, seq, chain_hash):
+    """A head signature as a cluster's publisher makes it, by the openssl command."""
+    text = f"kueue-dra-ledger fleet head v1\n{cluster}\n{seq}\n{chain_hash}\n".encode()
+    # A file, not stdin: openssl signs Ed25519 in one shot and needs the size.
+    path = key + ".head"
+    with open(path, "wb") as f:
+        f.write(text)
+    r = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", key, "-rawin", "-in", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    check(r.returncode == 0 and len(r.stdout) == 64, f"openssl pkeyutl -sign: {r.stderr!r}")
+    return base64.b64encode(r.stdout).decode()
+
+
+def forged_next(nc, cluster):
+    """A forged next record for `cluster`: its last record's bytes with the
+    seq moved on, chained onto its last hash (what anyone on the path can do)."""
+    h, payload = last_message(nc, cluster)
+    seq, time_ns, prev = int(h["Ledger-Seq"]), int(h["Ledger-Time"]), h["Ledger-Chain-Hash"]
+    forged = patched_record(payload, seq + 1, time_ns)
+    return seq + 1, time_ns, hashlib.sha256(bytes.fromhex(prev) + forged).hexdigest(), forged
+
+
+def scenario_trust(work, rng):
+    log("== 7. trust: signed cluster histories; forged, unsigned, foreign-signed and unknown "
+        "clusters' records refused")
+    keys, trusted = os.path.join(work, "keys"), os.path.join(work, "trusted")
+    os.makedirs(keys)
+    os.makedirs(trusted)
+    for name in ("a", "b-old", "b", "evil"):
+        run([REPLAY, "keygen", "--out", os.path.join(keys, name + ".key")])
+    check(os.stat(os.path.join(keys, "a.key")).st_mode & 0o777 == 0o600, "the private key is not mode 0600")
+    run([REPLAY, "keygen", "--out", os.path.join(keys, "a.key")], expect=1)
+    shutil.copy(os.path.join(keys, "a.key.pub"), os.path.join(trusted, "a.pub"))
+    # b rotates: its file holds its old key and its new one.
+    with open(os.path.join(trusted, "b.pub"), "w") as f:
+        for name in ("b-old", "b"):
+            f.write(open(os.path.join(keys, name + ".key.pub")).read())
+    log("    ok: keygen writes KEY (0600) and KEY.pub, refuses to overwrite (exit 1); b.pub holds two keys")
+
+    src = {n: os.path.join(work, "src-" + n) for n in ("a", "b", "evil")}
+    b_lines = gen_events(600, 818)
+    for name, lines in (("a", gen_events(300, 717)), ("b", b_lines[:300]), ("evil", gen_events(200, 919))):
+        write_lines(os.path.join(work, name + ".jsonl"), lines)
+        run([INGEST, "--ledger", src[name], "--from", os.path.join(work, name + ".jsonl"), "--no-sync"])
+    fleet = os.path.join(work, "fleet")
+    with nats_cluster.NatsCluster(os.path.join(work, "nats"), nodes=1) as cluster:
+        url = cluster.urls()
+        rc, _, err = run([INGEST, "--from-nats", url, "--fleet", fleet, "--exit-when-idle", "1"], expect=1)
+        check("--trusted-keys" in err, f"no word of --trusted-keys:\n{err[-1000:]}")
+        for flag, value in (("--batch", "3000000000"), ("--seq-window", "0"), ("--max-held-mb", "0")):
+            run(consumer_cmd(url, fleet, idle=1, keys=trusted, extra=[flag, value]), expect=1)
+        check(not os.path.exists(fleet) or not os.listdir(fleet), "a refused start wrote into the fleet")
+        log("    ok: a consumer without --trusted-keys or --allow-unsigned, and --batch 3000000000, "
+            "--seq-window 0, --max-held-mb 0: usage errors (exit 1)")
+        nc = Nats(cluster.url(0))
+        try:
+            js_api(nc, "$JS.API.STREAM.CREATE.LEDGER",
+                   {"name": "LEDGER", "subjects": ["ledger.*.records"], "storage": "file",
+                    "num_replicas": 1, "duplicate_window": 1_000_000_000})
+            signer = {"a": "a.key", "b": "b-old.key", "evil": "evil.key"}
+            for name, key in signer.items():
+                run([REPLAY, "--ledger", src[name], "publish", "--to", url, "--cluster-name", name,
+                     "--signing-key", os.path.join(keys, key)], timeout=60)
+            # Forged next records for b, each under b's next message id in turn.
+            seq, t, chained, forged = forged_next(nc, "b")
+            hdrs = shipped_headers("b", seq, t, chained)
+            attacks = [("unsigned", hdrs),
+                       ("signed by a's key", {**hdrs, "Ledger-Signature": sign_head(
+                           os.path.join(keys, "a.key"), "b", seq, chained)}),
+                       ("signed by evil's key", {**hdrs, "Ledger-Signature": sign_head(
+                           os.path.join(keys, "evil.key"), "b", seq, chained)})]
+            for label, h in attacks:
+                _, ack = nc.request("ledger.b.records", forged, headers=header_block(h))
+                ack = json.loads(ack)
+                check("error" not in ack and not ack.get("duplicate"), f"{label}: not stored: {ack}")
+                time.sleep(1.1)
+        finally:
+            nc.close()
+        # b's real next records, with its new key, after the forgeries.
+        write_lines(os.path.join(work, "b1.jsonl"), b_lines[300:])
+        run([INGEST, "--ledger", src["b"], "--from", os.path.join(work, "b1.jsonl"), "--no-sync"])
+        run([REPLAY, "--ledger", src["b"], "publish", "--to", url, "--cluster-name", "b",
+             "--signing-key", os.path.join(keys, "b.key")], timeout=60)
+        log(f"    published a, b (old key, then its new key after 3 forged seq {seq}: unsigned, signed by "
+            "a's key, signed by evil's key) and evil (200 events, its own key, no trusted key)")
+        _, err = run_consumer_to_idle(url, fleet, 2, 3, keys=trusted)
+        refused = [l for l in err.splitlines() if "refused stream message" in l]
+        for reason, least in (("unsigned", 1), ("signature", 2), ("unknown-cluster", 1)):
+            n = sum(f"({reason}" in l for l in refused)
+            check(n >= least, f"{n} refusals for {reason}, not {least} or more:\n" + "\n".join(refused[:20]))
+        compare_heads({"a": src["a"], "b": src["b"]}, fleet)
+        check(sorted(os.listdir(fleet)) == ["a", "b"], f"fleet directory holds {sorted(os.listdir(fleet))}")
+        log(f"    ok: consumer exits 3 with {len(refused)} refusals (unsigned, signature, unknown-cluster); "
+            "a and b equal their sources; no directory for evil")
+        _, out, _ = run([REPLAY, "--fleet", fleet, "verify", "--trusted-keys", trusted, "-o", "json"])
+        heads = {c["cluster"]: c["headSignature"] for c in json.loads(out)["clusters"]}
+        check(heads == {"a": "verified", "b": "verified"}, f"head signatures: {heads}")
+        wrong = os.path.join(work, "wrong")
+        os.makedirs(wrong)
+        shutil.copy(os.path.join(trusted, "a.pub"), os.path.join(wrong, "a.pub"))
+        shutil.copy(os.path.join(keys, "evil.key.pub"), os.path.join(wrong, "b.pub"))
+        rc, out, _ = run([REPLAY, "--fleet", fleet, "verify", "--trusted-keys", wrong, "-o", "json"], expect=3)
+        heads = {c["cluster"]: c["headSignature"] for c in json.loads(out)["clusters"]}
+        check(heads == {"a": "verified", "b": "bad"}, f"head signatures against the wrong key: {heads}")
+        log("    ok: verify --trusted-keys proves both heads (exit 0); with another key for b, b is bad (exit 3)")
+        unsigned = os.path.join(work, "fleet-unsigned")
+        # Its own durable, from the stream's start; unsigned, it takes the forged
+        # b 301 and evil on their chains, and refuses b's real records (exit 2 or 3).
+        run(consumer_cmd(url, unsigned, idle=2, durable="unsigned"), expect=None)
+        check(sorted(os.listdir(unsigned)) == ["a", "b", "evil"], "an unsigned fleet refused a cluster")
+        _, out, _ = run([QUERY, "--fleet", unsigned, "state", "--at", T2, "-o", "json"])
+        check(all(c.get("signed") is False for c in json.loads(out)["clusters"]),
+              "an --allow-unsigned fleet's answers do not say unsigned")
+        _, out, _ = run([QUERY, "--fleet", unsigned, "report", "--from", T1, "--to", T2, "--by", "cluster",
+                         "-o", "json"])
+        check(json.loads(out).get("unsignedClusters") == ["a", "b", "evil"],
+              f"the fleet report does not name the unsigned copies: {out[:300]}")
+        _, out, _ = run([REPLAY, "--fleet", unsigned, "verify", "-o", "json"])
+        heads = {c["cluster"]: c["headSignature"] for c in json.loads(out)["clusters"]}
+        check(set(heads.values()) == {"unsigned"}, f"verify of an unsigned fleet: {heads}")
+        _, out, _ = run([REPLAY, "--fleet", unsigned, "verify", "-o", "table"])
+        check("head signature: unsigned" in out, f"verify's table does not say unsigned:\n{out[-1000:]}")
+        log("    ok: an --allow-unsigned fleet's answers (state, report) and verify say the copies are unsigned")
+
+
+def http_status(url):
+    import urllib.error
+    import urllib.request
+    try:
+        return urllib.request.urlopen(url, timeout=2).status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return None
+
+
+def wait_for(what, cond, limit=60, proc=None, err_path=None):
+    t = time.monotonic()
+    while not cond():
+        check(proc is None or proc.poll() is None,
+              f"{what}: the consumer exited {proc and proc.returncode}\n{tail(err_path) if err_path else ''}")
+        check(time.monotonic() - t < limit, f"{what}: not within {limit} s\n{tail(err_path) if err_path else ''}")
+        time.sleep(0.05)
+    return time.monotonic() - t
+
+
+def scenario_progress(work, rng):
+    log("== 8. progress: a consumer stopped (SIGSTOP) while records arrive; its durable and the "
+        "stream deleted under it")
+    src = os.path.join(work, "src-a")
+    fleet = os.path.join(work, "fleet")
+    lines = gen_events(4000, 929)
+    parts = [lines[:1000], lines[1000:3000], lines[3000:3500], lines[3500:]]
+    for i, part in enumerate(parts):
+        write_lines(os.path.join(work, f"a{i}.jsonl"), part)
+
+    def record_and_publish(i, url):
+        run([INGEST, "--ledger", src, "--from", os.path.join(work, f"a{i}.jsonl"), "--no-sync"])
+        run([REPLAY, "--ledger", src, "publish", "--to", url, "--cluster-name", "a"], timeout=60)
+        return verify_ledger(src)["lastSeq"], verify_ledger(src)["lastHash"]
+
+    copy = os.path.join(fleet, "a")
+    with nats_cluster.NatsCluster(os.path.join(work, "nats"), nodes=1) as cluster:
+        url = cluster.urls()
+        head = record_and_publish(0, url)
+        port = nats_cluster.free_ports(1)[0]
+        err_path = os.path.join(work, "consumer-stopped.err")
+        p = spawn(consumer_cmd(url, fleet, idle=2, extra=["--listen", f"127.0.0.1:{port}"]),
+                  stderr_path=err_path)
+        wait_for("the copy reaches the source", lambda: os.path.isdir(copy) and head_of(copy) == head,
+                 proc=p, err_path=err_path)
+        p.send_signal(signal.SIGSTOP)
+        head = record_and_publish(1, url)
+        time.sleep(3)  # longer than --exit-when-idle
+        p.send_signal(signal.SIGCONT)
+        rc = p.wait(60)
+        check(rc == 0, f"the stopped consumer exited {rc}\n{tail(err_path)}")
+        check(head_of(copy) == head, f"stopped while seq {head[0]} was published, the consumer exited "
+              f"with the copy at {head_of(copy)}\n{tail(err_path)}")
+        log(f"    ok: SIGSTOP'd while records 1001.. were published, 3 s past --exit-when-idle 2, then "
+            f"SIGCONT: it read everything (copy at seq {head[0]}) before exiting 0")
+
+        port = nats_cluster.free_ports(1)[0]
+        err_path = os.path.join(work, "consumer-running.err")
+        p = spawn(consumer_cmd(url, fleet, extra=["--listen", f"127.0.0.1:{port}"]), stderr_path=err_path)
+        readyz = f"http://127.0.0.1:{port}/readyz"
+        wait_for("/readyz 200", lambda: http_status(readyz) == 200, proc=p, err_path=err_path)
+        nc = Nats(cluster.url(0))
+        try:
+            js_api(nc, "$JS.API.CONSUMER.DELETE.LEDGER.fleet", None)
+        finally:
+            nc.close()
+        wait_for("the consumer notices its durable is gone",
+                 lambda: "is gone; creating it again" in tail(err_path, 20000), proc=p, err_path=err_path)
+        head = record_and_publish(2, url)
+        took = wait_for("the copy catches up after the durable was deleted",
+                        lambda: head_of(copy) == head and http_status(readyz) == 200, proc=p, err_path=err_path)
+        log(f"    ok: durable deleted under the running consumer: created again, the copy reached seq "
+            f"{head[0]} {took:.1f} s after the next publish, /readyz 200")
+        nc = Nats(cluster.url(0))
+        try:
+            js_api(nc, "$JS.API.STREAM.DELETE.LEDGER", None)
+        finally:
+            nc.close()
+        wait_for("the consumer notices the stream is gone",
+                 lambda: tail(err_path, 20000).count("is gone; creating it again") >= 2, proc=p,
+                 err_path=err_path)
+        head = record_and_publish(3, url)
+        took = wait_for("the copy catches up after the stream was deleted",
+                        lambda: head_of(copy) == head and http_status(readyz) == 200, proc=p, err_path=err_path)
+        log(f"    ok: stream deleted under the running consumer: created again, the copy reached seq "
+            f"{head[0]} {took:.1f} s after the next publish, /readyz 200")
+        p.send_signal(signal.SIGTERM)
+        check(p.wait(30) == 0, f"SIGTERM: exit {p.returncode}\n{tail(err_path)}")
+        compare_heads({"a": src}, fleet)
+
+
+def scenario_squat(work, rng):
+    log("== 9. squat: junk on another subject takes a's next message ids first")
+    src = os.path.join(work, "src-a")
+    fleet = os.path.join(work, "fleet")
+    lines = gen_events(600, 939)
+    write_lines(os.path.join(work, "a0.jsonl"), lines[:300])
+    write_lines(os.path.join(work, "a1.jsonl"), lines[300:])
+    run([INGEST, "--ledger", src, "--from", os.path.join(work, "a0.jsonl"), "--no-sync"])
+    with nats_cluster.NatsCluster(os.path.join(work, "nats"), nodes=1) as cluster:
+        url = cluster.urls()
+        run([REPLAY, "--ledger", src, "publish", "--to", url, "--cluster-name", "a"], timeout=60)
+        head = verify_ledger(src)["lastSeq"]
+        squatted = [head + 1, head + 5]
+        nc = Nats(cluster.url(0))
+        try:
+            for seq in squatted:
+                _, ack = nc.request("ledger.zzz.records", b"junk",
+                                    headers=header_block({"Nats-Msg-Id": f"a:{seq}"}))
+                check("error" not in json.loads(ack), f"junk not stored: {ack!r}")
+        finally:
+            nc.close()
+        run([INGEST, "--ledger", src, "--from", os.path.join(work, "a1.jsonl"), "--no-sync"])
+        _, _, err = run([REPLAY, "--ledger", src, "publish", "--to", url, "--cluster-name", "a"], timeout=60)
+        for seq in squatted:
+            check(f"publishing it again as a:{seq}:" in err, f"seq {seq}'s squatted id not noticed:\n{err[-2000:]}")
+        log(f"    ok: the publisher found ids a:{squatted[0]} and a:{squatted[1]} held by junk and sent "
+            "those records again under their hashed ids (exit 0)")
+        run_consumer_to_idle(url, fleet, 2, 3)
+        compare_heads({"a": src}, fleet)
+        check(sorted(os.listdir(fleet)) == ["a"], f"fleet directory holds {sorted(os.listdir(fleet))}")
+        log("    ok: the junk refused, the copy equals its source")
+
+
+# Each cluster's NATS user may publish only on its own subjects, and use the
+# JetStream API calls a publisher makes on stream LEDGER; the fleet's user
+# may do everything.
+def publisher_permissions(cluster):
+    api = ["$JS.API.INFO", "$JS.API.STREAM.INFO.LEDGER", "$JS.API.STREAM.CREATE.LEDGER",
+           "$JS.API.STREAM.MSG.GET.LEDGER"]
+    allow = ", ".join(f'"{p}"' for p in [f"ledger.{cluster}.>", *api])
+    return f'{{publish: {{allow: [{allow}]}}, subscribe: {{allow: ["_INBOX.>"]}}}}'
+
+
+def scenario_users(work, rng):
+    log("== 10. users: each cluster's NATS user publishes only on its own subject")
+    users = {"a": "pass-a", "b": "pass-b", "fleet": "pass-fleet"}
+    config = ["authorization {", "  users = ["]
+    for name, password in users.items():
+        perms = "" if name == "fleet" else f", permissions: {publisher_permissions(name)}"
+        config.append(f'    {{user: "{name}", password: "{password}"{perms}}}')
+    config += ["  ]", "}"]
+    files = {}
+    for name, password in users.items():
+        files[name] = os.path.join(work, name + ".user")
+        with open(files[name], "w") as f:
+            f.write(f"{name}:{password}\n")
+    srcs = {}
+    for name, seed in (("a", 949), ("b", 959)):
+        srcs[name] = os.path.join(work, "src-" + name)
+        write_lines(os.path.join(work, name + ".jsonl"), gen_events(200, seed))
+        run([INGEST, "--ledger", srcs[name], "--from", os.path.join(work, name + ".jsonl"), "--no-sync"])
+    fleet = os.path.join(work, "fleet")
+    with nats_cluster.NatsCluster(os.path.join(work, "nats"), nodes=1, extra_config=config) as cluster:
+        url = cluster.urls()
+        for name in ("a", "b"):
+            run([REPLAY, "--ledger", srcs[name], "publish", "--to", url, "--cluster-name", name,
+                 "--nats-user-file", files[name]], timeout=60)
+        log("    a and b published, each as its own NATS user")
+        nc = Nats(cluster.url(0), user="a", password=users["a"])
+        try:
+            nc.request("ledger.b.records", b"junk", headers=header_block({"Ledger-Seq": "201"}))
+            raise Failure("user a published on ledger.b.records")
+        except Failure as e:
+            check("Permissions Violation" in str(e), f"user a on b's subject: {e}")
+        finally:
+            nc.close()
+        log("    ok: user a publishing on ledger.b.records: Permissions Violation")
+        run_consumer_to_idle(url, fleet, 2, 0, extra=["--nats-user-file", files["fleet"]])
+        compare_heads(srcs, fleet)
 
 
 class FakeApiServer:
@@ -871,7 +1356,9 @@ def scenario_sidecar(work, rng):
 
 
 SCENARIOS = [("main", scenario_main), ("late", scenario_late), ("gap", scenario_gap),
-             ("tamper", scenario_tamper), ("sidecar", scenario_sidecar)]
+             ("tamper", scenario_tamper), ("sidecar", scenario_sidecar), ("refused", scenario_refused),
+             ("trust", scenario_trust), ("progress", scenario_progress),
+             ("squat", scenario_squat), ("users", scenario_users)]
 
 
 def main():

@@ -131,15 +131,17 @@ class NatsCluster:
     CLUSTER_NAME = "fleet-test"
 
     def __init__(self, workdir, nodes=3, ready_timeout=READY_TIMEOUT,
-                 max_memory_store="64MB", max_file_store="2GB", client_ports=None):
+                 max_memory_store="64MB", max_file_store="2GB", client_ports=None, extra_config=()):
         """client_ports: optional list of fixed client ports, one per node (e.g. a
         port a client was told to use before the server existed); the other
-        ports are still picked free."""
+        ports are still picked free. extra_config: lines added to every node's
+        configuration (an authorization block)."""
         if nodes < 1:
             raise ValueError("nodes must be at least 1")
         if client_ports is not None and len(client_ports) != nodes:
             raise ValueError("client_ports needs one port per node")
         self.fixed_client_ports = list(client_ports) if client_ports is not None else None
+        self.extra_config = list(extra_config)
         self.binary = nats_server_path()
         if self.binary is None:
             raise NatsError(SKIP_MESSAGE)
@@ -235,6 +237,7 @@ class NatsCluster:
                 "  ]",
                 "}",
             ]
+        lines += self.extra_config
         with open(self.config_path(i), "w") as f:
             f.write("\n".join(lines) + "\n")
 

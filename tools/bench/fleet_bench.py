@@ -12,7 +12,8 @@ one standalone node, or a 3-node cluster with --nodes 3):
      cluster's events into a fresh ledger, one after another; the sum of the
      wall times gives the local records/s. These ledgers are the sources.
    - fleet: on a fresh NATS, the fleet consumer (`ledger-ingest --from-nats
-     --fleet DIR --no-sync --checkpoint-every 0 --listen PORT`) runs; the C
+     --fleet DIR --no-sync --checkpoint-every 0 --listen PORT --allow-unsigned`;
+     signed against unsigned is tools/bench/fleet_signed_bench.py) runs; the C
      `ledger-replay publish` processes start at once; the clock runs from
      their start until every copy's ledger_fleet_seq (its /metrics, polled
      every 50 ms) equals its source's record count: fleet records/s end to
@@ -249,7 +250,7 @@ class Bench:
         port = nats_cluster.free_ports(1)[0]
         cmd = [self.ingest, "--from-nats", urls, "--fleet", fleet, "--no-sync",
                "--checkpoint-every", "0", "--listen", f"127.0.0.1:{port}",
-               "--stream-replicas", str(self.replicas)]
+               "--stream-replicas", str(self.replicas), "--allow-unsigned"]
         p = self.procs.spawn(cmd, os.path.join(where, "consumer.err"),
                              stdout_path=os.path.join(where, "consumer.out"))
         deadline = time.monotonic() + 30

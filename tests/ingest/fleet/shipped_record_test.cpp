@@ -139,3 +139,26 @@ TEST_CASE("every disagreement in a shipped record is refused, naming what is wro
     CHECK(error.find(c.named) != std::string::npos);
   }
 }
+
+TEST_CASE("a subject's cluster token is read whether or not it is a cluster name", "[fleet]") {
+  CHECK(subjectClusterToken("ledger.a.records") == std::optional<std::string_view>("a"));
+  CHECK(subjectClusterToken("ledger.a/b.records") == std::optional<std::string_view>("a/b"));
+  CHECK_FALSE(isClusterName(*subjectClusterToken("ledger.a/b.records")));
+  CHECK_FALSE(subjectClusterToken("ledger.records"));
+  CHECK_FALSE(subjectClusterToken("other.a.records"));
+}
+
+TEST_CASE("a record's id may name its chain hash, and only its own", "[fleet]") {
+  const Record r = sampleRecord();
+  const Digest hash = Sha256::of("h");
+  Message m = shippedMessage("eu-1", r, hash);
+  ShippedRecord out;
+  std::string error;
+  m.headers[kHeaderMsgId] = hashedMessageId("eu-1", r.seq, hash);
+  CHECK(decode(m, &out, &error));
+  m.headers[kHeaderMsgId] = hashedMessageId("eu-1", r.seq, Sha256::of("another"));
+  CHECK_FALSE(decode(m, &out, &error));
+  CHECK(error.find(kHeaderMsgId) != std::string::npos);
+  m.headers[kHeaderMsgId] = messageId("eu-1", r.seq) + ":junk";
+  CHECK_FALSE(decode(m, &out, &error));
+}
