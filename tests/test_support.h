@@ -175,6 +175,19 @@ inline std::string programFromEnv(const char* name) {
   return path;
 }
 
+// Every record of the ledger, in seq order.
+inline std::vector<Record> ledgerRecords(const Ledger& ledger) {
+  std::vector<Record> out;
+  REQUIRE(ledger
+              .scanRecords(1, 0,
+                           [&](const Record& r, const Digest&) {
+                             out.push_back(r);
+                             return true;
+                           })
+              .isOk());
+  return out;
+}
+
 // The report after `seq` (0: after the last record).
 inline replay::StateReport reportOf(const Ledger& ledger, std::uint64_t seq = 0) {
   replay::Replayer r(ledger);

@@ -394,7 +394,7 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
 // nothing then; an empty state would say the cluster was empty). A moment in
 // a gap is answered with a warning.
 void checkMoment(const Ledger& ledger, std::int64_t atNs) {
-  const auto coverage = replay::coverageOf(ledger, atNs, atNs + 1);
+  const auto coverage = replay::coverageOf(ledger, atNs, replay::momentEnd(atNs));
   if (coverage.empty) {
     throw UsageError("the ledger holds no record: it observed nothing at " + formatRfc3339(atNs));
   }

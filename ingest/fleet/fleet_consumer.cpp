@@ -191,9 +191,18 @@ bool FleetConsumer::step(RunState& st, std::optional<std::chrono::milliseconds> 
   }
   natsMsgList list{};
   jsErrCode code = static_cast<jsErrCode>(0);
+  const auto fetchStarted = std::chrono::steady_clock::now();
   const natsStatus s =
       natsSubscription_Fetch(&list, subscription_->sub, static_cast<int>(options_.batch),
                              options_.fetchWait.count(), &code);
+  // A fetch that returns long after its wait ran out did not run meanwhile
+  // (the process was stopped, SIGSTOP, or starved): that time was not spent
+  // waiting for records, and what the stream delivered to the pull made
+  // before is still to be read. It does not count towards --exit-when-idle.
+  if (std::chrono::steady_clock::now() - fetchStarted >
+      options_.fetchWait + std::chrono::milliseconds(1000)) {
+    st.lastActivity = std::chrono::steady_clock::now();
+  }
   // An empty fetch is not "caught up": a fetch also times out during an
   // outage, after the process was stopped, or when the durable is gone.
   // The stream's count of what it has not delivered decides.

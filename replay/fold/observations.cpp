@@ -116,7 +116,23 @@ Coverage coverageOf(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs
   mustRead(ledger.timeOf(1, &c.observedFromNs));
   for (auto& s : readSnapshots(ledger, lastSeq)) {
     for (auto& g : s.gaps) {
-      if (g.toNs > fromNs && g.fromNs < toNs) c.gaps.push_back(std::move(g));
+      if (g.toNs <= fromNs || g.fromNs >= toNs) continue;
+      // One outage, several relists: a watch that answers 200 before its
+      // 410 relists after the others have closed their snapshot. The same
+      // start and reason are one gap, to the last relist.
+      auto same = std::find_if(c.gaps.begin(), c.gaps.end(), [&](const ObservationGap& o) {
+        return o.fromNs == g.fromNs && o.reason == g.reason;
+      });
+      if (same == c.gaps.end()) {
+        c.gaps.push_back(std::move(g));
+        continue;
+      }
+      same->toNs = std::max(same->toNs, g.toNs);
+      for (auto& r : g.resources) {
+        if (std::find(same->resources.begin(), same->resources.end(), r) == same->resources.end())
+          same->resources.push_back(std::move(r));
+      }
+      std::sort(same->resources.begin(), same->resources.end());
     }
   }
   return c;

@@ -56,6 +56,12 @@ std::vector<SnapshotBracket> readSnapshots(const Ledger& ledger, std::uint64_t l
 Coverage coverageOf(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs,
                     std::uint64_t lastSeq = 0);
 
+// The end of the one-nanosecond period that holds the moment `timeNs`, for
+// coverageOf (the latest time the ledger can hold is its own end).
+inline std::int64_t momentEnd(std::int64_t timeNs) {
+  return timeNs < INT64_MAX ? timeNs + 1 : timeNs;
+}
+
 // The gap holding `timeNs`, if any (a moment the ledger did not observe).
 const ObservationGap* gapAt(const Coverage& coverage, std::int64_t timeNs);
 

@@ -81,23 +81,11 @@ kube::DaemonOptions daemonOptions(const FakeApiServer& server, const std::string
   return o;
 }
 
-std::vector<Record> records(const Ledger& ledger) {
-  std::vector<Record> out;
-  REQUIRE(ledger
-              .scanRecords(1, 0,
-                           [&](const Record& r, const Digest&) {
-                             out.push_back(r);
-                             return true;
-                           })
-              .isOk());
-  return out;
-}
-
 // The records of the cluster's objects: without the Snapshot objects that
 // bracket each LIST (schema/observation.h).
 std::vector<Record> clusterRecords(const Ledger& ledger) {
   std::vector<Record> out;
-  for (auto& r : records(ledger)) {
+  for (auto& r : ledgerRecords(ledger)) {
     if (r.identity.kind != "Snapshot") out.push_back(std::move(r));
   }
   return out;
@@ -305,7 +293,7 @@ TEST_CASE("initial sync lists with paging, then records live events, bookmarks a
   daemon.stop();
 
   requireSound(*ledger);
-  const auto all = records(*ledger);
+  const auto all = ledgerRecords(*ledger);
   REQUIRE(all.size() == 17 + 2 * kSnapshotRecords);
   // The first sync is one snapshot, and its Workloads come after every
   // other resource it lists.
@@ -425,7 +413,7 @@ TEST_CASE("restart resumes from the cursor; 410 relists and records DELETED for 
   // Three snapshots: the first sync (no gap), then a relist after each 410,
   // each recording the gap from the last moment the watch was known current.
   std::vector<Json> closings;
-  for (const auto& r : records(*ledger)) {
+  for (const auto& r : ledgerRecords(*ledger)) {
     if (r.identity.kind == "Snapshot" && r.type == EventType::kModified)
       closings.push_back(Json::parse(r.objectJson));
   }

@@ -59,6 +59,7 @@ class Dom(html.parser.HTMLParser):
         self.workloads = []   # the workload rows' attributes
         self.history = []     # the workload panel's change rows
         self.markers = []     # the charts' moment markers
+        self.gaps = []        # the coverage lines over the charts
         self.error_texts = []
         self._in_error = 0
         self._in_history = False
@@ -90,6 +91,8 @@ class Dom(html.parser.HTMLParser):
             self.charts.append(a)
         elif tag == "line" and "marker" in a.get("class", "").split():
             self.markers.append(a)
+        elif tag == "li" and "gap" in a.get("class", "").split():
+            self.gaps.append(a)
         if tag == "div" and "error" in a.get("class", "").split():
             self._in_error += 1
             self.error_texts.append("")
@@ -307,6 +310,47 @@ def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot):
         log.close()
 
 
+def check_gap(f, browser, tmp, ingest, query, root):
+    """The demo, then a sidecar's relist after a gap (docs/reference.md
+    "Observation"): the page lists the gap over its charts, as `usage`'s
+    coverage names it."""
+    ledger = os.path.join(tmp, "gap")
+    subprocess.run([ingest, "--ledger", ledger, "--from",
+                    os.path.join(root, "tools", "demo", "cluster-events.jsonl")],
+                   check=True, stdout=subprocess.DEVNULL)
+    def snapshot(rv, status=None):
+        obj = {"apiVersion": "kueue-dra-ledger.io/v1", "kind": "Snapshot",
+               "metadata": {"name": "snapshot-45", "uid": "snapshot-45", "resourceVersion": rv},
+               "spec": {"reason": "relist", "startedAt": "2026-11-20T08:55:00Z",
+                        "resources": ["kueue.x-k8s.io/workloads"]}}
+        if status:
+            obj["status"] = status
+        return obj
+    gap = {"from": "2026-11-20T08:52:00Z", "to": "2026-11-20T08:55:00Z",
+           "resources": ["kueue.x-k8s.io/workloads"],
+           "reason": "the watch could not resume: its resourceVersion expired (410 Gone)"}
+    events = os.path.join(tmp, "gap.jsonl")
+    with open(events, "w") as out:
+        out.write(json.dumps({"type": "ADDED", "object": snapshot("1"),
+                              "time": "2026-11-20T08:55:00Z"}) + "\n")
+        out.write(json.dumps({"type": "MODIFIED", "time": "2026-11-20T08:55:01Z", "object": snapshot("2", {
+            "firstSeq": 45, "lastSeq": 45, "completedAt": "2026-11-20T08:55:01Z", "resources": [],
+            "missing": [], "gaps": [gap]})}) + "\n")
+    subprocess.run([ingest, "--ledger", ledger, "--from", events], check=True,
+                   stdout=subprocess.DEVNULL)
+    log = open(os.path.join(tmp, "gap-serve.log"), "w+")
+    proc, port = start_server(query, ledger, log)
+    try:
+        dom = load_page(browser, os.path.join(tmp, "chromium-profile"),
+                        f"http://127.0.0.1:{port}", {"at": "now"})
+        f.check(dom.body.get("data-ready") == "1", "gap: the page did not finish")
+        f.check(len(dom.gaps) == 1, f"gap: {len(dom.gaps)} coverage lines over the charts, not 1")
+        print(f"ok the page lists {len(dom.gaps)} gap")
+    finally:
+        stop(proc)
+        log.close()
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -340,6 +384,8 @@ def run_all(f, browser, ingest, query, root, shots):
         check_ledger(f, browser, tmp, query, demo,
                      ["2026-11-20T08:50:05Z", "seq:20", "now"],
                      "team-b/job-legacy-infer-79951", os.path.join(shots, "web-view.png"))
+
+        check_gap(f, browser, tmp, ingest, query, root)
 
         gen = os.environ.get("LEDGER_GEN")
         if gen:

@@ -67,7 +67,7 @@ std::string momentWarning(std::string_view path, const Ledger& ledger, std::int6
   } catch (const ApiError&) {
     return {};
   }
-  const auto coverage = replay::coverageOf(ledger, at, at + 1);
+  const auto coverage = replay::coverageOf(ledger, at, replay::momentEnd(at));
   const replay::ObservationGap* gap = replay::gapAt(coverage, at);
   // RFC 7234's Warning header, code 299 (miscellaneous persistent warning),
   // as the API server sends deprecation warnings: kubectl prints the text.

@@ -64,17 +64,17 @@ TEST_CASE("a live event is never held, whatever old times its object carries",
   kube::LateEvents late(1000ms);
   const auto now = std::chrono::steady_clock::now();
   // Changed after the watch opened: live.
-  auto live = event("pods", "a", "2026-11-20T09:10:05Z", "2026-11-20T09:10:05Z",
-                    "2026-11-20T09:10:00Z");
+  auto live =
+      event("pods", "a", "2026-11-20T09:10:05Z", "2026-11-20T09:10:05Z", "2026-11-20T09:10:00Z");
   CHECK_FALSE(late.holdIfLate(live, now));
   // An old time, but received on a watch opened before it: the change itself
   // left no newer time (a deletion request); it is stamped on receipt.
-  auto stale = event("pods", "b", "2026-11-20T09:05:00Z", "2026-11-20T09:20:00Z",
-                     "2026-11-20T09:01:00Z");
+  auto stale =
+      event("pods", "b", "2026-11-20T09:05:00Z", "2026-11-20T09:20:00Z", "2026-11-20T09:01:00Z");
   CHECK_FALSE(late.holdIfLate(stale, now));
   // Within a second of its receipt: the object's whole seconds say nothing more.
-  auto prompt = event("pods", "c", "2026-11-20T09:10:00Z", "2026-11-20T09:10:00.9Z",
-                      "2026-11-20T09:12:00Z");
+  auto prompt =
+      event("pods", "c", "2026-11-20T09:10:00Z", "2026-11-20T09:10:00.9Z", "2026-11-20T09:12:00Z");
   CHECK_FALSE(late.holdIfLate(prompt, now));
   kube::WatchMessage bookmark;
   bookmark.type = kube::WatchMessage::Type::kEvent;

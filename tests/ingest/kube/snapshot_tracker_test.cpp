@@ -42,10 +42,10 @@ TEST_CASE("Workloads wait until every other LIST of the snapshot has ended",
   CHECK(t.releasable(now).empty());
   t.ended(kClassesId, "10", 3, 0);
   CHECK(t.releasable(now).empty());  // the templates are still expected
-  t.settled(kTemplatesId);             // resumed its watch: nothing to wait for
+  t.settled(kTemplatesId);           // resumed its watch: nothing to wait for
   CHECK_FALSE(t.defers(kWorkloadsId, now));
   CHECK(t.releasable(now).size() == 1);
-  CHECK_FALSE(t.closing(5, 2000, now, false));  // the Workloads have not listed yet
+  CHECK_FALSE(t.closing(5, 2000, now, false));       // the Workloads have not listed yet
   CHECK_FALSE(t.begin(kWorkloadsId, 1500, 6, now));  // joins the open snapshot
   t.ended(kWorkloadsId, "12", 2, 1);
   auto closed = t.closing(9, 2000, now, false);
