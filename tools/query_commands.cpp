@@ -61,96 +61,17 @@ std::string meanText(const replay::Integral& integral, std::int64_t periodNs) {
   return text == "-0" ? "0" : text;
 }
 
-// usage --from --to --step: the mean reserved, admitted and nominal quota
-// per step and (ClusterQueue, flavor, resource), what a chart panel asks for.
-int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
-  if (!args.from || !args.to) throw UsageError("usage --step needs --from TIME and --to TIME");
-  if (*args.to <= *args.from) throw UsageError("--to must be after --from");
-  constexpr std::uint64_t kMaxPoints = 100000;
-  // Unsigned: the period may span the whole int64 range of times.
-  const std::uint64_t span =
-      static_cast<std::uint64_t>(*args.to) - static_cast<std::uint64_t>(*args.from);
-  const std::uint64_t steps = span / static_cast<std::uint64_t>(*args.stepNs) +
-                              (span % static_cast<std::uint64_t>(*args.stepNs) != 0 ? 1 : 0);
-  if (steps > kMaxPoints) {
-    throw UsageError("--step " + args.stepText + " makes " + std::to_string(steps) +
-                     " points; at most " + std::to_string(kMaxPoints) + " (take a longer step)");
-  }
-  std::vector<std::int64_t> boundaries;
-  for (std::uint64_t i = 0; i < steps; ++i) {
-    boundaries.push_back(*args.from + static_cast<std::int64_t>(i) * *args.stepNs);
-  }
-  boundaries.push_back(*args.to);
-  ProgressBar progress("usage");
-  replay::FoldOptions fo;
-  fo.useCheckpoints = args.useCheckpoints;
-  fo.progress = progress.callback();
-  fo.onBadCheckpoint = warnBadCheckpoint;
-  // (ClusterQueue, flavor, resource) -> per step: reserved, admitted, nominal.
-  using Key = std::tuple<std::string, std::string, std::string>;
-  struct Point {
-    replay::Integral reserved, admitted, nominal;
-  };
-  std::map<Key, std::vector<Point>, std::less<>> series;
-  std::size_t step = 0;
-  // Consecutive buckets mostly hold the same keys in the same order: the
-  // series of the previous bucket's n-th entry is tried first, then a lookup.
-  struct Seen {
-    const Key* key = nullptr;
-    std::vector<Point>* points = nullptr;
-  };
-  std::vector<Seen> seenReserved, seenQuota;
-  auto add = [&](replay::UsageBucket&& bucket) {
-    auto pointOf = [&](std::vector<Seen>& seen, std::size_t n, std::string_view queue,
-                       std::string_view flavor, std::string_view resource) -> Point& {
-      if (n >= seen.size()) seen.resize(n + 1);
-      Seen& s = seen[n];
-      if (s.key == nullptr || std::get<0>(*s.key) != queue || std::get<1>(*s.key) != flavor ||
-          std::get<2>(*s.key) != resource) {
-        // A Key, not a tuple of views: clang 14 (Debian 12's, the fuzz
-        // build's) rejects libstdc++ 12's comparison of tuples of
-        // different types.
-        auto it = series.find(Key(queue, flavor, resource));
-        if (it == series.end()) {
-          it = series.emplace(Key(queue, flavor, resource), std::vector<Point>(steps)).first;
-        }
-        s = Seen{&it->first, &it->second};
-      }
-      return (*s.points)[step];
-    };
-    std::size_t n = 0;
-    for (const auto& [key, totals] : bucket.reserved) {
-      if (args.clusterQueue && key.clusterQueue != *args.clusterQueue) continue;
-      Point& p = pointOf(seenReserved, n++, key.clusterQueue, key.flavor, key.resource);
-      p.reserved += totals.reserved;
-      p.admitted += totals.admitted;
-    }
-    n = 0;
-    for (const auto& [key, integral] : bucket.quota) {
-      if (args.clusterQueue && key.clusterQueue != *args.clusterQueue) continue;
-      pointOf(seenQuota, n++, key.clusterQueue, key.flavor, key.resource).nominal += integral;
-    }
-    ++step;
-  };
-  bool served = false;
-  if (args.useCheckpoints) {
-    try {
-      replay::usageSeries(ledger, boundaries, fo, add);
-      served = true;
-    } catch (const replay::ReplayError& e) {
-      if (!e.corrupt()) throw;
-      std::cerr << "warning: " << e.what() << "; reading the period from the log\n";
-    }
-  }
-  if (!served) {
-    seenReserved.clear();
-    seenQuota.clear();
-    series.clear();
-    step = 0;
-    replay::integrateUsage(ledger, boundaries, replay::UsageScope{}, fo, add);
-  }
-  progress.done();
-  const auto coverage = replay::coverageOf(ledger, *args.from, *args.to);
+// (ClusterQueue, flavor, resource) -> per step: reserved, admitted, nominal.
+using SeriesKey = std::tuple<std::string, std::string, std::string>;
+struct SeriesPoint {
+  replay::Integral reserved, admitted, nominal;
+};
+using Series = std::map<SeriesKey, std::vector<SeriesPoint>, std::less<>>;
+
+// usage --step's answer: the series as JSON (with coverage), CSV or a table.
+void printSeries(const Series& series, const std::vector<std::int64_t>& boundaries,
+                 const QueryArgs& args, const replay::Coverage& coverage, std::ostream& out) {
+  const std::size_t steps = boundaries.size() - 1;
   auto lengthOf = [&](std::size_t i) { return boundaries[i + 1] - boundaries[i]; };
   if (args.output != OutputFormat::kJson)
     std::cerr << render::coverageWarnings(coverage, *args.from);
@@ -201,7 +122,7 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
     j.endArray();
     j.endObject();
     out << j.text() << "\n";
-    return kExitOk;
+    return;
   }
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < steps; ++i) {
@@ -222,6 +143,96 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
     out << render::renderTable(
         {"TIME", "CLUSTERQUEUE", "FLAVOR", "RESOURCE", "RESERVED", "ADMITTED", "NOMINAL"}, rows);
   }
+}
+
+// usage --from --to --step: the mean reserved, admitted and nominal quota
+// per step and (ClusterQueue, flavor, resource), what a chart panel asks for.
+int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
+  if (!args.from || !args.to) throw UsageError("usage --step needs --from TIME and --to TIME");
+  if (*args.to <= *args.from) throw UsageError("--to must be after --from");
+  constexpr std::uint64_t kMaxPoints = 100000;
+  // Unsigned: the period may span the whole int64 range of times.
+  const std::uint64_t span =
+      static_cast<std::uint64_t>(*args.to) - static_cast<std::uint64_t>(*args.from);
+  const std::uint64_t steps = span / static_cast<std::uint64_t>(*args.stepNs) +
+                              (span % static_cast<std::uint64_t>(*args.stepNs) != 0 ? 1 : 0);
+  if (steps > kMaxPoints) {
+    throw UsageError("--step " + args.stepText + " makes " + std::to_string(steps) +
+                     " points; at most " + std::to_string(kMaxPoints) + " (take a longer step)");
+  }
+  std::vector<std::int64_t> boundaries;
+  for (std::uint64_t i = 0; i < steps; ++i) {
+    boundaries.push_back(*args.from + static_cast<std::int64_t>(i) * *args.stepNs);
+  }
+  boundaries.push_back(*args.to);
+  ProgressBar progress("usage");
+  replay::FoldOptions fo;
+  fo.useCheckpoints = args.useCheckpoints;
+  fo.progress = progress.callback();
+  fo.onBadCheckpoint = warnBadCheckpoint;
+  // (ClusterQueue, flavor, resource) -> per step: reserved, admitted, nominal.
+  Series series;
+  std::size_t step = 0;
+  // Consecutive buckets mostly hold the same keys in the same order: the
+  // series of the previous bucket's n-th entry is tried first, then a lookup.
+  struct Seen {
+    const SeriesKey* key = nullptr;
+    std::vector<SeriesPoint>* points = nullptr;
+  };
+  std::vector<Seen> seenReserved, seenQuota;
+  auto add = [&](replay::UsageBucket&& bucket) {
+    auto pointOf = [&](std::vector<Seen>& seen, std::size_t n, std::string_view queue,
+                       std::string_view flavor, std::string_view resource) -> SeriesPoint& {
+      if (n >= seen.size()) seen.resize(n + 1);
+      Seen& s = seen[n];
+      if (s.key == nullptr || std::get<0>(*s.key) != queue || std::get<1>(*s.key) != flavor ||
+          std::get<2>(*s.key) != resource) {
+        // A key, not a tuple of views: clang 14 (Debian 12's, the fuzz
+        // build's) rejects libstdc++ 12's comparison of tuples of
+        // different types.
+        auto it = series.find(SeriesKey(queue, flavor, resource));
+        if (it == series.end()) {
+          it = series.emplace(SeriesKey(queue, flavor, resource), std::vector<SeriesPoint>(steps))
+                   .first;
+        }
+        s = Seen{&it->first, &it->second};
+      }
+      return (*s.points)[step];
+    };
+    std::size_t n = 0;
+    for (const auto& [key, totals] : bucket.reserved) {
+      if (args.clusterQueue && key.clusterQueue != *args.clusterQueue) continue;
+      SeriesPoint& p = pointOf(seenReserved, n++, key.clusterQueue, key.flavor, key.resource);
+      p.reserved += totals.reserved;
+      p.admitted += totals.admitted;
+    }
+    n = 0;
+    for (const auto& [key, integral] : bucket.quota) {
+      if (args.clusterQueue && key.clusterQueue != *args.clusterQueue) continue;
+      pointOf(seenQuota, n++, key.clusterQueue, key.flavor, key.resource).nominal += integral;
+    }
+    ++step;
+  };
+  bool served = false;
+  if (args.useCheckpoints) {
+    try {
+      replay::usageSeries(ledger, boundaries, fo, add);
+      served = true;
+    } catch (const replay::ReplayError& e) {
+      if (!e.corrupt()) throw;
+      std::cerr << "warning: " << e.what() << "; reading the period from the log\n";
+    }
+  }
+  if (!served) {
+    seenReserved.clear();
+    seenQuota.clear();
+    series.clear();
+    step = 0;
+    replay::integrateUsage(ledger, boundaries, replay::UsageScope{}, fo, add);
+  }
+  progress.done();
+  const auto coverage = replay::coverageOf(ledger, *args.from, *args.to);
+  printSeries(series, boundaries, args, coverage, out);
   return kExitOk;
 }
 
