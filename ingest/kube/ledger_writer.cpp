@@ -300,6 +300,7 @@ void LedgerWriter::tick(bool force) {
     snapshot_.expire(now);
     return;
   }
+  if (!snapshot_.canClose(now, force)) return;
   flush();
   if (auto closed = snapshot_.closing(ledger_.lastSeq(), nowNs(), now, force)) {
     ingest::WatchEvent ev;

@@ -110,6 +110,15 @@ std::deque<WatchMessage> SnapshotTracker::releasable(Clock::time_point now) {
   return out;
 }
 
+bool SnapshotTracker::canClose(Clock::time_point now, bool force) const {
+  if (!open_ || !deferred_.empty()) return false;
+  if (force) return true;
+  // Past the wait, LISTs that never began are missing; one that began is
+  // still waited for (its items are already in the bracket).
+  const bool late = waitUntil_ && now >= *waitUntil_;
+  return open_->listing.empty() && (expected_.empty() || late);
+}
+
 std::deque<WatchMessage> SnapshotTracker::releaseAll() {
   std::deque<WatchMessage> out;
   out.swap(deferred_);
@@ -124,12 +133,7 @@ void SnapshotTracker::expire(Clock::time_point now) {
 
 std::optional<SnapshotJson> SnapshotTracker::closing(std::uint64_t lastSeq, std::int64_t nowNs,
                                                      Clock::time_point now, bool force) {
-  if (!open_ || !deferred_.empty()) return std::nullopt;
-  const bool late = waitUntil_ && now >= *waitUntil_;
-  // Past the wait, LISTs that never began are missing; one that began is
-  // still waited for (its items are already in the bracket).
-  if (!force && !open_->listing.empty()) return std::nullopt;
-  if (!force && !expected_.empty() && !late) return std::nullopt;
+  if (!canClose(now, force)) return std::nullopt;
   for (const auto& id : open_->listing) expected_.insert(id);
   SnapshotJson closed = snapshotObject(open_->name, "2");
   std::vector<std::string> ids;

@@ -81,6 +81,9 @@ class SnapshotTracker {
   // the LISTs still outstanding are named missing); the tracker is then idle.
   std::optional<nlohmann::json> closing(std::uint64_t lastSeq, std::int64_t nowNs,
                                         Clock::time_point now, bool force);
+  // Whether closing() would close the snapshot now (the caller commits what
+  // it holds first, and only then: a LIST's items are committed in batches).
+  bool canClose(Clock::time_point now, bool force) const;
   // When the tracker stops waiting for outstanding LISTs (nullopt: it waits
   // for none).
   std::optional<Clock::time_point> deadline() const;
