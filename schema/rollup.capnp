@@ -26,6 +26,11 @@ struct ReservedEntry {
   resource @3 :Text;
   reserved @4 :Integral;
   admitted @5 :Integral;
+  # What the pods of these workloads held through allocated ResourceClaims,
+  # in the resource's quota units, and the part beyond their charge
+  # (replay/kueue/held_tracker.h). Version 1.
+  held @6 :Integral;
+  uncharged @7 :Integral;
 }
 
 # A ClusterQueue's nominal quota of one (flavor, resource).
@@ -41,4 +46,6 @@ struct UsageBucket {
   endNs @1 :Int64;
   reserved @2 :List(ReservedEntry);
   quota @3 :List(QuotaEntry);
+  # replay/kueue/usage_levels.h kUsageRollupVersion; 0 before held.
+  version @4 :UInt32;
 }

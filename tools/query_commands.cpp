@@ -369,17 +369,19 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
     for (const auto& r : period.rows) {
       nlohmann::ordered_json row = {{"group", r.group}, {"resource", r.resource}};
       render::putUsageIntegrals(row, r.reserved, r.quota);
+      render::putHeldIntegrals(row, r);
       j["rows"].push_back(row);
     }
     out << j.dump(2) << "\n";
   } else if (args.output == OutputFormat::kCsv) {
     std::cerr << render::coverageWarnings(coverage, period.fromNs);
     out << "group,resource,reserved_resource_seconds,reserved_resource_hours,quota_resource_"
-           "seconds,utilisation\n";
+           "seconds,utilisation,held_resource_seconds,uncharged_resource_seconds\n";
     for (const auto& r : period.rows) {
       out << r.group << "," << r.resource << "," << r.reserved.seconds() << ","
           << r.reserved.hours() << "," << (r.quota ? r.quota->seconds() : "") << ","
-          << utilisation(r) << "\n";
+          << utilisation(r) << "," << (r.dra ? r.held.seconds() : "") << ","
+          << (r.dra ? r.uncharged.seconds() : "") << "\n";
     }
   } else {
     std::vector<std::vector<std::string>> rows;
@@ -389,12 +391,15 @@ int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
       rows.push_back({r.group, r.resource,
                       r.reserved.hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h"),
                       r.quota ? r.quota->hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h") : "-",
-                      utilisation(r).empty() ? "-" : utilisation(r)});
+                      utilisation(r).empty() ? "-" : utilisation(r),
+                      r.dra ? render::hoursText(r.held, r.resource) : "-",
+                      r.dra ? render::hoursText(r.uncharged, r.resource) : "-"});
     }
     out << "Usage from " << formatRfc3339(period.fromNs) << " to " << formatRfc3339(period.toNs)
         << " by " << args.by << "\n";
     out << render::coverageWarnings(coverage, period.fromNs);
-    out << render::renderTable({"GROUP", "RESOURCE", "RESERVED", "QUOTA", "UTILISATION"}, rows);
+    out << render::renderTable(
+        {"GROUP", "RESOURCE", "RESERVED", "QUOTA", "UTILISATION", "HELD", "UNCHARGED"}, rows);
   }
   return kExitOk;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "replay/kueue/audit.h"
+#include "replay/kueue/dra/held_amount.h"
 
 namespace ledger::replay {
 
@@ -70,84 +71,6 @@ class Attributor {
 
 std::string nsName(std::string_view ns, std::string_view name) {
   return ClusterState::key(ns, name);
-}
-
-// The resource names Kueue could have charged a device of this class under.
-std::vector<std::string> chargeNames(const AuditContext& ctx, const std::string& cls) {
-  std::vector<std::string> names;
-  if (auto m = ctx.mapper.lookup(cls)) names.push_back(*m);
-  for (const auto& c : ctx.mapper.counters(cls)) names.push_back(c.quotaResource);
-  if (const StoredObject* dc = ctx.state.find(ObjectKind::kDeviceClass, cls)) {
-    std::string ern = dc->projection().getBody().getDeviceClass().getExtendedResourceName().cStr();
-    if (!ern.empty()) names.push_back(ern);
-  }
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  return names;
-}
-
-// The largest value of `counter` the device consumes from any of its
-// counter sets, as Kueue's counter path reads a device (pkg/dra/counters.go).
-std::optional<Quantity> counterConsumed(const dra::CatalogDevice& device,
-                                        std::string_view counter) {
-  std::optional<Quantity> best;
-  for (auto consumption : device.device.getConsumesCounters()) {
-    for (auto c : consumption.getCounters()) {
-      if (textView(c.getKey()) != counter) continue;
-      auto q = Quantity::tryParse(textView(c.getValue()));
-      if (q && (!best || *q > *best)) best = q;
-    }
-  }
-  return best;
-}
-
-// What one allocated device holds of each quota resource its class is
-// charged under: one device (a mapped class, or the extended resource a
-// class backs), or the units of the counter or capacity its sources name.
-// This is what kueue#13842 is about: a workload charged for less than its
-// pods were given.
-// A sum past the exact range is left out of `held` and named in `lost`.
-void addHeld(AuditContext& ctx, const std::string& cls, const dra::CatalogDevice* device,
-             schema::DeviceResult::Reader result, ResourceList& held, std::set<std::string>& lost) {
-  const auto add = [&](const std::string& name, const Quantity& q) {
-    if (!addExact(held[name], q)) lost.insert(name);
-  };
-  const auto& counters = ctx.mapper.counters(cls);
-  const auto& capacities = ctx.mapper.capacities(cls);
-  if (!counters.empty()) {
-    if (device == nullptr) return;  // unpublished: UnpublishedDevice says so
-    for (const auto& source : counters) {
-      if (source.driver != device->driver) continue;
-      if (!source.deviceSelector.empty()) {
-        const dra::SelectorSet set = dra::compileSelectors(ctx.selectors, {source.deviceSelector});
-        const cel::EvalResult m = dra::matchSelectors(set, *device);
-        if (!set.ok() || !m.ok() || !m.matched) continue;
-      }
-      if (auto q = counterConsumed(*device, source.counterName); q && !q->isNegative())
-        add(source.quotaResource, *q);
-    }
-    return;
-  }
-  if (!capacities.empty()) {
-    const auto name = ctx.mapper.lookup(cls);
-    if (!name) return;
-    for (const auto& source : capacities) {
-      if (source.driver != textView(result.getDriver())) continue;
-      for (auto c : result.getConsumedCapacity()) {
-        if (textView(c.getKey()) != source.capacityName) continue;
-        if (auto q = Quantity::tryParse(textView(c.getValue())); q && !q->isNegative())
-          add(*name, *q);
-      }
-    }
-    return;
-  }
-  if (auto name = ctx.mapper.lookup(cls)) {
-    add(*name, Quantity::fromInt(1));
-  } else if (const StoredObject* dc = ctx.state.find(ObjectKind::kDeviceClass, cls)) {
-    const std::string ern =
-        dc->projection().getBody().getDeviceClass().getExtendedResourceName().cStr();
-    if (!ern.empty()) add(ern, Quantity::fromInt(1));
-  }
 }
 
 }  // namespace
@@ -237,13 +160,10 @@ std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>
       // UnchargedDRA: a reserved workload holds a device its usage does not charge.
       if (who.workload != nullptr && who.workload->report.quotaReserved &&
           !who.workload->report.finished && !result.getAdminAccess()) {
-        std::string cls;
-        const std::string requestName = a.request.substr(0, a.request.find('/'));
-        for (auto req : claim.getRequests()) {
-          if (req.getName() == requestName) cls = req.getDeviceClassName().cStr();
-        }
-        addHeld(ctx, cls, device, result, heldByWorkload[who.workload], lostHeld[who.workload]);
-        const auto names = chargeNames(ctx, cls);
+        const std::string cls = dra::resultClass(claim, result);
+        const dra::HeldInputs in{ctx.state, ctx.mapper, ctx.selectors};
+        dra::addHeld(in, cls, device, result, heldByWorkload[who.workload], lostHeld[who.workload]);
+        const auto names = dra::chargeNames(in, cls);
         const auto& recorded = who.workload->report.recorded;
         const bool charged = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
           auto it = recorded.find(n);

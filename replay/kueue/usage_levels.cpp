@@ -7,6 +7,7 @@
 #include <set>
 
 #include "replay/fold/scan_ahead.h"
+#include "replay/kueue/held_tracker.h"
 #include "replay/kueue/workload_usage.h"
 #include "schema/rollup.capnp.h"
 
@@ -20,6 +21,25 @@ struct Contribution {
   std::string owner;
   bool admitted = false;
   std::map<FlavorResource, Quantity> usage;
+};
+
+// How a Workload's held devices are keyed and what it is charged for them
+// (docs/reference.md, "Held against charged"): the ClusterQueue of its
+// admission ("-" without one), the flavor its admission charges the resource
+// in when exactly one does ("-" otherwise), and its reserved usage per
+// resource while it holds a reservation (nothing otherwise).
+struct HeldView {
+  std::string clusterQueue = "-";
+  std::string owner;
+  std::map<std::string, std::string> flavorOf;
+  std::map<std::string, Quantity> charged;
+};
+
+// One key's part of a target's holding: held and uncharged.
+struct HeldPart {
+  ReservedKey key;
+  Quantity held;
+  Quantity uncharged;
 };
 
 std::map<FlavorResource, Quantity> nominalOf(schema::ClusterQueue::Reader cq) {
@@ -40,31 +60,48 @@ class Integrator {
   Integrator(const UsageScope& scope, UsageSteps* steps, std::int64_t startNs)
       : scope_(scope), steps_(steps), start_(startNs) {}
 
-  void seed(const ClusterState& state) {
+  // Takes the fold at the start; keeps it for the held devices.
+  void seed(ClusterState state) {
     for (const auto& [key, obj] : state.objects(ObjectKind::kClusterQueue)) {
       setQueue(std::string(obj->name()), nominalOf(obj->projection().getBody().getClusterQueue()),
                start_);
     }
     for (const auto& [key, obj] : state.objects(ObjectKind::kWorkload)) {
-      setWorkload(key,
-                  contributionOf(obj->ns(), obj->name(), obj->projection().getBody().getWorkload()),
-                  start_);
+      auto wl = obj->projection().getBody().getWorkload();
+      setWorkload(key, contributionOf(obj->ns(), obj->name(), wl), start_);
+      views_[key] = heldViewOf(obj->ns(), obj->name(), wl);
     }
+    held_ = std::make_unique<HeldTracker>(std::move(state));
+    for (const auto& target : held_->holders()) refreshHeld(target, start_);
+    held_->takeChanged();
   }
 
-  void applyRecord(schema::ProjectedRecord::Reader r, std::int64_t t) {
+  void applyRecord(std::uint64_t seq, kj::ArrayPtr<const capnp::word> words,
+                   schema::ProjectedRecord::Reader r, std::int64_t t) {
     auto body = r.getObject().getBody();
     auto id = r.getIdentity();
     const bool deleted = r.getType() == schema::EventType::DELETED;
     if (body.isWorkload()) {
       const std::string ns = id.getNamespace().cStr();
       const std::string name = id.getName().cStr();
-      setWorkload(ClusterState::key(ns, name),
-                  deleted ? std::nullopt : contributionOf(ns, name, body.getWorkload()), t);
+      const std::string key = ClusterState::key(ns, name);
+      setWorkload(key, deleted ? std::nullopt : contributionOf(ns, name, body.getWorkload()), t);
+      if (deleted) {
+        views_.erase(key);
+        held_->setWorkload(key, {});
+      } else {
+        views_[key] = heldViewOf(ns, name, body.getWorkload());
+        held_->setWorkload(key, workloadUids(textView(id.getUid()), r.getObject()));
+      }
+      // Its charge may have changed even where its holding did not.
+      refreshHeld(HeldTarget{true, key}, t);
     } else if (body.isClusterQueue()) {
       setQueue(id.getName().cStr(),
                deleted ? std::nullopt : std::optional(nominalOf(body.getClusterQueue())), t);
+    } else {
+      held_->applyRecord(seq, words, r);
     }
+    for (const auto& target : held_->takeChanged()) refreshHeld(target, t);
   }
 
   // The keys the current bucket names so far: right after seed() or cut(),
@@ -83,6 +120,12 @@ class Integrator {
       totals.admitted.add(level.admitted, endNs - level.since);
       level.since = endNs;
     }
+    for (auto& [key, level] : heldLevels_) {
+      ReservedIntegrals& totals = bucket_.reserved[key];
+      totals.held.add(level.held, endNs - level.since);
+      totals.uncharged.add(level.uncharged, endNs - level.since);
+      level.since = endNs;
+    }
     for (auto& [key, level] : quota_) {
       bucket_.quota[key].add(level.value, endNs - level.since);
       level.since = endNs;
@@ -95,6 +138,7 @@ class Integrator {
     // What the next bucket names from its start (usage_levels.h): every key
     // a workload holds, and every nominal quota of a live ClusterQueue.
     for (const auto& [key, level] : reserved_) bucket_.reserved[key];
+    for (const auto& [key, level] : heldLevels_) bucket_.reserved[key];
     for (const auto& [key, level] : quota_) bucket_.quota[key];
     return out;
   }
@@ -110,6 +154,12 @@ class Integrator {
     Quantity value;
     std::int64_t since = 0;
   };
+  struct HeldLevel {
+    Quantity held;
+    Quantity uncharged;
+    std::int32_t holders = 0;
+    std::int64_t since = 0;
+  };
 
   std::optional<Contribution> contributionOf(std::string_view ns, std::string_view name,
                                              schema::Workload::Reader wl) const {
@@ -123,6 +173,84 @@ class Integrator {
     c.admitted = conditions.admitted;
     c.usage = admissionUsage(wl, nullptr);
     return c;
+  }
+
+  HeldView heldViewOf(std::string_view ns, std::string_view name,
+                      schema::Workload::Reader wl) const {
+    HeldView v;
+    v.owner = scope_.owner == Owner::kNamespace ? std::string(ns) : ClusterState::key(ns, name);
+    if (!wl.getHasAdmission()) return v;
+    v.clusterQueue = wl.getAdmissionClusterQueue().cStr();
+    const auto usage = admissionUsage(wl, nullptr);
+    std::map<std::string, int> flavors;
+    for (const auto& [fr, q] : usage) {
+      v.flavorOf[fr.second] = fr.first;
+      ++flavors[fr.second];
+    }
+    for (const auto& [resource, n] : flavors) {
+      if (n > 1) v.flavorOf[resource] = "-";
+    }
+    if (conditionsOf(wl).reserving()) {
+      for (const auto& [fr, q] : usage) v.charged[fr.second] += q;
+    }
+    return v;
+  }
+
+  // What `target` holds, keyed and set against its charge, replaces what
+  // it held before, from `t`.
+  void refreshHeld(const HeldTarget& target, std::int64_t t) {
+    if (auto it = heldParts_.find(target); it != heldParts_.end()) {
+      for (const auto& part : it->second) adjustHeld(part, -1, t);
+      heldParts_.erase(it);
+    }
+    const ResourceList& holding = held_->heldBy(target);
+    if (holding.empty()) return;
+    static const HeldView kNoWorkload;
+    const HeldView* view = &kNoWorkload;
+    if (target.workload) {
+      auto v = views_.find(target.key);
+      if (v == views_.end()) return;  // deleted: its pods are attributed anew
+      view = &v->second;
+    }
+    if (scope_.clusterQueue && *scope_.clusterQueue != view->clusterQueue) return;
+    std::string owner = view->owner;
+    if (!target.workload) owner = scope_.owner == Owner::kNamespace ? target.key : "-";
+    std::vector<HeldPart> parts;
+    for (const auto& [resource, amount] : holding) {
+      HeldPart part{{view->clusterQueue, owner, "-", resource}, amount, amount};
+      if (auto f = view->flavorOf.find(resource); f != view->flavorOf.end())
+        part.key.flavor = f->second;
+      if (auto c = view->charged.find(resource); c != view->charged.end()) {
+        part.uncharged = c->second < amount ? amount - c->second : Quantity();
+      }
+      adjustHeld(part, +1, t);
+      parts.push_back(std::move(part));
+    }
+    heldParts_.emplace(target, std::move(parts));
+  }
+
+  void adjustHeld(const HeldPart& part, int sign, std::int64_t t) {
+    auto it = heldLevels_.try_emplace(part.key, HeldLevel{{}, {}, 0, t}).first;
+    HeldLevel& level = it->second;
+    ReservedIntegrals& totals = bucket_.reserved[part.key];
+    totals.held.add(level.held, t - level.since);
+    totals.uncharged.add(level.uncharged, t - level.since);
+    level.since = t;
+    level.held = sign > 0 ? level.held + part.held : level.held - part.held;
+    level.uncharged =
+        sign > 0 ? level.uncharged + part.uncharged : level.uncharged - part.uncharged;
+    level.holders += sign;
+    if (level.holders == 0) heldLevels_.erase(it);
+    if (steps_ != nullptr) {
+      Quantity& chart = chartHeld_[{part.key.clusterQueue, part.key.resource}];
+      chart = sign > 0 ? chart + part.held : chart - part.held;
+      auto& points = steps_->held[{part.key.clusterQueue, part.key.resource}];
+      if (!points.empty() && points.back().timeNs == t) {
+        points.back().value = chart;
+      } else {
+        points.push_back(StepPoint{t, chart});
+      }
+    }
   }
 
   void setWorkload(const std::string& key, std::optional<Contribution> c, std::int64_t t) {
@@ -235,6 +363,11 @@ class Integrator {
   std::map<QuotaKey, QuotaLevel> quota_;
   std::map<std::pair<std::string, std::string>, Quantity> chartReserved_;
   std::map<std::pair<std::string, std::string>, Quantity> chartNominal_;
+  std::map<std::pair<std::string, std::string>, Quantity> chartHeld_;
+  std::unique_ptr<HeldTracker> held_;
+  std::map<std::string, HeldView> views_;  // by workload key
+  std::map<HeldTarget, std::vector<HeldPart>> heldParts_;
+  std::map<ReservedKey, HeldLevel> heldLevels_;
 };
 
 }  // namespace
@@ -244,6 +377,8 @@ void UsageBucket::append(const UsageBucket& next) {
     ReservedIntegrals& mine = reserved[key];
     mine.reserved += totals.reserved;
     mine.admitted += totals.admitted;
+    mine.held += totals.held;
+    mine.uncharged += totals.uncharged;
   }
   for (const auto& [key, integral] : next.quota) quota[key] += integral;
   endNs = next.endNs;
@@ -260,6 +395,8 @@ bool UsageBucket::subtract(const UsageBucket& part) {
     ReservedIntegrals& mine = reserved[key];
     mine.reserved -= totals.reserved;
     mine.admitted -= totals.admitted;
+    mine.held -= totals.held;
+    mine.uncharged -= totals.uncharged;
   }
   for (const auto& [key, integral] : part.quota) quota[key] -= integral;
   return true;
@@ -270,6 +407,7 @@ std::string UsageBucket::toRollup() const {
   auto root = message.initRoot<schema::UsageBucket>();
   root.setStartNs(startNs);
   root.setEndNs(endNs);
+  root.setVersion(kUsageRollupVersion);
   auto reservedList = root.initReserved(static_cast<unsigned>(reserved.size()));
   unsigned i = 0;
   for (const auto& [key, totals] : reserved) {
@@ -280,6 +418,8 @@ std::string UsageBucket::toRollup() const {
     e.setResource(key.resource);
     totals.reserved.toRollup(e.initReserved());
     totals.admitted.toRollup(e.initAdmitted());
+    totals.held.toRollup(e.initHeld());
+    totals.uncharged.toRollup(e.initUncharged());
   }
   auto quotaList = root.initQuota(static_cast<unsigned>(quota.size()));
   i = 0;
@@ -300,6 +440,13 @@ UsageBucket UsageBucket::fromRollup(kj::ArrayPtr<const capnp::word> words) {
   try {
     capnp::FlatArrayMessageReader reader(words);
     auto root = reader.getRoot<schema::UsageBucket>();
+    if (root.getVersion() != kUsageRollupVersion) {
+      throw ReplayError("a usage rollup of version " + std::to_string(root.getVersion()) +
+                            " (this build writes " + std::to_string(kUsageRollupVersion) +
+                            ": held and uncharged beside reserved); the next `ledger-replay "
+                            "checkpoint` or ingest writes them again",
+                        true);
+    }
     out.startNs = root.getStartNs();
     out.endNs = root.getEndNs();
     // Stored in key order (toRollup walks the maps): each entry goes at the
@@ -309,7 +456,9 @@ UsageBucket UsageBucket::fromRollup(kj::ArrayPtr<const capnp::word> words) {
                                 ReservedKey{e.getClusterQueue().cStr(), e.getNamespace().cStr(),
                                             e.getFlavor().cStr(), e.getResource().cStr()},
                                 ReservedIntegrals{Integral::fromRollup(e.getReserved()),
-                                                  Integral::fromRollup(e.getAdmitted())});
+                                                  Integral::fromRollup(e.getAdmitted()),
+                                                  Integral::fromRollup(e.getHeld()),
+                                                  Integral::fromRollup(e.getUncharged())});
     }
     for (auto e : root.getQuota()) {
       out.quota.emplace_hint(
@@ -347,7 +496,7 @@ void integrateUsage(const Ledger& ledger, const std::vector<std::int64_t>& bound
     std::uint64_t done = 0;
     capnp::ReaderOptions limits;
     limits.traversalLimitInWords = 1ULL << 30;
-    auto visit = [&](std::uint64_t, kj::ArrayPtr<const capnp::word> words) {
+    auto visit = [&](std::uint64_t seq, kj::ArrayPtr<const capnp::word> words) {
       if (options.progress && (++done & 0xFFFF) == 0) options.progress(done, total);
       capnp::FlatArrayMessageReader reader(words, limits);
       auto r = reader.getRoot<schema::ProjectedRecord>();
@@ -355,7 +504,7 @@ void integrateUsage(const Ledger& ledger, const std::vector<std::int64_t>& bound
       // Times never go back (ledger/format.h), and a record at a boundary
       // belongs to the bucket ending there.
       while (t > boundaries[next]) onBucket(integrator.cut(boundaries[next++]));
-      integrator.applyRecord(r, t);
+      integrator.applyRecord(seq, words, r, t);
       return true;
     };
     // Reading the records and charging them cost about the same: a long

@@ -53,11 +53,24 @@ struct QuotaKey {
   friend auto operator<=>(const QuotaKey&, const QuotaKey&) = default;
 };
 
+// Held and uncharged: what the pods of the key's workloads held through
+// allocated ResourceClaims, in the resource's quota units, and the part of
+// it beyond their charge (replay/kueue/held_tracker.h; a key's flavor is
+// "-" where no single flavor charges the resource, its ClusterQueue "-" for
+// pods of no Workload or a Workload never admitted).
 struct ReservedIntegrals {
   Integral reserved;
   Integral admitted;
+  Integral held;
+  Integral uncharged;
   friend bool operator==(const ReservedIntegrals&, const ReservedIntegrals&) = default;
 };
+
+// schema/rollup.capnp's UsageBucket.version this build writes and reads;
+// a bucket of another version is not used (usage_rollups.h rewrites them).
+//   0  (unset) reserved, admitted and nominal.
+//   1  adds held and uncharged.
+inline constexpr std::uint32_t kUsageRollupVersion = 1;
 
 struct UsageBucket {
   std::int64_t startNs = 0;
@@ -94,6 +107,7 @@ struct StepPoint {
 };
 struct UsageSteps {
   std::map<std::pair<std::string, std::string>, std::vector<StepPoint>> reserved;
+  std::map<std::pair<std::string, std::string>, std::vector<StepPoint>> held;
   std::map<std::pair<std::string, std::string>, std::vector<StepPoint>> nominal;
 };
 

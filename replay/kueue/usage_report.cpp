@@ -2,6 +2,8 @@
 
 #include "replay/kueue/usage_rollups.h"
 
+#include <set>
+
 namespace ledger::replay {
 
 std::string utilisation(const Integral& reserved, const Integral& quota) {
@@ -36,10 +38,15 @@ std::vector<UsageRow> usageRows(const UsageBucket& bucket, GroupBy by,
     row.resource = resource;
     return row;
   };
+  std::set<std::string> held;  // resources some pod held through a claim
   for (const auto& [key, totals] : bucket.reserved) {
     if (clusterQueue && key.clusterQueue != *clusterQueue) continue;
-    rowOf(by == GroupBy::kClusterQueue ? key.clusterQueue : key.owner, key.resource).reserved +=
-        totals.reserved;
+    UsageRow& row =
+        rowOf(by == GroupBy::kClusterQueue ? key.clusterQueue : key.owner, key.resource);
+    row.reserved += totals.reserved;
+    row.held += totals.held;
+    row.uncharged += totals.uncharged;
+    if (!totals.held.isZero()) held.insert(key.resource);
   }
   if (by == GroupBy::kClusterQueue) {
     for (const auto& [key, integral] : bucket.quota) {
@@ -51,7 +58,10 @@ std::vector<UsageRow> usageRows(const UsageBucket& bucket, GroupBy by,
   }
   std::vector<UsageRow> out;
   out.reserve(rows.size());
-  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  for (auto& [key, row] : rows) {
+    row.dra = held.contains(row.resource);
+    out.push_back(std::move(row));
+  }
   return out;
 }
 
@@ -91,6 +101,7 @@ UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::i
         steps == ChartSteps::kKeep ? &chart : nullptr);
     out.reservedSteps = std::move(chart.reserved);
     out.nominalSteps = std::move(chart.nominal);
+    out.heldSteps = std::move(chart.held);
   }
   out.rows = usageRows(bucket, by, clusterQueue);
   return out;

@@ -37,6 +37,12 @@ struct UsageRow {
   std::string resource;
   Integral reserved;
   std::optional<Integral> quota;  // grouped by ClusterQueue only
+  // Held and uncharged (usage_levels.h ReservedIntegrals); `dra` when some
+  // pod held the resource through a ResourceClaim in the period, in any
+  // group: the rows of such a resource carry them, zero or not.
+  Integral held;
+  Integral uncharged;
+  bool dra = false;
 };
 
 struct UsagePeriod {
@@ -50,6 +56,7 @@ struct UsagePeriod {
   // (a step per change: on the 10M-record ledger, 45 MB for ten days).
   std::map<std::pair<std::string, std::string>, std::vector<StepPoint>> reservedSteps;
   std::map<std::pair<std::string, std::string>, std::vector<StepPoint>> nominalSteps;
+  std::map<std::pair<std::string, std::string>, std::vector<StepPoint>> heldSteps;
   // Why stored rollups could not serve the period (it was read from the
   // log instead); empty when they did or were not asked.
   std::string rollupProblem;

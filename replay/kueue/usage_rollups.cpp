@@ -4,8 +4,11 @@
 #include <map>
 #include <optional>
 
+#include <capnp/serialize.h>
+
 #include "ledger/format.h"
 #include "schema/k8s/rfc3339.h"
+#include "schema/rollup.capnp.h"
 
 namespace ledger::replay {
 
@@ -215,6 +218,23 @@ std::uint64_t rollUp(Ledger& ledger, char grain, char finer, const RollupCoverag
 
 }  // namespace
 
+std::optional<std::uint32_t> storedRollupVersion(const Ledger& ledger) {
+  std::optional<std::uint32_t> version;
+  Status st = ledger.scanUsageRollups(
+      std::string(1, '\0'), std::string(1, '\xff'),
+      [&](std::string_view, kj::ArrayPtr<const capnp::word> words) {
+        try {
+          capnp::FlatArrayMessageReader reader(words);
+          version = reader.getRoot<schema::UsageBucket>().getVersion();
+        } catch (const kj::Exception&) {
+          version = kUsageRollupVersion;  // damaged, not older: verify names it
+        }
+        return false;
+      });
+  if (!st.isOk()) throw ReplayError(st);
+  return version;
+}
+
 std::optional<RollupCoverage> usageRollupCoverage(const Ledger& ledger) {
   std::string last;
   if (Status st = ledger.lastUsageRollup(kHour, &last); !st.isOk()) throw ReplayError(st);
@@ -233,6 +253,11 @@ std::optional<RollupCoverage> usageRollupCoverage(const Ledger& ledger) {
 std::uint64_t writeUsageRollups(Ledger& ledger, const FoldOptions& options) {
   if (ledger.lastSeq() == 0) return 0;
   const std::int64_t headTime = timeOfSeq(ledger, ledger.lastSeq());
+  // Rollups of an earlier version lack what reports now read from them:
+  // derived data, so they are written again from the log.
+  if (storedRollupVersion(ledger).value_or(kUsageRollupVersion) != kUsageRollupVersion) {
+    if (Status st = ledger.dropUsageRollups(); !st.isOk()) throw ReplayError(st);
+  }
   auto coverage = usageRollupCoverage(ledger);
   const std::int64_t start = coverage ? coverage->endNs : monthStart(timeOfSeq(ledger, 1));
   // The last hour that ended before the head: a record appended later may
@@ -339,6 +364,12 @@ void usageSeries(const Ledger& ledger, const std::vector<std::int64_t>& boundari
 
 RollupVerification verifyUsageRollups(const Ledger& ledger) {
   RollupVerification v;
+  // Written by an earlier build: no answer reads them (UsageBucket::
+  // fromRollup refuses them) and the next writer replaces them.
+  if (auto version = storedRollupVersion(ledger); version && *version != kUsageRollupVersion) {
+    v.olderVersion = true;
+    return v;
+  }
   std::map<std::string, UsageBucket> stored;
   try {
     Status st =

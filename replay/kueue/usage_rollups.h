@@ -57,8 +57,15 @@ UsageBucket usageFromRollups(const Ledger& ledger, std::int64_t fromNs, std::int
 void usageSeries(const Ledger& ledger, const std::vector<std::int64_t>& boundaries,
                  const FoldOptions& options, const std::function<void(UsageBucket&&)>& onBucket);
 
+// The version of the stored rollups (the first bucket's), nullopt when none
+// are stored.
+std::optional<std::uint32_t> storedRollupVersion(const Ledger& ledger);
+
 struct RollupVerification {
   std::uint64_t checked = 0;
+  // Stored by an earlier build (another kUsageRollupVersion): not checked,
+  // never read, rewritten by the next writer.
+  bool olderVersion = false;
   std::string firstBad;  // the bucket, e.g. "hour 2026-11-20T08:00:00Z"; empty: all sound
   std::string problem;
 };

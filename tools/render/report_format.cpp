@@ -404,4 +404,17 @@ void putUsageIntegrals(nlohmann::ordered_json& row, const replay::Integral& rese
   row["utilisation"] = u.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(u);
 }
 
+void putHeldIntegrals(nlohmann::ordered_json& row, const replay::UsageRow& r) {
+  if (!r.dra) return;
+  row["heldResourceSeconds"] = r.held.seconds();
+  row["heldResourceHours"] = r.held.hours();
+  row["unchargedResourceSeconds"] = r.uncharged.seconds();
+  row["unchargedResourceHours"] = r.uncharged.hours();
+}
+
+std::string hoursText(const replay::Integral& integral, const std::string& resource) {
+  const bool bytes = replay::isByteResource(resource);
+  return integral.hours(bytes ? Int128(1) << 30 : 1) + (bytes ? " GiB-h" : " h");
+}
+
 }  // namespace ledger::render

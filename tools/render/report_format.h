@@ -13,6 +13,7 @@
 
 #include "replay/kueue/integral.h"
 #include "replay/kueue/report.h"
+#include "replay/kueue/usage_report.h"
 
 namespace ledger::render {
 
@@ -34,6 +35,12 @@ std::string clusterQueuesToTable(const std::vector<ClusterQueueReport>& queues);
 // quotaResourceSeconds and utilisation (both null without a quota).
 void putUsageIntegrals(nlohmann::ordered_json& row, const replay::Integral& reserved,
                        const std::optional<replay::Integral>& quota);
+// A row of a resource some pod held through a ResourceClaim in the period
+// gets, after those, heldResourceSeconds, heldResourceHours,
+// unchargedResourceSeconds and unchargedResourceHours.
+void putHeldIntegrals(nlohmann::ordered_json& row, const replay::UsageRow& r);
+// "12.500000 h" or "3.000000 GiB-h": an integral as the table prints it.
+std::string hoursText(const replay::Integral& integral, const std::string& resource);
 // The row's utilisation, as the CSV and table print it ("" without a quota).
 std::string utilisationText(const replay::Integral& reserved,
                             const std::optional<replay::Integral>& quota);

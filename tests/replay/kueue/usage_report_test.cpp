@@ -189,10 +189,10 @@ TEST_CASE("report: big quotas over long periods print exact CSV and JSON numbers
       REQUIRE(cli::runQuery(*ledger, "report", args, csv) == cli::kExitOk);
       CHECK_THAT(csv.str(), Catch::Contains("cq,cpu," + exact(ei, period.seconds) + "," +
                                             hours(ei, period.seconds) + "," +
-                                            exact(2 * ei, period.seconds) + ",50.00%\n"));
+                                            exact(2 * ei, period.seconds) + ",50.00%,,\n"));
       CHECK_THAT(csv.str(), Catch::Contains("cq,memory," + exact(100 * ti, period.seconds) + "," +
                                             hours(100 * ti, period.seconds) + "," +
-                                            exact(128 * ti, period.seconds) + ",78.12%\n"));
+                                            exact(128 * ti, period.seconds) + ",78.12%,,\n"));
       args.output = cli::OutputFormat::kJson;
       std::ostringstream json;
       REQUIRE(cli::runQuery(*ledger, "report", args, json) == cli::kExitOk);

@@ -1,0 +1,313 @@
+#include "replay/kueue/held_tracker.h"
+
+#include <optional>
+#include <utility>
+
+#include "replay/cel/device_selector.h"
+#include "replay/kueue/dra/device_catalog.h"
+#include "replay/kueue/dra/held_amount.h"
+#include "replay/kueue/dra/resource_mapper.h"
+
+namespace ledger::replay {
+
+// Named, not anonymous: HeldTracker::Impl, which has external linkage, holds them.
+namespace held_internal {
+
+struct ClaimInfo {
+  std::string ns;
+  std::vector<std::string> refUids;      // metadata.ownerReferences
+  std::vector<std::string> reservedFor;  // status.reservedFor
+  ResourceList held;                     // what its allocation holds
+  std::optional<HeldTarget> target;      // who holds it now
+};
+
+struct PodInfo {
+  std::string ns;
+  std::vector<std::string> ownerUids;
+  std::vector<std::string> claimKeys;  // status.resourceClaimStatuses
+  bool terminal = false;
+};
+
+}  // namespace held_internal
+
+namespace {
+
+using held_internal::ClaimInfo;
+using held_internal::PodInfo;
+
+std::vector<std::string> ownerUids(schema::Projection::Reader p) {
+  std::vector<std::string> out;
+  for (auto o : p.getOwnerReferences()) out.emplace_back(o.getUid().cStr());
+  return out;
+}
+
+void addList(ResourceList& into, const ResourceList& more, int sign) {
+  for (const auto& [name, q] : more) {
+    Quantity& v = into[name];
+    v = sign > 0 ? v + q : v - q;
+    if (v.isZero()) into.erase(name);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> workloadUids(std::string_view uid, schema::Projection::Reader p) {
+  std::vector<std::string> out = ownerUids(p);
+  if (!uid.empty()) out.emplace_back(uid);
+  return out;
+}
+
+struct HeldTracker::Impl {
+  using ClaimInfo = held_internal::ClaimInfo;
+  using PodInfo = held_internal::PodInfo;
+  ClusterState state;
+  std::optional<dra::ResourceMapper> mapper;
+  const StoredObject* mapperSource = nullptr;
+  std::unique_ptr<dra::DeviceCatalog> catalog;
+  cel::SelectorCache selectors;
+  std::map<std::string, ClaimInfo> claims;  // by namespace/name
+  std::map<std::string, PodInfo> pods;      // by uid
+  std::map<std::string, std::string> podByClaim;
+  std::map<std::string, std::set<std::string>> claimsByUid;  // owner or consumer uid -> claims
+  std::map<std::string, std::set<std::string>> podsByOwner;  // owner uid -> pod uids
+  std::map<std::string, std::string> workloadByUid;
+  std::map<std::string, std::vector<std::string>> uidsOfWorkload;
+  std::map<HeldTarget, ResourceList> held;
+  std::set<HeldTarget> changed;
+
+  explicit Impl(ClusterState s) : state(std::move(s)) {}
+
+  const dra::ResourceMapper& currentMapper() {
+    const StoredObject* source = state.draConfig();
+    if (!mapper || source != mapperSource) {
+      mapper = source != nullptr
+                   ? dra::ResourceMapper(source->projection().getBody().getDraConfig())
+                   : dra::ResourceMapper();
+      mapperSource = source;
+    }
+    return *mapper;
+  }
+
+  ResourceList measure(const StoredObject& obj) {
+    ResourceList out;
+    auto claim = obj.projection().getBody().getResourceClaim();
+    if (!claim.getAllocated()) return out;
+    if (!catalog) catalog = std::make_unique<dra::DeviceCatalog>(state);
+    const dra::HeldInputs in{state, currentMapper(), selectors};
+    std::set<std::string> lost;  // past the exact range: left out, as the audit does
+    for (auto result : claim.getResults()) {
+      if (result.getAdminAccess()) continue;  // admin access holds nothing (KEP-5018)
+      const dra::CatalogDevice* device = catalog->find(
+          result.getDriver().cStr(), result.getPool().cStr(), result.getDevice().cStr());
+      dra::addHeld(in, dra::resultClass(claim, result), device, result, out, lost);
+    }
+    return out;
+  }
+
+  std::optional<HeldTarget> attribute(const std::string& key, const ClaimInfo& c) const {
+    const PodInfo* pod = nullptr;
+    auto podOf = [&](const std::vector<std::string>& uids) {
+      for (const auto& uid : uids) {
+        if (auto it = pods.find(uid); it != pods.end()) pod = &it->second;
+      }
+    };
+    podOf(c.refUids);
+    if (pod == nullptr) podOf(c.reservedFor);
+    if (pod == nullptr) {
+      if (auto it = podByClaim.find(key); it != podByClaim.end()) podOf({it->second});
+    }
+    if (pod == nullptr || pod->terminal) return std::nullopt;
+    for (const auto* uids : {&c.refUids, &pod->ownerUids}) {
+      for (const auto& uid : *uids) {
+        if (auto it = workloadByUid.find(uid); it != workloadByUid.end())
+          return HeldTarget{true, it->second};
+      }
+    }
+    return HeldTarget{false, pod->ns};
+  }
+
+  void detach(const std::string& key) {
+    auto it = claims.find(key);
+    if (it == claims.end() || !it->second.target) return;
+    addList(held[*it->second.target], it->second.held, -1);
+    if (held[*it->second.target].empty()) held.erase(*it->second.target);
+    changed.insert(*it->second.target);
+    it->second.target.reset();
+  }
+
+  void attach(const std::string& key) {
+    auto it = claims.find(key);
+    if (it == claims.end() || it->second.held.empty()) return;
+    it->second.target = attribute(key, it->second);
+    if (!it->second.target) return;
+    addList(held[*it->second.target], it->second.held, +1);
+    changed.insert(*it->second.target);
+  }
+
+  // Detaches `keys`, runs `change`, attaches them again.
+  template <typename F>
+  void reattach(const std::set<std::string>& keys, F&& change) {
+    for (const auto& k : keys) detach(k);
+    change();
+    for (const auto& k : keys) attach(k);
+  }
+
+  void claimsOfUid(const std::string& uid, std::set<std::string>& out) const {
+    if (auto it = claimsByUid.find(uid); it != claimsByUid.end())
+      out.insert(it->second.begin(), it->second.end());
+  }
+
+  void claimsOfPod(const std::string& podUid, std::set<std::string>& out) const {
+    claimsOfUid(podUid, out);
+    if (auto it = pods.find(podUid); it != pods.end())
+      out.insert(it->second.claimKeys.begin(), it->second.claimKeys.end());
+  }
+
+  void setClaim(const std::string& key, const StoredObject* obj) {
+    reattach({key}, [&] {
+      if (auto it = claims.find(key); it != claims.end()) {
+        for (const auto* uids : {&it->second.refUids, &it->second.reservedFor}) {
+          for (const auto& uid : *uids) claimsByUid[uid].erase(key);
+        }
+        claims.erase(it);
+      }
+      if (obj == nullptr) return;
+      ClaimInfo c;
+      c.ns = obj->ns();
+      c.refUids = ownerUids(obj->projection());
+      for (auto r : obj->projection().getBody().getResourceClaim().getReservedFor())
+        c.reservedFor.emplace_back(r.getUid().cStr());
+      c.held = measure(*obj);
+      for (const auto* uids : {&c.refUids, &c.reservedFor}) {
+        for (const auto& uid : *uids) claimsByUid[uid].insert(key);
+      }
+      claims.emplace(key, std::move(c));
+    });
+  }
+
+  void setPod(const std::string& uid, const StoredObject* obj) {
+    std::set<std::string> affected;
+    claimsOfPod(uid, affected);
+    std::optional<PodInfo> next;
+    if (obj != nullptr) {
+      auto pod = obj->projection().getBody().getPod();
+      PodInfo p;
+      p.ns = obj->ns();
+      p.ownerUids = ownerUids(obj->projection());
+      for (auto s : pod.getResourceClaimStatuses()) {
+        if (s.getResourceClaimName().size() > 0)
+          p.claimKeys.push_back(ClusterState::key(obj->ns(), s.getResourceClaimName().cStr()));
+      }
+      const std::string_view phase = textView(pod.getPhase());
+      p.terminal = phase == "Succeeded" || phase == "Failed";
+      affected.insert(p.claimKeys.begin(), p.claimKeys.end());
+      next = std::move(p);
+    }
+    reattach(affected, [&] {
+      if (auto it = pods.find(uid); it != pods.end()) {
+        for (const auto& owner : it->second.ownerUids) podsByOwner[owner].erase(uid);
+        for (const auto& k : it->second.claimKeys) podByClaim.erase(k);
+        pods.erase(it);
+      }
+      if (!next) return;
+      for (const auto& owner : next->ownerUids) podsByOwner[owner].insert(uid);
+      for (const auto& k : next->claimKeys) podByClaim[k] = uid;
+      pods.emplace(uid, std::move(*next));
+    });
+  }
+
+  void remeasureAll() {
+    std::set<std::string> keys;
+    for (const auto& [key, c] : claims) keys.insert(key);
+    reattach(keys, [&] {
+      for (auto& [key, c] : claims) {
+        const StoredObject* obj = state.find(ObjectKind::kResourceClaim, key);
+        c.held = obj != nullptr ? measure(*obj) : ResourceList{};
+      }
+    });
+  }
+};
+
+HeldTracker::HeldTracker(ClusterState state) : impl_(std::make_unique<Impl>(std::move(state))) {
+  Impl& m = *impl_;
+  for (const auto& [key, wl] : m.state.objects(ObjectKind::kWorkload))
+    setWorkload(key, workloadUids(wl->uid(), wl->projection()));
+  for (const auto& [key, pod] : m.state.objects(ObjectKind::kPod))
+    m.setPod(std::string(pod->uid()), pod.get());
+  for (const auto& [key, claim] : m.state.objects(ObjectKind::kResourceClaim))
+    m.setClaim(key, claim.get());
+  m.changed.clear();
+}
+
+HeldTracker::~HeldTracker() = default;
+
+void HeldTracker::applyRecord(std::uint64_t seq, kj::ArrayPtr<const capnp::word> words,
+                              schema::ProjectedRecord::Reader r) {
+  Impl& m = *impl_;
+  auto body = r.getObject().getBody();
+  if (body.isWorkload() || body.isClusterQueue()) return;
+  m.state.apply(seq, words);
+  const bool deleted = r.getType() == schema::EventType::DELETED;
+  auto id = r.getIdentity();
+  const std::string key = ClusterState::key(id.getNamespace().cStr(), id.getName().cStr());
+  if (body.isResourceClaim()) {
+    m.setClaim(key, deleted ? nullptr : m.state.find(ObjectKind::kResourceClaim, key));
+  } else if (body.isPod()) {
+    const StoredObject* pod = deleted ? nullptr : m.state.find(ObjectKind::kPod, key);
+    std::string uid = id.getUid().cStr();
+    if (uid.empty() && pod != nullptr) uid = pod->uid();
+    m.setPod(uid, pod);
+  }
+  const bool inputs = body.isResourceSlice() || body.isDeviceClass();
+  if (body.isResourceSlice()) m.catalog.reset();
+  // A configuration takes effect when its epoch says (charge_history.h),
+  // which a Pod record (a controller restart) may decide too.
+  if (inputs || m.state.draConfig() != m.mapperSource) {
+    if (m.state.draConfig() != m.mapperSource) m.mapper.reset();
+    if (!m.claims.empty()) m.remeasureAll();
+  }
+}
+
+void HeldTracker::setWorkload(const std::string& key, std::vector<std::string> uids) {
+  Impl& m = *impl_;
+  std::set<std::string> affected;
+  auto collect = [&](const std::vector<std::string>& list) {
+    for (const auto& uid : list) {
+      m.claimsOfUid(uid, affected);
+      if (auto it = m.podsByOwner.find(uid); it != m.podsByOwner.end()) {
+        for (const auto& pod : it->second) m.claimsOfPod(pod, affected);
+      }
+    }
+  };
+  auto old = m.uidsOfWorkload.find(key);
+  if (old != m.uidsOfWorkload.end()) collect(old->second);
+  collect(uids);
+  m.reattach(affected, [&] {
+    if (old != m.uidsOfWorkload.end()) {
+      for (const auto& uid : old->second) {
+        if (auto it = m.workloadByUid.find(uid); it != m.workloadByUid.end() && it->second == key)
+          m.workloadByUid.erase(it);
+      }
+      m.uidsOfWorkload.erase(old);
+    }
+    if (uids.empty()) return;
+    for (const auto& uid : uids) m.workloadByUid[uid] = key;
+    m.uidsOfWorkload.emplace(key, std::move(uids));
+  });
+}
+
+const ResourceList& HeldTracker::heldBy(const HeldTarget& target) const {
+  static const ResourceList kNone;
+  auto it = impl_->held.find(target);
+  return it == impl_->held.end() ? kNone : it->second;
+}
+
+std::set<HeldTarget> HeldTracker::takeChanged() { return std::exchange(impl_->changed, {}); }
+
+std::vector<HeldTarget> HeldTracker::holders() const {
+  std::vector<HeldTarget> out;
+  for (const auto& [target, list] : impl_->held) out.push_back(target);
+  return out;
+}
+
+}  // namespace ledger::replay
