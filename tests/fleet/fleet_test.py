@@ -39,8 +39,10 @@ Scenarios (each prints what it checks):
               the wrong key); an --allow-unsigned fleet says it is unsigned.
   8. progress a consumer SIGSTOP'd while records are published, past its
               --exit-when-idle, reads them all after SIGCONT before exiting 0;
-              its durable deleted under it, then the stream: each is created
-              again, /readyz is 200 again and the copy equals its source.
+              its durable deleted under it while records are published:
+              /readyz 503 until it is created again and the copy caught up,
+              then 200; the stream deleted under it: created again, /readyz
+              200 again; the copy equals its source.
   9. squat    junk on another subject under a's next message ids: the
               publisher sees the stored message is not its record and sends
               the record again under `a:<seq>:<hash>`; the copy is whole.
@@ -1066,13 +1068,13 @@ def http_status(url):
         return None
 
 
-def wait_for(what, cond, limit=60, proc=None, err_path=None):
+def wait_for(what, cond, limit=60, proc=None, err_path=None, poll=0.05):
     t = time.monotonic()
     while not cond():
         check(proc is None or proc.poll() is None,
               f"{what}: the consumer exited {proc and proc.returncode}\n{tail(err_path) if err_path else ''}")
         check(time.monotonic() - t < limit, f"{what}: not within {limit} s\n{tail(err_path) if err_path else ''}")
-        time.sleep(0.05)
+        time.sleep(poll)
     return time.monotonic() - t
 
 
@@ -1081,8 +1083,8 @@ def scenario_progress(work, rng):
         "stream deleted under it")
     src = os.path.join(work, "src-a")
     fleet = os.path.join(work, "fleet")
-    lines = gen_events(4000, 929)
-    parts = [lines[:1000], lines[1000:3000], lines[3000:3500], lines[3500:]]
+    lines = gen_events(6000, 929)
+    parts = [lines[:1000], lines[1000:3000], lines[3000:5000], lines[5000:]]
     for i, part in enumerate(parts):
         write_lines(os.path.join(work, f"a{i}.jsonl"), part)
 
@@ -1114,21 +1116,41 @@ def scenario_progress(work, rng):
 
         port = nats_cluster.free_ports(1)[0]
         err_path = os.path.join(work, "consumer-running.err")
-        p = spawn(consumer_cmd(url, fleet, extra=["--listen", f"127.0.0.1:{port}"]), stderr_path=err_path)
+        # 10 messages a fetch: see below.
+        p = spawn(consumer_cmd(url, fleet, extra=["--listen", f"127.0.0.1:{port}", "--batch", "10"]),
+                  stderr_path=err_path)
         readyz = f"http://127.0.0.1:{port}/readyz"
         wait_for("/readyz 200", lambda: http_status(readyz) == 200, proc=p, err_path=err_path)
+        # /readyz is 503 from the moment the consumer finds its durable gone
+        # until it has caught up again. A durable created anew reads the
+        # stream from its start (the copy drops what it holds as repeats),
+        # so that window lasts as long as reading the whole stream again;
+        # with nothing pending it could pass between two looks. Deleted while
+        # the consumer is stopped and 2,000 records are published, with
+        # 5,000 to read again 10 a fetch, it lasts hundreds of fetches
+        # (about half a second on an idle machine, longer on a busy one),
+        # which a look every 10 ms does not miss.
+        p.send_signal(signal.SIGSTOP)
+        head = record_and_publish(2, url)
         nc = Nats(cluster.url(0))
         try:
             js_api(nc, "$JS.API.CONSUMER.DELETE.LEDGER.fleet", None)
         finally:
             nc.close()
-        wait_for("the consumer notices its durable is gone",
-                 lambda: "is gone; creating it again" in tail(err_path, 20000), proc=p, err_path=err_path)
-        head = record_and_publish(2, url)
-        took = wait_for("the copy catches up after the durable was deleted",
-                        lambda: head_of(copy) == head and http_status(readyz) == 200, proc=p, err_path=err_path)
-        log(f"    ok: durable deleted under the running consumer: created again, the copy reached seq "
-            f"{head[0]} {took:.1f} s after the next publish, /readyz 200")
+        p.send_signal(signal.SIGCONT)
+        wait_for("/readyz 503 once the durable is found gone", lambda: http_status(readyz) == 503,
+                 proc=p, err_path=err_path, poll=0.01)
+        behind = head_of(copy)
+        check("is gone; creating it again" in tail(err_path, 20000),
+              f"/readyz 503 without the durable found gone\n{tail(err_path)}")
+        took = wait_for("/readyz 200 again after the durable was deleted",
+                        lambda: http_status(readyz) == 200, proc=p, err_path=err_path, poll=0.01)
+        # Read after the 200: the copy only moves forward, so it was at the
+        # source's head when /readyz said 200 (caught up, not just created).
+        check(head_of(copy) == head, f"/readyz 200 with the copy at {head_of(copy)}, the source at {head}")
+        log(f"    ok: durable deleted under the consumer while 2,000 records were published: /readyz "
+            f"503 (the copy at seq {behind[0] if behind else None}) until it was created again and the "
+            f"copy reached seq {head[0]}, then 200 ({took:.2f} s of 503)")
         nc = Nats(cluster.url(0))
         try:
             js_api(nc, "$JS.API.STREAM.DELETE.LEDGER", None)
