@@ -217,11 +217,7 @@ bool FleetConsumer::step(RunState& st, std::optional<std::chrono::milliseconds> 
       return true;
     }
     if (!undelivered) {
-      spdlog::warn("fleet: consumer {} or stream {} is gone; creating it again", options_.durable,
-                   options_.stream.name);
-      subscription_.reset();
-      setCaughtUp(false);
-      if (options_.onGone) options_.onGone();
+      lostDurable("is gone");
       return true;
     }
     st.failedAttempts = 0;
@@ -233,7 +229,7 @@ bool FleetConsumer::step(RunState& st, std::optional<std::chrono::milliseconds> 
     natsMsgList_Destroy(&list);
     // The consumer may be gone (deleted, or lost with a server's state):
     // subscribe again, which recreates it at its floor.
-    if (code == JSConsumerNotFoundErr || s == NATS_NOT_FOUND) subscription_.reset();
+    if (code == JSConsumerNotFoundErr || s == NATS_NOT_FOUND) lostDurable("is not found");
     ++refetches_;
     failed(link_->connected() ? natsErrorText(s) : "not connected to NATS",
            "fetching from " + options_.stream.name + ": ");
@@ -258,6 +254,16 @@ bool FleetConsumer::step(RunState& st, std::optional<std::chrono::milliseconds> 
   forgetStrangers();
   setCaughtUp(batch.pendingAfter == 0);
   return true;
+}
+
+void FleetConsumer::lostDurable(const std::string& why) {
+  subscription_.reset();
+  setCaughtUp(false);
+  if (options_.onGone) options_.onGone();
+  // Logged once readiness has dropped: whoever reads this line (a test, an
+  // operator) finds /readyz already 503.
+  spdlog::warn("fleet: consumer {} or stream {} {}; creating it again", options_.durable,
+               options_.stream.name, why);
 }
 
 void FleetConsumer::setCaughtUp(bool caughtUp) {

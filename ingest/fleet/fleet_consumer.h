@@ -171,6 +171,10 @@ class FleetConsumer {
   void forgetStrangers();
   void noteGaps();
   void setCaughtUp(bool caughtUp);
+  // The durable or the stream is gone (deleted, or lost with a server's
+  // state): drops the subscription, so the next step creates them again,
+  // and is not caught up (onGone) until it has read up to the stream's end.
+  void lostDurable(const std::string& why);
   // The messages the stream holds for the durable and has not delivered;
   // nullopt when the durable or the stream is gone. Throws
   // FleetError(kTransport) when JetStream does not answer.

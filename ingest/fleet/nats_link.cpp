@@ -48,6 +48,12 @@ std::pair<std::string, std::string> readUser(const std::string& path) {
   if (colon == 0 || colon == std::string::npos || line.find('\n') != std::string::npos) {
     throw FleetError(FleetError::Kind::kConfig, path + ": not one line USER:PASSWORD");
   }
+  // The user names this program's reply subjects (_INBOX.USER.>): one
+  // subject token.
+  if (line.find_first_of(" \t.*>", 0) < colon) {
+    throw FleetError(FleetError::Kind::kConfig,
+                     path + ": the user name has a space, '.', '*' or '>' (it is a subject token)");
+  }
   return {line.substr(0, colon), line.substr(colon + 1)};
 }
 
@@ -85,6 +91,12 @@ NatsLink::NatsLink(const NatsOptions& options) {
   if (!options.userFile.empty()) {
     const auto [user, password] = readUser(options.userFile);
     configCheck(natsOptions_SetUserInfo(opts.get(), user.c_str(), password.c_str()), "NATS user");
+    // Replies (JetStream's answers, acknowledgements, the records a pull
+    // delivers) under a prefix of this user's own, so the servers can let
+    // each user subscribe to its own replies only (deploy/fleet/nats.yaml):
+    // under the shared _INBOX.> any user could read every other's.
+    configCheck(natsOptions_SetCustomInboxPrefix(opts.get(), ("_INBOX." + user).c_str()),
+                "NATS inbox prefix _INBOX." + user);
   }
   if (!options.caFile.empty()) {
     configCheck(natsOptions_SetSecure(opts.get(), true), "TLS");

@@ -10,15 +10,24 @@ usage: tests/deploy/fleet_manifests_test.py SOURCE_ROOT
   is mounted where the server's --config points; the environment variables
   it references are set on the container; with sample values for them it
   passes `nats-server -t` (the server resolves them itself, as in the pod);
+  its authorization block gives every client a user: each cluster's may
+  publish only on ledger.<cluster>.> and the JetStream calls on stream
+  LEDGER a publisher makes, the consumer's (`fleet`) only on its durable's
+  and the stream's calls and acknowledgements, no user publishing on
+  another's subjects, each subscribing only to _INBOX.<user>.>; each
+  password's variable comes from the Secret nats-user-<user>, key password;
 - sidecar-publish-patch.yaml: its ledger container's args are all of
   deploy/sidecar-patch.yaml's plus --publish, --cluster-name and
-  --signing-key, whose file is in a mounted Secret; where
+  --signing-key and --nats-user-file, whose files are in mounted Secrets;
+  where
   kubectl is installed, `kubectl patch --local` of both patches in turn onto
   a minimal Kueue Deployment leaves the sidecar with exactly those args;
 - fleet-consumer.yaml: the Deployment's args have --from-nats and --fleet,
   a volume is mounted at the --fleet directory, from the file's
   PersistentVolumeClaim, --trusted-keys is a directory mounted from a
-  Secret, and the port --listen names is the probed one.
+  Secret, --nats-user-file is the key `user` of the Secret nats-user-fleet,
+  its --durable is the one nats.conf lets user fleet use, and the port
+  --listen names is the probed one.
 nats-server is Debian's nats-server package (tools/setup-debian.sh): without
 it the other checks still run, and then the test skips (exit 77), saying so.
 """
@@ -37,7 +46,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import nats_cluster  # noqa: E402  (nats_server_path and the skip message)
 
 CONFIG_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+# Passwords as nats.yaml's header makes them: a letter, then hex digits.
 SAMPLE_ENV = {"POD_NAME": "nats-0", "NATS_TOKEN": "sample-token"}
+SAMPLE_PASSWORD = "p0123456789abcdef0123456789abcdef"
 
 
 def flag(args, name):
@@ -111,10 +122,11 @@ def check_nats(docs, problems):
 
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     defined = {e["name"] for e in nats.get("env", [])}
-    for variable in sorted(set(CONFIG_VARIABLE.findall(settings))):
+    # A quoted "$JS.API..." is a subject, not a variable.
+    for variable in sorted(set(CONFIG_VARIABLE.findall(re.sub(r'"[^"]*"', '""', settings)))):
         if variable not in defined:
             problems.append(f"nats.conf: ${variable} is not set on the {nats['name']} container")
-        env[variable] = SAMPLE_ENV.get(variable, "sample")
+        env[variable] = SAMPLE_ENV.get(variable, SAMPLE_PASSWORD)
     ports = {p["name"]: p["containerPort"] for p in nats.get("ports", [])}
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         port = ((nats.get(probe) or {}).get("httpGet") or {}).get("port")
@@ -146,9 +158,10 @@ def check_publish_patch(root, docs, problems):
         problems.append(f"sidecar-publish-patch.yaml: --publish is {publish!r}, not a nats:// URL")
     if not flag(args, "--cluster-name"):
         problems.append("sidecar-publish-patch.yaml: no --cluster-name")
-    key = flag(args, "--signing-key") or ""
-    if not secret_mounted(patched, patch["spec"]["template"]["spec"], os.path.dirname(key)):
-        problems.append(f"sidecar-publish-patch.yaml: --signing-key={key!r} is not in a mounted Secret")
+    for name in ("--signing-key", "--nats-user-file"):
+        key = flag(args, name) or ""
+        if not secret_mounted(patched, patch["spec"]["template"]["spec"], os.path.dirname(key)):
+            problems.append(f"sidecar-publish-patch.yaml: {name}={key!r} is not in a mounted Secret")
     if len(set(flag_names(args))) != len(flag_names(args)):
         problems.append(f"sidecar-publish-patch.yaml: a flag is given twice: {flag_names(args)}")
     return base + [a for a in args if a not in base]
@@ -194,6 +207,84 @@ def secret_mounted(c, pod, directory):
     name = mounts.get(directory.rstrip("/")) if directory else None
     volume = next((v for v in pod.get("volumes", []) if v["name"] == name), {})
     return bool((volume.get("secret") or {}).get("secretName"))
+
+
+def quoted(text):
+    return re.findall(r'"([^"]*)"', text)
+
+
+def conf_users(conf):
+    """{user: (password variable, publish allow list, subscribe allow list)} of
+    nats.conf's authorization block (each entry `{user: NAME, password: $VAR,
+    permissions: {publish: {allow: [...]}, subscribe: {allow: [...]}}}`)."""
+    settings = "\n".join(line.split("#", 1)[0] for line in conf.splitlines())
+    users = {}
+    entries = re.split(r"\{\s*user:", settings)[1:]
+    for entry in entries:
+        name = re.match(r'\s*"?([\w-]+)"?', entry).group(1)
+        password = re.search(r"password:\s*\$(\w+)", entry)
+        publish = re.search(r"publish:\s*\{\s*allow:\s*\[([^\]]*)\]", entry)
+        subscribe = re.search(r"subscribe:\s*\{\s*allow:\s*\[([^\]]*)\]", entry)
+        users[name] = (password.group(1) if password else None,
+                       quoted(publish.group(1)) if publish else None,
+                       quoted(subscribe.group(1)) if subscribe else None)
+    return users
+
+
+# What a publisher's user may call on stream LEDGER (ingest/fleet/nats_link.cpp):
+# the stream's info and creation, and a message lookup.
+PUBLISHER_API = {"$JS.API.STREAM.INFO.LEDGER", "$JS.API.STREAM.CREATE.LEDGER",
+                 "$JS.API.STREAM.MSG.GET.LEDGER"}
+
+
+def check_users(nats_docs, consumer_docs, problems):
+    """nats.conf's users against the StatefulSet's environment and the consumer."""
+    conf = find(nats_docs, "ConfigMap")["data"]["nats.conf"]
+    users = conf_users(conf)
+    if "fleet" not in users or len(users) < 2:
+        problems.append(f"nats.conf: users {sorted(users)}: expected fleet and one per cluster")
+        return
+    env = {e["name"]: e for e in container(find(nats_docs, "StatefulSet")).get("env", [])}
+    for name, (password, publish, subscribe) in sorted(users.items()):
+        ref = ((env.get(password) or {}).get("valueFrom") or {}).get("secretKeyRef") or {}
+        if password is None or ref != {"name": f"nats-user-{name}", "key": "password"}:
+            problems.append(f"nats.conf: user {name}'s password is not ${password} from the Secret "
+                            f"nats-user-{name}, key password ({ref})")
+        if subscribe != [f"_INBOX.{name}.>"]:
+            problems.append(f"nats.conf: user {name} subscribes to {subscribe}, not only _INBOX.{name}.>")
+        if publish is None:
+            problems.append(f"nats.conf: user {name} may publish on anything")
+            continue
+        records = [p for p in publish if not p.startswith("$JS.")]
+        if name != "fleet":
+            if records != [f"ledger.{name}.>"] or not set(publish) - set(records) <= PUBLISHER_API:
+                problems.append(f"nats.conf: user {name} may publish on {publish}, not only "
+                                f"ledger.{name}.> and {sorted(PUBLISHER_API)}")
+    def subjects(publish):
+        records = " ".join(p for p in publish or [] if not p.startswith("$"))
+        return f"{records} and JetStream calls" if records else "JetStream calls only"
+    print("nats.conf: users " + ", ".join(f"{u} ({subjects(v[1])})" for u, v in sorted(users.items())))
+    deployment = find(consumer_docs, "Deployment")
+    args = container(deployment).get("args") or []
+    durable = flag(args, "--durable") or "fleet"
+    _, publish, _ = users["fleet"]
+    if publish is not None:
+        wanted = {"$JS.API.STREAM.INFO.LEDGER", "$JS.API.STREAM.CREATE.LEDGER",
+                  f"$JS.API.CONSUMER.INFO.LEDGER.{durable}", f"$JS.API.CONSUMER.DELETE.LEDGER.{durable}",
+                  f"$JS.API.CONSUMER.DURABLE.CREATE.LEDGER.{durable}",
+                  f"$JS.API.CONSUMER.MSG.NEXT.LEDGER.{durable}", f"$JS.ACK.LEDGER.{durable}.>"}
+        if set(publish) != wanted:
+            problems.append(f"nats.conf: user fleet may publish on {sorted(publish)}, expected the calls "
+                            f"of durable {durable}: {sorted(wanted)}")
+    path = flag(args, "--nats-user-file") or ""
+    pod = deployment["spec"]["template"]["spec"]
+    mounts = {m["mountPath"].rstrip("/"): m["name"] for m in container(deployment).get("volumeMounts", [])}
+    volume = next((v for v in pod.get("volumes", []) if v["name"] == mounts.get(os.path.dirname(path))), {})
+    secret = volume.get("secret") or {}
+    items = {i["key"]: i["path"] for i in secret.get("items", [])}
+    if secret.get("secretName") != "nats-user-fleet" or items.get("user") != os.path.basename(path):
+        problems.append(f"fleet-consumer.yaml: --nats-user-file={path!r} is not the key user of the "
+                        "mounted Secret nats-user-fleet")
 
 
 def check_consumer(docs, problems):
@@ -257,6 +348,8 @@ def main():
         conf, env = check_nats(manifests["nats.yaml"], problems)
         expected = check_publish_patch(root, manifests["sidecar-publish-patch.yaml"], problems)
         check_consumer(manifests["fleet-consumer.yaml"], problems)
+        if conf is not None:
+            check_users(manifests["nats.yaml"], manifests["fleet-consumer.yaml"], problems)
         if expected is not None and shutil.which("kubectl"):
             check_strategic_merge(root, expected, problems)
         elif expected is not None:

@@ -39,14 +39,21 @@ Scenarios (each prints what it checks):
               the wrong key); an --allow-unsigned fleet says it is unsigned.
   8. progress a consumer SIGSTOP'd while records are published, past its
               --exit-when-idle, reads them all after SIGCONT before exiting 0;
-              its durable deleted under it, then the stream: each is created
-              again, /readyz is 200 again and the copy equals its source.
+              its durable deleted under it while records are published:
+              /readyz 503 until it is created again and the copy caught up,
+              then 200; the stream deleted under it: created again, /readyz
+              200 again; the copy equals its source.
   9. squat    junk on another subject under a's next message ids: the
               publisher sees the stored message is not its record and sends
               the record again under `a:<seq>:<hash>`; the copy is whole.
-  10. users   a NATS user per cluster (--nats-user-file) allowed to publish
-              only on its own subject: a's user cannot publish on b's; the
-              fleet reads as its own user; copies equal their sources.
+  10. users   deploy/fleet/nats.yaml's authorization block (sample
+              passwords in the environment): its first cluster publishes with
+              ledger-ingest --publish, its second with ledger-replay publish,
+              the consumer reads twice, each as its own user (--nats-user-file),
+              and nats-server denies none of their calls; a raw client as the
+              first cluster's user cannot publish on the second's subject,
+              delete the durable or the stream, or read the fleet's replies;
+              the fleet's user cannot publish records; copies equal sources.
   5. sidecar  `ledger-ingest --watch --publish` against a fake API server
               (namespaces) while NATS is down: the LIST and watched changes
               are committed, /metrics counts the publish lag; NATS comes up,
@@ -290,6 +297,9 @@ class Nats:
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
         self.buf = b""
         self.sid = 0
+        # A user's replies come under its own prefix, as the programs' do
+        # (deploy/fleet/nats.yaml lets each user subscribe to those only).
+        self.inbox_prefix = f"_INBOX.{user}" if user is not None else "_INBOX.fleettest"
         line = self._line()
         check(line.startswith(b"INFO "), f"NATS: expected INFO, got {line[:100]!r}")
         connect = {"verbose": False, "pedantic": False, "headers": True, "no_responders": True,
@@ -355,11 +365,20 @@ class Nats:
             else:
                 raise Failure(f"NATS: unexpected {line[:100]!r}")
 
+    def subscribe(self, subject):
+        """Subscribes and waits for the server's answer (a Failure with its -ERR)."""
+        self.sid += 1
+        self.sock.sendall(f"SUB {subject} {self.sid}\r\nPING\r\n".encode())
+        while True:
+            kind, _ = self._next()
+            if kind == "PONG":
+                return
+
     def request(self, subject, payload=b"", headers=None):
         """Publishes (HPUB when headers, raw header block bytes) with a fresh inbox and
         returns (headers_bytes, payload) of the first reply."""
         self.sid += 1
-        inbox = f"_INBOX.fleettest.{os.getpid()}.{self.sid}"
+        inbox = f"{self.inbox_prefix}.{os.getpid()}.{self.sid}"
         sid = str(self.sid)
         out = f"SUB {inbox} {sid}\r\nUNSUB {sid} 1\r\n".encode()
         if headers is not None:
@@ -1049,13 +1068,13 @@ def http_status(url):
         return None
 
 
-def wait_for(what, cond, limit=60, proc=None, err_path=None):
+def wait_for(what, cond, limit=60, proc=None, err_path=None, poll=0.05):
     t = time.monotonic()
     while not cond():
         check(proc is None or proc.poll() is None,
               f"{what}: the consumer exited {proc and proc.returncode}\n{tail(err_path) if err_path else ''}")
         check(time.monotonic() - t < limit, f"{what}: not within {limit} s\n{tail(err_path) if err_path else ''}")
-        time.sleep(0.05)
+        time.sleep(poll)
     return time.monotonic() - t
 
 
@@ -1064,8 +1083,8 @@ def scenario_progress(work, rng):
         "stream deleted under it")
     src = os.path.join(work, "src-a")
     fleet = os.path.join(work, "fleet")
-    lines = gen_events(4000, 929)
-    parts = [lines[:1000], lines[1000:3000], lines[3000:3500], lines[3500:]]
+    lines = gen_events(6000, 929)
+    parts = [lines[:1000], lines[1000:3000], lines[3000:5000], lines[5000:]]
     for i, part in enumerate(parts):
         write_lines(os.path.join(work, f"a{i}.jsonl"), part)
 
@@ -1097,21 +1116,41 @@ def scenario_progress(work, rng):
 
         port = nats_cluster.free_ports(1)[0]
         err_path = os.path.join(work, "consumer-running.err")
-        p = spawn(consumer_cmd(url, fleet, extra=["--listen", f"127.0.0.1:{port}"]), stderr_path=err_path)
+        # 10 messages a fetch: see below.
+        p = spawn(consumer_cmd(url, fleet, extra=["--listen", f"127.0.0.1:{port}", "--batch", "10"]),
+                  stderr_path=err_path)
         readyz = f"http://127.0.0.1:{port}/readyz"
         wait_for("/readyz 200", lambda: http_status(readyz) == 200, proc=p, err_path=err_path)
+        # /readyz is 503 from the moment the consumer finds its durable gone
+        # until it has caught up again. A durable created anew reads the
+        # stream from its start (the copy drops what it holds as repeats),
+        # so that window lasts as long as reading the whole stream again;
+        # with nothing pending it could pass between two looks. Deleted while
+        # the consumer is stopped and 2,000 records are published, with
+        # 5,000 to read again 10 a fetch, it lasts hundreds of fetches
+        # (about half a second on an idle machine, longer on a busy one),
+        # which a look every 10 ms does not miss.
+        p.send_signal(signal.SIGSTOP)
+        head = record_and_publish(2, url)
         nc = Nats(cluster.url(0))
         try:
             js_api(nc, "$JS.API.CONSUMER.DELETE.LEDGER.fleet", None)
         finally:
             nc.close()
-        wait_for("the consumer notices its durable is gone",
-                 lambda: "is gone; creating it again" in tail(err_path, 20000), proc=p, err_path=err_path)
-        head = record_and_publish(2, url)
-        took = wait_for("the copy catches up after the durable was deleted",
-                        lambda: head_of(copy) == head and http_status(readyz) == 200, proc=p, err_path=err_path)
-        log(f"    ok: durable deleted under the running consumer: created again, the copy reached seq "
-            f"{head[0]} {took:.1f} s after the next publish, /readyz 200")
+        p.send_signal(signal.SIGCONT)
+        wait_for("/readyz 503 once the durable is found gone", lambda: http_status(readyz) == 503,
+                 proc=p, err_path=err_path, poll=0.01)
+        behind = head_of(copy)
+        check("is gone; creating it again" in tail(err_path, 20000),
+              f"/readyz 503 without the durable found gone\n{tail(err_path)}")
+        took = wait_for("/readyz 200 again after the durable was deleted",
+                        lambda: http_status(readyz) == 200, proc=p, err_path=err_path, poll=0.01)
+        # Read after the 200: the copy only moves forward, so it was at the
+        # source's head when /readyz said 200 (caught up, not just created).
+        check(head_of(copy) == head, f"/readyz 200 with the copy at {head_of(copy)}, the source at {head}")
+        log(f"    ok: durable deleted under the consumer while 2,000 records were published: /readyz "
+            f"503 (the copy at seq {behind[0] if behind else None}) until it was created again and the "
+            f"copy reached seq {head[0]}, then 200 ({took:.2f} s of 503)")
         nc = Nats(cluster.url(0))
         try:
             js_api(nc, "$JS.API.STREAM.DELETE.LEDGER", None)
@@ -1163,52 +1202,115 @@ def scenario_squat(work, rng):
         log("    ok: the junk refused, the copy equals its source")
 
 
-# Each cluster's NATS user may publish only on its own subjects, and use the
-# JetStream API calls a publisher makes on stream LEDGER; the fleet's user
-# may do everything.
-def publisher_permissions(cluster):
-    api = ["$JS.API.INFO", "$JS.API.STREAM.INFO.LEDGER", "$JS.API.STREAM.CREATE.LEDGER",
-           "$JS.API.STREAM.MSG.GET.LEDGER"]
-    allow = ", ".join(f'"{p}"' for p in [f"ledger.{cluster}.>", *api])
-    return f'{{publish: {{allow: [{allow}]}}, subscribe: {{allow: ["_INBOX.>"]}}}}'
+def deploy_authorization():
+    """The authorization block of deploy/fleet/nats.yaml's nats.conf, as lines."""
+    import yaml
+    with open(os.path.join(SRC_ROOT, "deploy", "fleet", "nats.yaml")) as f:
+        config_map = next(d for d in yaml.safe_load_all(f) if d and d.get("kind") == "ConfigMap")
+    lines = config_map["data"]["nats.conf"].splitlines()
+    first = next(i for i, l in enumerate(lines) if l.strip().startswith("authorization {"))
+    depth = 0
+    for i in range(first, len(lines)):
+        code = lines[i].split("#", 1)[0]
+        depth += code.count("{") - code.count("}")
+        if depth == 0:
+            return lines[first:i + 1]
+    raise Failure("nats.yaml: the authorization block does not end")
+
+
+def expect_violation(url, user, password, what, act):
+    """act(nc) as user must end in the server's Permissions Violation."""
+    nc = Nats(url, user=user, password=password)
+    try:
+        act(nc)
+        raise Failure(f"user {user} could {what}")
+    except Failure as e:
+        check("Permissions Violation" in str(e), f"user {user}, {what}: {e}")
+    finally:
+        nc.close()
+    log(f"    ok: user {user} cannot {what}: Permissions Violation")
 
 
 def scenario_users(work, rng):
-    log("== 10. users: each cluster's NATS user publishes only on its own subject")
-    users = {"a": "pass-a", "b": "pass-b", "fleet": "pass-fleet"}
-    config = ["authorization {", "  users = ["]
-    for name, password in users.items():
-        perms = "" if name == "fleet" else f", permissions: {publisher_permissions(name)}"
-        config.append(f'    {{user: "{name}", password: "{password}"{perms}}}')
-    config += ["  ]", "}"]
+    log("== 10. users: deploy/fleet/nats.yaml's NATS users; each cluster publishes only on its own "
+        "subject")
+    config = deploy_authorization()
+    variables = sorted({w[1:].rstrip(",}") for l in config for w in l.split("#", 1)[0].split()
+                        if w.startswith("$") and not w.startswith("$JS")})
+    # Sample passwords as the header of nats.yaml makes them (a letter, then hex digits).
+    env = {v: "p" + hashlib.sha256(v.encode()).hexdigest()[:32] for v in variables}
+    users = {}
+    for l in config:
+        words = l.replace(",", " ").replace("{", " ").split()
+        if "user:" in words and "password:" in words:
+            users[words[words.index("user:") + 1]] = env[words[words.index("password:") + 1][1:]]
+    clusters = sorted(u for u in users if u != "fleet")
+    check("fleet" in users and len(clusters) >= 2, f"nats.yaml: users {sorted(users)}, expected fleet "
+          "and two clusters")
     files = {}
     for name, password in users.items():
         files[name] = os.path.join(work, name + ".user")
         with open(files[name], "w") as f:
             f.write(f"{name}:{password}\n")
+    a, b = clusters[0], clusters[1]
     srcs = {}
-    for name, seed in (("a", 949), ("b", 959)):
+    for name, seed in ((a, 949), (b, 959)):
         srcs[name] = os.path.join(work, "src-" + name)
-        write_lines(os.path.join(work, name + ".jsonl"), gen_events(200, seed))
-        run([INGEST, "--ledger", srcs[name], "--from", os.path.join(work, name + ".jsonl"), "--no-sync"])
+        lines = gen_events(300, seed)
+        write_lines(os.path.join(work, name + ".jsonl"), lines[:200])
+        write_lines(os.path.join(work, name + "-more.jsonl"), lines[200:])
     fleet = os.path.join(work, "fleet")
-    with nats_cluster.NatsCluster(os.path.join(work, "nats"), nodes=1, extra_config=config) as cluster:
+    with nats_cluster.NatsCluster(os.path.join(work, "nats"), nodes=1, extra_config=config,
+                                  env=env) as cluster:
         url = cluster.urls()
-        for name in ("a", "b"):
-            run([REPLAY, "--ledger", srcs[name], "publish", "--to", url, "--cluster-name", name,
-                 "--nats-user-file", files[name]], timeout=60)
-        log("    a and b published, each as its own NATS user")
-        nc = Nats(cluster.url(0), user="a", password=users["a"])
-        try:
-            nc.request("ledger.b.records", b"junk", headers=header_block({"Ledger-Seq": "201"}))
-            raise Failure("user a published on ledger.b.records")
-        except Failure as e:
-            check("Permissions Violation" in str(e), f"user a on b's subject: {e}")
-        finally:
-            nc.close()
-        log("    ok: user a publishing on ledger.b.records: Permissions Violation")
+        # The two ways a cluster publishes: the sidecar's ledger-ingest
+        # --publish for a, `ledger-replay publish` for b.
+        run([INGEST, "--ledger", srcs[a], "--from", os.path.join(work, a + ".jsonl"), "--no-sync",
+             "--publish", url, "--cluster-name", a, "--nats-user-file", files[a]], timeout=60)
+        run([INGEST, "--ledger", srcs[b], "--from", os.path.join(work, b + ".jsonl"), "--no-sync"])
+        run([REPLAY, "--ledger", srcs[b], "publish", "--to", url, "--cluster-name", b,
+             "--nats-user-file", files[b]], timeout=60)
+        log(f"    {a} (ledger-ingest --publish) and {b} (ledger-replay publish) published, each as "
+            "its own NATS user")
+        # Twice: the second run finds the durable and re-creates it at its
+        # floor (a deletion and a creation, both the fleet user's), and b's
+        # publisher resumes after the last message on its subject.
+        run_consumer_to_idle(url, fleet, 2, 0, extra=["--nats-user-file", files["fleet"]])
+        run([INGEST, "--ledger", srcs[b], "--from", os.path.join(work, b + "-more.jsonl"), "--no-sync"])
+        run([REPLAY, "--ledger", srcs[b], "publish", "--to", url, "--cluster-name", b,
+             "--nats-user-file", files[b]], timeout=60)
         run_consumer_to_idle(url, fleet, 2, 0, extra=["--nats-user-file", files["fleet"]])
         compare_heads(srcs, fleet)
+        # Every call the programs made was allowed: nats-server logs each
+        # one it denies.
+        with open(cluster.log_path(0), errors="replace") as f:
+            denied = [l.strip() for l in f if "Violation" in l]
+        check(not denied, "the programs made calls their users may not:\n" + "\n".join(denied[:10]))
+        log("    ok: nats-server denied none of the programs' calls")
+
+        junk = header_block({"Ledger-Seq": "301"})
+        expect_violation(cluster.url(0), a, users[a], f"publish on ledger.{b}.records",
+                         lambda nc: nc.request(f"ledger.{b}.records", b"junk", headers=junk))
+        expect_violation(cluster.url(0), a, users[a], "delete the fleet's durable consumer",
+                         lambda nc: nc.request("$JS.API.CONSUMER.DELETE.LEDGER.fleet"))
+        expect_violation(cluster.url(0), a, users[a], "delete the stream",
+                         lambda nc: nc.request("$JS.API.STREAM.DELETE.LEDGER"))
+        expect_violation(cluster.url(0), a, users[a], "read the fleet's replies",
+                         lambda nc: nc.subscribe("_INBOX.fleet.>"))
+        expect_violation(cluster.url(0), "fleet", users["fleet"], f"publish on ledger.{a}.records",
+                         lambda nc: nc.request(f"ledger.{a}.records", b"junk", headers=junk))
+        with open(cluster.log_path(0), errors="replace") as f:
+            check(sum("Violation" in l for l in f) >= 5, "nats-server logged no denial (so the check of "
+                  "the programs' calls above proves nothing)")
+        run_consumer_to_idle(url, fleet, 2, 0, extra=["--nats-user-file", files["fleet"]])
+        compare_heads(srcs, fleet)
+        dotted = os.path.join(work, "dotted.user")
+        with open(dotted, "w") as f:
+            f.write(f"fleet.x:{users['fleet']}\n")
+        _, _, err = run(consumer_cmd(url, fleet, idle=1, extra=["--nats-user-file", dotted]), expect=1)
+        check("subject token" in err, f"a user name with '.': {err[-1000:]}")
+        log("    ok: a user name that is not one subject token (its replies' prefix): exit 1")
+        check(sorted(os.listdir(fleet)) == sorted(srcs), f"fleet directory holds {sorted(os.listdir(fleet))}")
 
 
 class FakeApiServer:

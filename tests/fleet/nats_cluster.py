@@ -131,17 +131,20 @@ class NatsCluster:
     CLUSTER_NAME = "fleet-test"
 
     def __init__(self, workdir, nodes=3, ready_timeout=READY_TIMEOUT,
-                 max_memory_store="64MB", max_file_store="2GB", client_ports=None, extra_config=()):
+                 max_memory_store="64MB", max_file_store="2GB", client_ports=None, extra_config=(),
+                 env=None):
         """client_ports: optional list of fixed client ports, one per node (e.g. a
         port a client was told to use before the server existed); the other
         ports are still picked free. extra_config: lines added to every node's
-        configuration (an authorization block)."""
+        configuration (an authorization block). env: variables added to the
+        servers' environment (what the configuration's $VARIABLES name)."""
         if nodes < 1:
             raise ValueError("nodes must be at least 1")
         if client_ports is not None and len(client_ports) != nodes:
             raise ValueError("client_ports needs one port per node")
         self.fixed_client_ports = list(client_ports) if client_ports is not None else None
         self.extra_config = list(extra_config)
+        self.env = dict(os.environ, **(env or {}))
         self.binary = nats_server_path()
         if self.binary is None:
             raise NatsError(SKIP_MESSAGE)
@@ -248,7 +251,7 @@ class NatsCluster:
             self.procs[i] = subprocess.Popen(
                 [self.binary, "-c", self.config_path(i)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                cwd=self.workdir, preexec_fn=_die_with_parent)
+                cwd=self.workdir, env=self.env, preexec_fn=_die_with_parent)
 
     def _start_all(self, ready_timeout):
         # Another process can take a port between choosing it and the server
