@@ -258,6 +258,18 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
 
 }  // namespace
 
+LedgerEnd fleetLastRecordEnd(const std::string& dir) {
+  return [dir] {
+    std::optional<std::int64_t> latest;
+    for (const auto& [cluster, path] : fleetClusters(dir)) {
+      const auto t = lastRecordTime(*openForReading(path));
+      if (t && (!latest || *t > *latest)) latest = t;
+    }
+    if (!latest) throw UsageError("'end' is the fleet's last record, and no copy holds one");
+    return *latest;
+  };
+}
+
 int runFleetQuery(const std::string& dir, const std::string& command, const QueryArgs& args,
                   std::ostream& out) {
   if (command == "report") return runFleetReport(dir, args, out);
