@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     ("from", po::value<std::string>(), "workload/report/usage --step: period start (TIME: RFC 3339, a date, -7d, now or end)")
     ("to", po::value<std::string>(), "workload/report/usage --step: period end (TIME)")
     ("step", po::value<std::string>(), "usage: a series from --from to --to, one point per step (5m, 1h, 1d)")
-    ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace or workload; with --fleet also cluster")
+    ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace, workload or flavor, or several joined by commas (cluster-queue,flavor); with --fleet also cluster")
     ("svg", po::value<std::string>(), "report: also write a usage chart to this SVG file")
     ("workload", po::value<std::string>(), "admit: a Workload (or Job) manifest file, YAML or JSON")
     ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "serve: HOST:PORT (beyond loopback only over TLS, with --token-file or client certificates)")

@@ -6,6 +6,7 @@
 #include "tests/test_support.h"
 #include "tools/cli.h"
 #include "tools/query_commands.h"
+#include "tools/render/coverage_format.h"
 
 using namespace ledger;
 using namespace ledger::testing;
@@ -101,4 +102,11 @@ TEST_CASE("STEP: its forms and errors (the parser relative times share)", "[cli]
   CHECK_THROWS_WITH(cli::parseStepArg("367d", "--step"), Catch::Contains("longer than a year"));
   CHECK_THROWS_WITH(cli::parseStepArg("5x", "--step"), Catch::Contains("unknown unit at byte 2"));
   CHECK_THROWS_WITH(cli::parseStepArg("h", "--step"), Catch::Contains("is not a step"));
+}
+
+TEST_CASE("a duration for people", "[cli][time]") {
+  CHECK(render::durationText(0) == "0s");
+  CHECK(render::durationText(kOneSecond / 2) == "0s");
+  CHECK(render::durationText(90 * kOneSecond) == "1m 30s");
+  CHECK(render::durationText((20 * 86400 + 3600 + 5) * kOneSecond) == "20d 1h 5s");
 }
