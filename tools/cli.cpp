@@ -9,7 +9,6 @@
 #include <iostream>
 
 #include "ledger/format.h"
-#include "schema/k8s/rfc3339.h"
 
 namespace ledger::cli {
 
@@ -55,72 +54,6 @@ OutputFormat resolveOutput(const std::string& flag, bool allowCsv) {
   if (flag == "csv" && allowCsv) return OutputFormat::kCsv;
   throw UsageError("-o must be json" + std::string(allowCsv ? ", csv" : "") + " or table, not '" +
                    flag + "'");
-}
-
-std::int64_t parseTimeArg(const std::string& value, const char* flag, TimeBeyondRange beyond) {
-  if (value == "now") {
-    return nowNs();
-  }
-  bool outOfRange = false;
-  auto t = tryParseRfc3339(value, &outOfRange);
-  if (outOfRange && beyond == TimeBeyondRange::kClamp) {
-    // Every record's time is in range, so the clamped moment falls after
-    // (or before) all of them, which is what such a time asks for.
-    return value.substr(0, 4) < "1970" ? kMinTimeNs : kMaxTimeNs;
-  }
-  if (outOfRange) {
-    throw UsageError(std::string(flag) + " '" + value + "' is outside the ledger's time range " +
-                     timeRangeText());
-  }
-  if (!t) {
-    throw UsageError(std::string(flag) + " '" + value +
-                     "' is not an RFC 3339 time (e.g. 2026-11-29T10:00:00Z) or 'now'");
-  }
-  return *t;
-}
-
-std::int64_t parseStepArg(const std::string& value, const char* flag) {
-  constexpr std::int64_t kSecond = 1000000000;
-  constexpr std::int64_t kYear = 366 * 24 * 3600 * kSecond;
-  auto bad = [&](const std::string& why) {
-    return UsageError(std::string(flag) + " '" + value + "' " + why +
-                      " (e.g. 5m, 1h, 1d or 1h30m)");
-  };
-  std::int64_t total = 0;
-  std::size_t i = 0;
-  if (value.empty()) throw bad("is not a step");
-  while (i < value.size()) {
-    std::size_t digits = i;
-    while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
-    if (digits == i || digits == value.size() || digits - i > 9) throw bad("is not a step");
-    const std::int64_t n = std::stoll(value.substr(i, digits - i));
-    std::int64_t unit = 0;
-    switch (value[digits]) {
-      case 's':
-        unit = kSecond;
-        break;
-      case 'm':
-        unit = 60 * kSecond;
-        break;
-      case 'h':
-        unit = 3600 * kSecond;
-        break;
-      case 'd':
-        unit = 24 * 3600 * kSecond;
-        break;
-      case 'w':
-        unit = 7 * 24 * 3600 * kSecond;
-        break;
-      default:
-        throw bad("has an unknown unit at byte " + std::to_string(digits + 1));
-    }
-    if (n > kYear / unit) throw bad("is longer than a year");
-    total += n * unit;
-    if (total > kYear) throw bad("is longer than a year");
-    i = digits + 1;
-  }
-  if (total == 0) throw bad("is zero");
-  return total;
 }
 
 void rejectNegativeUnsigned(const boost::program_options::parsed_options& parsed) {

@@ -1,6 +1,6 @@
 // What the programs share (docs/reference.md): --ledger resolution, output
-// format, time arguments, version text, logging set-up. Exit codes and the
-// error path are program.h's.
+// format, time and step flags (time_flags.h), version text, logging set-up.
+// Exit codes and the error path are program.h's.
 //
 // Throws UsageError (exit 1) on bad arguments and ProgramError when a ledger
 // cannot be opened; runProgram (program.h) reports them. Not thread-safe
@@ -17,6 +17,7 @@
 
 #include "ledger/ledger.h"
 #include "tools/program.h"
+#include "tools/time_flags.h"
 
 namespace ledger::cli {
 
@@ -26,21 +27,6 @@ enum class OutputFormat { kJson, kTable, kCsv };
 std::string resolveLedgerDir(const std::string& flag);
 // "json", "table", "csv" (when allowed); empty: table on a terminal, else json.
 OutputFormat resolveOutput(const std::string& flag, bool allowCsv = false);
-// What a time flag does with a valid RFC 3339 time outside the ledger's range
-// (schema/k8s/rfc3339.h: int64 ns, 1677-09-21 to 2262-04-11).
-enum class TimeBeyondRange {
-  kReject,  // a period's bound (--from, --to): its length would be wrong
-  kClamp,   // a moment (--at, --until): after (before) every record it can hold
-};
-// RFC 3339 or "now"; throws UsageError naming the flag.
-std::int64_t parseTimeArg(const std::string& value, const char* flag,
-                          TimeBeyondRange beyond = TimeBeyondRange::kReject);
-
-// A step such as 30s, 5m, 1h, 1d or 1h30m (Prometheus' units s, m, h, d, w)
-// in ns; throws UsageError naming the flag for anything else, zero, or a
-// step past a year.
-std::int64_t parseStepArg(const std::string& value, const char* flag);
-
 // Boost.Program_options reads "-1" into an unsigned option as 2^64-1
 // (lexical_cast wraps): throws UsageError naming any unsigned option whose
 // text is negative.

@@ -18,6 +18,8 @@
 #include "tools/progress.h"
 #include "tools/render/coverage_format.h"
 #include "tools/render/report_format.h"
+#include "tools/render/usage_report_format.h"
+#include "tools/report_command.h"
 
 namespace ledger::cli {
 
@@ -142,26 +144,41 @@ std::string prefixed(const std::string& cluster, const std::string& text) {
   return out;
 }
 
+// Each cluster's rows keyed by (cluster, group values, resource), summed
+// exactly: with --by cluster, its ClusterQueue rows per resource.
+using FleetRows =
+    std::map<std::tuple<std::string, std::vector<std::string>, std::string>, replay::UsageRow>;
+
+void addClusterRows(const std::string& cluster, const replay::UsagePeriod& period, bool byCluster,
+                    FleetRows* rows) {
+  for (const auto& r : period.rows) {
+    std::vector<std::string> keys{cluster};
+    if (!byCluster) keys.insert(keys.end(), r.groupValues.begin(), r.groupValues.end());
+    replay::UsageRow& row =
+        (*rows)[{cluster, byCluster ? std::vector<std::string>{} : r.groupValues, r.resource}];
+    if (row.resource.empty()) {
+      row.groupValues = std::move(keys);
+      row.resource = r.resource;
+    }
+    row.reserved += r.reserved;
+    if (r.quota) {
+      if (!row.quota) row.quota = replay::Integral();
+      *row.quota += *r.quota;
+    }
+  }
+}
+
 int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& out) {
   if (!args.from || !args.to) throw UsageError("report needs --from TIME and --to TIME");
   if (*args.to < *args.from) throw UsageError("--to is before --from");
   const bool byCluster = args.by == "cluster";
-  replay::GroupBy by = replay::GroupBy::kClusterQueue;
-  if (args.by == "namespace") {
-    by = replay::GroupBy::kNamespace;
-  } else if (args.by == "workload") {
-    by = replay::GroupBy::kWorkload;
-  } else if (args.by != "cluster-queue" && !byCluster) {
-    throw UsageError("--by must be cluster, cluster-queue, namespace or workload, not '" + args.by +
-                     "'");
+  replay::Grouping by;
+  try {
+    if (!byCluster) by = groupingArg(args.by);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(e.what()) + "; with --fleet also cluster");
   }
-  struct Row {
-    std::string cluster, group, resource;
-    replay::Integral reserved;
-    std::optional<replay::Integral> quota;
-  };
-  // (cluster, group, resource) -> row: exact sums (Integral), never floats.
-  std::map<std::tuple<std::string, std::string, std::string>, Row> rows;
+  FleetRows rows;
   // What each cluster's ledger saw of the period: its gaps came with its
   // records (Snapshot objects, replay/fold/observations.h).
   std::map<std::string, replay::Coverage> coverage;
@@ -180,73 +197,39 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
     fromNs = period.fromNs;
     toNs = period.toNs;
     coverage[cluster] = replay::coverageOf(*copy, period.fromNs, period.toNs);
-    for (const auto& r : period.rows) {
-      const std::string group = byCluster ? std::string() : r.group;
-      Row& row = rows[{cluster, group, r.resource}];
-      if (row.cluster.empty()) {
-        row.cluster = cluster;
-        row.group = group;
-        row.resource = r.resource;
-      }
-      row.reserved += r.reserved;
-      if (r.quota) {
-        if (!row.quota) row.quota = replay::Integral();
-        *row.quota += *r.quota;
-      }
-    }
+    addClusterRows(cluster, period, byCluster, &rows);
   }
-  auto utilisation = [](const Row& r) { return render::utilisationText(r.reserved, r.quota); };
+  std::vector<replay::UsageRow> all;
+  for (auto& [key, row] : rows) all.push_back(std::move(row));
+  const auto totals = replay::usageTotals(all);
+  std::vector<render::KeyColumn> keys{{"CLUSTER", "cluster", "cluster", ""}};
+  if (!byCluster) {
+    for (auto& k : render::keyColumns(by)) keys.push_back(std::move(k));
+  }
+  const auto lines = render::reportLines(all);
   if (args.output == OutputFormat::kJson) {
     nlohmann::ordered_json j;
     j["from"] = formatRfc3339(fromNs);
     j["to"] = formatRfc3339(toNs);
-    j["by"] = args.by;
+    j["by"] = byCluster ? args.by : by.text();
     j["unsignedClusters"] = unsignedCopies;
     j["coverage"] = nlohmann::ordered_json::object();
     for (const auto& [cluster, c] : coverage) j["coverage"][cluster] = render::coverageToJson(c);
     j["rows"] = nlohmann::ordered_json::array();
-    for (const auto& [key, r] : rows) {
-      nlohmann::ordered_json row;
-      row["cluster"] = r.cluster;
-      if (!byCluster) row["group"] = r.group;
-      row["resource"] = r.resource;
-      render::putUsageIntegrals(row, r.reserved, r.quota);
-      j["rows"].push_back(row);
-    }
+    for (const auto& line : lines) j["rows"].push_back(render::reportRowJson(keys, line));
+    j["totals"] = render::totalsJson(totals);
     out << j.dump(2) << "\n";
   } else if (args.output == OutputFormat::kCsv) {
     for (const auto& [cluster, c] : coverage) {
       std::cerr << prefixed(cluster, render::coverageWarnings(c, fromNs));
     }
-    out << "cluster," << (byCluster ? "" : "group,")
-        << "resource,reserved_resource_seconds,reserved_resource_hours,quota_resource_seconds,"
-           "utilisation\n";
-    for (const auto& [key, r] : rows) {
-      out << r.cluster << "," << (byCluster ? "" : r.group + ",") << r.resource << ","
-          << r.reserved.seconds() << "," << r.reserved.hours() << ","
-          << (r.quota ? r.quota->seconds() : "") << "," << utilisation(r) << "\n";
-    }
+    out << render::reportCsv(keys, lines, totals);
   } else {
-    std::vector<std::vector<std::string>> table;
-    for (const auto& [key, r] : rows) {
-      const bool bytes = replay::isByteResource(r.resource);
-      const Int128 gib = Int128(1) << 30;
-      std::vector<std::string> line{r.cluster};
-      if (!byCluster) line.push_back(r.group);
-      line.push_back(r.resource);
-      line.push_back(r.reserved.hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h"));
-      line.push_back(r.quota ? r.quota->hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h") : "-");
-      line.push_back(utilisation(r).empty() ? "-" : utilisation(r));
-      table.push_back(std::move(line));
-    }
     out << "Usage from " << formatRfc3339(fromNs) << " to " << formatRfc3339(toNs) << " by "
-        << args.by << " across the fleet\n";
+        << (byCluster ? args.by : by.text()) << " across the fleet\n";
     for (const auto& [cluster, c] : coverage)
       out << prefixed(cluster, render::coverageWarnings(c, fromNs));
-    std::vector<std::string> header{"CLUSTER"};
-    if (!byCluster) header.push_back("GROUP");
-    for (const char* h : {"RESOURCE", "RESERVED", "QUOTA", "UTILISATION"}) header.push_back(h);
-    out << render::renderTable(header, table);
+    out << render::reportTable(keys, lines, totals);
     if (!unsignedCopies.empty()) {
       out << "unsigned copies (no cluster signature):";
       for (const std::string& c : unsignedCopies) out << " " << c;
@@ -257,6 +240,18 @@ int runFleetReport(const std::string& dir, const QueryArgs& args, std::ostream& 
 }
 
 }  // namespace
+
+LedgerEnd fleetLastRecordEnd(const std::string& dir) {
+  return [dir] {
+    std::optional<std::int64_t> latest;
+    for (const auto& [cluster, path] : fleetClusters(dir)) {
+      const auto t = lastRecordTime(*openForReading(path));
+      if (t && (!latest || *t > *latest)) latest = t;
+    }
+    if (!latest) throw UsageError("'end' is the fleet's last record, and no copy holds one");
+    return *latest;
+  };
+}
 
 int runFleetQuery(const std::string& dir, const std::string& command, const QueryArgs& args,
                   std::ostream& out) {

@@ -43,6 +43,10 @@ int runFleetVerify(const std::string& dir, const std::optional<std::string>& tru
 // when it is not a directory.
 std::vector<std::pair<std::string, std::string>> fleetClusters(const std::string& dir);
 
+// `end` across the fleet: the latest of its copies' last records (each copy
+// opened when `end` is asked for); UsageError when none holds a record.
+LedgerEnd fleetLastRecordEnd(const std::string& dir);
+
 // ledger-query --fleet DIR COMMAND: the command on every copy, each answer
 // tagged with its cluster; `report` sums exactly, by cluster with
 // --by cluster.

@@ -33,13 +33,13 @@ int main(int argc, char** argv) {
     ("version", "print the version")
     ("ledger", po::value<std::string>()->default_value(""), "ledger directory (default $LEDGER_DIR, else ./ledger-data)")
     ("output,o", po::value<std::string>()->default_value(""), "json or table (report: also csv)")
-    ("at", po::value<std::string>(), "the moment (RFC 3339 or now)")
+    ("at", po::value<std::string>(), "the moment (TIME: RFC 3339, a date, -2h, now or end)")
     ("seq", po::value<std::uint64_t>(), "the moment as a seq")
     ("cluster-queue", po::value<std::string>(), "usage/report: only this ClusterQueue")
-    ("from", po::value<std::string>(), "workload/report/usage --step: period start")
-    ("to", po::value<std::string>(), "workload/report/usage --step: period end")
+    ("from", po::value<std::string>(), "workload/report/usage --step: period start (TIME: RFC 3339, a date, -7d, now or end)")
+    ("to", po::value<std::string>(), "workload/report/usage --step: period end (TIME)")
     ("step", po::value<std::string>(), "usage: a series from --from to --to, one point per step (5m, 1h, 1d)")
-    ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace or workload; with --fleet also cluster")
+    ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace, workload or flavor, or several joined by commas (cluster-queue,flavor); with --fleet also cluster")
     ("svg", po::value<std::string>(), "report: also write a usage chart to this SVG file")
     ("workload", po::value<std::string>(), "admit: a Workload (or Job) manifest file, YAML or JSON")
     ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "serve: HOST:PORT (beyond loopback only over TLS, with --token-file or client certificates)")
@@ -65,11 +65,30 @@ int main(int argc, char** argv) {
     args.output = cli::resolveOutput(vm["output"].as<std::string>(), csv);
     args.useCheckpoints = !vm.count("no-checkpoints");
     args.target = vm["target"].as<std::string>();
-    if (vm.count("at"))
-      args.at = cli::parseTimeArg(vm["at"].as<std::string>(), "--at", cli::TimeBeyondRange::kClamp);
+    // The ledger is opened when a time flag says `end`, else after the
+    // flags are read (a bad flag is reported before a missing ledger).
+    std::unique_ptr<Ledger> ledger;
+    auto openLedger = [&]() -> const Ledger& {
+      if (!ledger)
+        ledger = cli::openForReading(cli::resolveLedgerDir(vm["ledger"].as<std::string>()));
+      return *ledger;
+    };
+    const cli::LedgerEnd end = vm.count("fleet")
+                                   ? cli::fleetLastRecordEnd(vm["fleet"].as<std::string>())
+                                   : cli::lastRecordEnd(openLedger);
+    if (vm.count("at")) {
+      args.at =
+          cli::parseTimeArg(vm["at"].as<std::string>(), "--at", cli::TimeBeyondRange::kClamp, end);
+    }
     if (vm.count("seq")) args.seq = vm["seq"].as<std::uint64_t>();
-    if (vm.count("from")) args.from = cli::parseTimeArg(vm["from"].as<std::string>(), "--from");
-    if (vm.count("to")) args.to = cli::parseTimeArg(vm["to"].as<std::string>(), "--to");
+    if (vm.count("from")) {
+      args.from = cli::parseTimeArg(vm["from"].as<std::string>(), "--from",
+                                    cli::TimeBeyondRange::kReject, end);
+    }
+    if (vm.count("to")) {
+      args.to =
+          cli::parseTimeArg(vm["to"].as<std::string>(), "--to", cli::TimeBeyondRange::kReject, end);
+    }
     if (vm.count("cluster-queue")) args.clusterQueue = vm["cluster-queue"].as<std::string>();
     if (vm.count("step")) {
       args.stepText = vm["step"].as<std::string>();
@@ -98,7 +117,6 @@ int main(int argc, char** argv) {
     if (vm.count("fleet")) {
       return cli::runFleetQuery(vm["fleet"].as<std::string>(), command, args, std::cout);
     }
-    auto ledger = cli::openForReading(cli::resolveLedgerDir(vm["ledger"].as<std::string>()));
-    return cli::runQuery(*ledger, command, args, std::cout);
+    return cli::runQuery(openLedger(), command, args, std::cout);
   });
 }

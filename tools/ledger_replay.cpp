@@ -40,8 +40,10 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
   if (vm.count("until-seq"))
     seq = std::min<std::uint64_t>(vm["until-seq"].as<std::uint64_t>(), seq);
   if (vm.count("until")) {
-    seq = std::min(seq, replayer.seqAt(cli::parseTimeArg(vm["until"].as<std::string>(), "--until",
-                                                         cli::TimeBeyondRange::kClamp)));
+    const std::int64_t until =
+        cli::parseTimeArg(vm["until"].as<std::string>(), "--until", cli::TimeBeyondRange::kClamp,
+                          cli::lastRecordEnd([&]() -> const Ledger& { return ledger; }));
+    seq = std::min(seq, replayer.seqAt(until));
   }
   cli::ProgressBar progress("replay");
   replay::FoldOptions fo;

@@ -12,6 +12,7 @@
 #include "tools/render/json_text.h"
 #include "tools/render/report_format.h"
 #include "tools/render/usage_chart.h"
+#include "tools/report_command.h"
 
 #include <fstream>
 #include <iostream>
@@ -68,13 +69,17 @@ struct SeriesPoint {
 };
 using Series = std::map<SeriesKey, std::vector<SeriesPoint>, std::less<>>;
 
-// usage --step's answer: the series as JSON (with coverage), CSV or a table.
+// usage --step's answer: the series as JSON (with coverage and the last
+// record's time), CSV or a table (their notes and warnings on stderr).
 void printSeries(const Series& series, const std::vector<std::int64_t>& boundaries,
-                 const QueryArgs& args, const replay::Coverage& coverage, std::ostream& out) {
+                 const QueryArgs& args, const replay::Coverage& coverage,
+                 std::optional<std::int64_t> lastRecord, std::ostream& out) {
   const std::size_t steps = boundaries.size() - 1;
   auto lengthOf = [&](std::size_t i) { return boundaries[i + 1] - boundaries[i]; };
-  if (args.output != OutputFormat::kJson)
-    std::cerr << render::coverageWarnings(coverage, *args.from);
+  if (args.output != OutputFormat::kJson) {
+    std::cerr << render::afterLastRecordNote(lastRecord, *args.to)
+              << render::coverageWarnings(coverage, *args.from);
+  }
   if (args.output == OutputFormat::kJson) {
     // Written as text: a month of hourly points for every queue is a
     // hundred thousand objects, and a tree of nodes first doubled the time.
@@ -88,6 +93,7 @@ void printSeries(const Series& series, const std::vector<std::int64_t>& boundari
     j.string(formatRfc3339(*args.to));
     j.key("step");
     j.string(args.stepText);
+    render::writeLastRecord(j, lastRecord, *args.to);
     j.key("coverage");
     render::writeCoverage(j, coverage);
     j.key("series");
@@ -232,7 +238,7 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
   }
   progress.done();
   const auto coverage = replay::coverageOf(ledger, *args.from, *args.to);
-  printSeries(series, boundaries, args, coverage, out);
+  printSeries(series, boundaries, args, coverage, lastRecordTime(ledger), out);
   return kExitOk;
 }
 
@@ -319,88 +325,6 @@ int runWorkload(const Ledger& ledger, const QueryArgs& args, std::ostream& out) 
   }
   out << render::renderTable(
       {"TIME", "SEQ", "EVENT", "STATE", "CLUSTERQUEUE", "RECORDED", "USAGE", "DETAIL"}, rows);
-  return kExitOk;
-}
-
-int runReport(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
-  if (!args.from || !args.to) throw UsageError("report needs --from TIME and --to TIME");
-  replay::GroupBy by;
-  if (args.by == "cluster-queue") {
-    by = replay::GroupBy::kClusterQueue;
-  } else if (args.by == "namespace") {
-    by = replay::GroupBy::kNamespace;
-  } else if (args.by == "workload") {
-    by = replay::GroupBy::kWorkload;
-  } else {
-    throw UsageError("--by must be cluster-queue, namespace or workload, not '" + args.by + "'");
-  }
-  if (*args.to < *args.from) throw UsageError("--to is before --from");
-  ProgressBar progress("report");
-  replay::FoldOptions fo;
-  fo.useCheckpoints = args.useCheckpoints;
-  fo.progress = progress.callback();
-  fo.onBadCheckpoint = warnBadCheckpoint;
-  const auto period = replay::computeUsagePeriod(
-      ledger, *args.from, *args.to, by, args.clusterQueue, fo,
-      args.svg ? replay::ChartSteps::kKeep : replay::ChartSteps::kOmit,
-      args.useCheckpoints ? replay::UsageSource::kRollupsWhereStored : replay::UsageSource::kLog);
-  progress.done();
-  const auto coverage = replay::coverageOf(ledger, period.fromNs, period.toNs);
-  if (!period.rollupProblem.empty()) {
-    std::cerr << "warning: " << period.rollupProblem
-              << "; the period was read from the log (`ledger-replay checkpoint --rewrite` "
-                 "writes the rollups anew)\n";
-  }
-  if (args.svg) {
-    std::ofstream svg(*args.svg);
-    if (!svg) throw UsageError("cannot write " + *args.svg);
-    svg << render::renderUsageChart(period);
-  }
-  auto utilisation = [](const replay::UsageRow& r) {
-    return render::utilisationText(r.reserved, r.quota);
-  };
-  if (args.output == OutputFormat::kJson) {
-    nlohmann::ordered_json j;
-    j["from"] = formatRfc3339(period.fromNs);
-    j["to"] = formatRfc3339(period.toNs);
-    j["by"] = args.by;
-    j["coverage"] = render::coverageToJson(coverage);
-    j["rows"] = nlohmann::ordered_json::array();
-    for (const auto& r : period.rows) {
-      nlohmann::ordered_json row = {{"group", r.group}, {"resource", r.resource}};
-      render::putUsageIntegrals(row, r.reserved, r.quota);
-      render::putHeldIntegrals(row, r);
-      j["rows"].push_back(row);
-    }
-    out << j.dump(2) << "\n";
-  } else if (args.output == OutputFormat::kCsv) {
-    std::cerr << render::coverageWarnings(coverage, period.fromNs);
-    out << "group,resource,reserved_resource_seconds,reserved_resource_hours,quota_resource_"
-           "seconds,utilisation,held_resource_seconds,uncharged_resource_seconds\n";
-    for (const auto& r : period.rows) {
-      out << r.group << "," << r.resource << "," << r.reserved.seconds() << ","
-          << r.reserved.hours() << "," << (r.quota ? r.quota->seconds() : "") << ","
-          << utilisation(r) << "," << (r.dra ? r.held.seconds() : "") << ","
-          << (r.dra ? r.uncharged.seconds() : "") << "\n";
-    }
-  } else {
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& r : period.rows) {
-      const bool bytes = replay::isByteResource(r.resource);
-      const Int128 gib = Int128(1) << 30;
-      rows.push_back({r.group, r.resource,
-                      r.reserved.hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h"),
-                      r.quota ? r.quota->hours(bytes ? gib : 1) + (bytes ? " GiB-h" : " h") : "-",
-                      utilisation(r).empty() ? "-" : utilisation(r),
-                      r.dra ? render::hoursText(r.held, r.resource) : "-",
-                      r.dra ? render::hoursText(r.uncharged, r.resource) : "-"});
-    }
-    out << "Usage from " << formatRfc3339(period.fromNs) << " to " << formatRfc3339(period.toNs)
-        << " by " << args.by << "\n";
-    out << render::coverageWarnings(coverage, period.fromNs);
-    out << render::renderTable(
-        {"GROUP", "RESOURCE", "RESERVED", "QUOTA", "UTILISATION", "HELD", "UNCHARGED"}, rows);
-  }
   return kExitOk;
 }
 

@@ -24,8 +24,10 @@ std::string answerQuery(const Ledger& ledger, const serve::QueryRequest& q) {
   args.seq = q.seq;
   args.target = q.target;
   try {
-    if (!q.from.empty()) args.from = parseTimeArg(q.from, "from");
-    if (!q.to.empty()) args.to = parseTimeArg(q.to, "to");
+    const LedgerEnd end = lastRecordEnd([&]() -> const Ledger& { return ledger; });
+    if (!q.from.empty()) args.from = parseTimeArg(q.from, "from", TimeBeyondRange::kReject, end);
+    if (!q.to.empty()) args.to = parseTimeArg(q.to, "to", TimeBeyondRange::kReject, end);
+    if (!q.by.empty()) args.by = q.by;
     if (!q.step.empty()) {
       args.stepText = q.step;
       args.stepNs = parseStepArg(q.step, "step");

@@ -29,29 +29,41 @@ bool isByteResource(const std::string& r) {
          (r.size() > 7 && r.compare(r.size() - 7, 7, ".memory") == 0);
 }
 
-std::vector<UsageRow> usageRows(const UsageBucket& bucket, GroupBy by,
+namespace {
+
+std::string joined(const std::vector<std::string>& values) {
+  std::string out;
+  for (const std::string& v : values) out += (out.empty() ? "" : ",") + v;
+  return out;
+}
+
+}  // namespace
+
+std::vector<UsageRow> usageRows(const UsageBucket& bucket, const Grouping& by,
                                 const std::optional<std::string>& clusterQueue) {
-  std::map<std::pair<std::string, std::string>, UsageRow> rows;
-  auto rowOf = [&](const std::string& group, const std::string& resource) -> UsageRow& {
+  std::map<std::pair<std::vector<std::string>, std::string>, UsageRow> rows;
+  auto rowOf = [&](std::vector<std::string>&& group, const std::string& resource) -> UsageRow& {
     UsageRow& row = rows[{group, resource}];
-    row.group = group;
-    row.resource = resource;
+    if (row.resource.empty()) {
+      row.group = joined(group);
+      row.groupValues = std::move(group);
+      row.resource = resource;
+    }
     return row;
   };
   std::set<std::string> held;  // resources some pod held through a claim
   for (const auto& [key, totals] : bucket.reserved) {
     if (clusterQueue && key.clusterQueue != *clusterQueue) continue;
-    UsageRow& row =
-        rowOf(by == GroupBy::kClusterQueue ? key.clusterQueue : key.owner, key.resource);
+    UsageRow& row = rowOf(by.groupOf(key), key.resource);
     row.reserved += totals.reserved;
     row.held += totals.held;
     row.uncharged += totals.uncharged;
     if (!totals.held.isZero()) held.insert(key.resource);
   }
-  if (by == GroupBy::kClusterQueue) {
+  if (by.carriesQuota()) {
     for (const auto& [key, integral] : bucket.quota) {
       if (clusterQueue && key.clusterQueue != *clusterQueue) continue;
-      UsageRow& row = rowOf(key.clusterQueue, key.resource);
+      UsageRow& row = rowOf(by.groupOf(key), key.resource);
       if (!row.quota) row.quota = Integral();
       *row.quota += integral;
     }
@@ -65,8 +77,28 @@ std::vector<UsageRow> usageRows(const UsageBucket& bucket, GroupBy by,
   return out;
 }
 
+std::vector<UsageRow> usageTotals(const std::vector<UsageRow>& rows) {
+  std::map<std::string, UsageRow> totals;
+  for (const UsageRow& r : rows) {
+    UsageRow& total = totals[r.resource];
+    total.resource = r.resource;
+    total.reserved += r.reserved;
+    total.held += r.held;
+    total.uncharged += r.uncharged;
+    total.dra = total.dra || r.dra;
+    if (r.quota) {
+      if (!total.quota) total.quota = Integral();
+      *total.quota += *r.quota;
+    }
+  }
+  std::vector<UsageRow> out;
+  out.reserve(totals.size());
+  for (auto& [resource, total] : totals) out.push_back(std::move(total));
+  return out;
+}
+
 UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs,
-                               GroupBy by, const std::optional<std::string>& clusterQueue,
+                               const Grouping& by, const std::optional<std::string>& clusterQueue,
                                const FoldOptions& options, ChartSteps steps, UsageSource source) {
   if (toNs < fromNs) throw ReplayError("--to is before --from");
   UsagePeriod out;
@@ -78,7 +110,7 @@ UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::i
   out.toSeq = replayer.seqAt(toNs);
   UsageBucket bucket;
   bool served = false;
-  if (source == UsageSource::kRollupsWhereStored && by != GroupBy::kWorkload &&
+  if (source == UsageSource::kRollupsWhereStored && !by.byWorkload() &&
       steps == ChartSteps::kOmit) {
     try {
       bucket = usageFromRollups(ledger, fromNs, toNs, options, &out.rollupBucketsRead);
@@ -93,7 +125,7 @@ UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::i
   }
   if (!served) {
     UsageScope scope;
-    scope.owner = by == GroupBy::kWorkload ? Owner::kWorkload : Owner::kNamespace;
+    scope.owner = by.byWorkload() ? Owner::kWorkload : Owner::kNamespace;
     scope.clusterQueue = clusterQueue;
     UsageSteps chart;
     integrateUsage(
@@ -104,6 +136,7 @@ UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::i
     out.heldSteps = std::move(chart.held);
   }
   out.rows = usageRows(bucket, by, clusterQueue);
+  out.totals = usageTotals(out.rows);
   return out;
 }
 

@@ -25,7 +25,7 @@ TEST_CASE("time flags: a period bound out of range is bad usage, a moment is cla
   CHECK(cli::parseTimeArg("0001-01-01T00:00:00Z", "--at", cli::TimeBeyondRange::kClamp) ==
         std::numeric_limits<std::int64_t>::min());
   CHECK_THROWS_WITH(cli::parseTimeArg("2026-02-30T00:00:00Z", "--at", cli::TimeBeyondRange::kClamp),
-                    Catch::Contains("is not an RFC 3339 time"));
+                    Catch::Contains("is not a time: give an RFC 3339 time"));
 }
 
 TEST_CASE("state --at far in the future is the state at the end of the log", "[cli][time]") {

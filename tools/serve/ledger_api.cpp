@@ -156,13 +156,21 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
     if (q.from.empty() || q.to.empty() || q.step.empty()) {
       throw ApiError::badRequest("usage needs from, to and step (RFC 3339 times, a step like 5m)");
     }
+  } else if (what == "report") {
+    q.from = req.param("from").value_or("");
+    q.to = req.param("to").value_or("");
+    q.by = req.param("by").value_or("");
+    q.clusterQueue = req.param("clusterQueue").value_or("");
+    if (q.from.empty() || q.to.empty()) {
+      throw ApiError::badRequest("report needs from and to (TIMEs; by as ledger-query --by)");
+    }
   } else if (what == "workload") {
     q.target = req.param("target").value_or("");
     if (q.target.find('/') == std::string::npos) {
       throw ApiError::badRequest("workload needs target=NAMESPACE/NAME");
     }
   } else {
-    throw ApiError::notFound("/ledger/v1/ serves range, state, usage and workload");
+    throw ApiError::notFound("/ledger/v1/ serves range, state, usage, report and workload");
   }
   return ApiResponse::ofJson(ctx.query(ctx.ledger, q));
 }

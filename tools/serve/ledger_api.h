@@ -5,7 +5,7 @@
 //   the moment) and WorkloadHistory (per Workload; a get carries the
 //   workload command's history);
 // - as the JSON the web view reads, under /ledger/v1/: range, state, usage,
-//   workload (the ledger-query commands' JSON, docs/reference.md).
+//   report, workload (the ledger-query commands' JSON, docs/reference.md).
 //
 // Thread-safe (reads only). Errors: throw ApiError.
 #pragma once
@@ -28,7 +28,7 @@ std::vector<nlohmann::json> ledgerObjects(const ApiResource& resource, const Mom
                                           ServeContext& context, std::string_view ns,
                                           std::string_view name);
 
-// GET /ledger/v1/{range,state,usage,workload}.
+// GET /ledger/v1/{range,state,usage,report,workload}.
 ApiResponse handleLedgerRequest(const ApiRequest& request, ServeContext& context);
 
 }  // namespace ledger::serve

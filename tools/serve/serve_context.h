@@ -27,7 +27,8 @@ namespace ledger::serve {
 struct QueryRequest {
   std::string command;
   std::optional<std::uint64_t> seq;  // state: the moment
-  std::string from, to, step;        // usage: a series
+  std::string from, to, step;        // usage: a series; report: from, to
+  std::string by;                    // report: the grouping (--by), empty: cluster-queue
   std::string target;                // workload: NS/NAME
   std::string clusterQueue;
 };

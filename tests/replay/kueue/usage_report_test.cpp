@@ -187,12 +187,18 @@ TEST_CASE("report: big quotas over long periods print exact CSV and JSON numbers
       args.output = cli::OutputFormat::kCsv;
       std::ostringstream csv;
       REQUIRE(cli::runQuery(*ledger, "report", args, csv) == cli::kExitOk);
-      CHECK_THAT(csv.str(), Catch::Contains("cq,cpu," + exact(ei, period.seconds) + "," +
-                                            hours(ei, period.seconds) + "," +
-                                            exact(2 * ei, period.seconds) + ",50.00%,,\n"));
+      // Then the table's numbers: hours, and GiB-hours for memory.
+      CHECK_THAT(csv.str(),
+                 Catch::Contains("cq,cpu," + exact(ei, period.seconds) + "," +
+                                 hours(ei, period.seconds) + "," + exact(2 * ei, period.seconds) +
+                                 ",50.00%,h," + hours(ei, period.seconds) + "," +
+                                 hours(2 * ei, period.seconds) + ",,,,\n"));
       CHECK_THAT(csv.str(), Catch::Contains("cq,memory," + exact(100 * ti, period.seconds) + "," +
                                             hours(100 * ti, period.seconds) + "," +
-                                            exact(128 * ti, period.seconds) + ",78.12%,,\n"));
+                                            exact(128 * ti, period.seconds) + ",78.12%,GiB-h," +
+                                            hours(100 * 1024, period.seconds) + "," +
+                                            hours(128 * 1024, period.seconds) + ",,,,\n"));
+      CHECK_THAT(csv.str(), Catch::Contains("total,cpu," + exact(ei, period.seconds) + ","));
       args.output = cli::OutputFormat::kJson;
       std::ostringstream json;
       REQUIRE(cli::runQuery(*ledger, "report", args, json) == cli::kExitOk);

@@ -158,11 +158,13 @@ TEST_CASE("a report from usage rollups equals the log's integration to the nano-
   const std::string someQueue = "team-01";
   std::uint64_t storedRead = 0;
   for (const auto& [from, to] : periods) {
-    for (auto by : {replay::GroupBy::kClusterQueue, replay::GroupBy::kNamespace}) {
+    for (const replay::Grouping& by : {replay::Grouping(replay::GroupBy::kClusterQueue),
+                                       replay::Grouping(replay::GroupBy::kNamespace),
+                                       replay::parseGrouping("cluster-queue,flavor"),
+                                       replay::parseGrouping("namespace,flavor")}) {
       for (const std::optional<std::string>& only :
            {std::optional<std::string>(), std::optional<std::string>(someQueue)}) {
-        INFO("from " << from << " to " << to << " by " << static_cast<int>(by)
-                     << (only ? " one queue" : ""));
+        INFO("from " << from << " to " << to << " by " << by.text() << (only ? " one queue" : ""));
         const auto fromRollups =
             replay::computeUsagePeriod(*ledger, from, to, by, only, {}, replay::ChartSteps::kOmit,
                                        replay::UsageSource::kRollupsWhereStored);

@@ -245,3 +245,32 @@ TEST_CASE("a watch gives the objects at the moment, then the recorded changes in
   CHECK(!want.empty());
   CHECK(events == want);
 }
+
+TEST_CASE("/ledger/v1/report answers as ledger-query report, by any --by, up to end") {
+  DemoApi api;
+  auto report = [&](std::multimap<std::string, std::string> q) {
+    ApiRequest req;
+    req.method = "GET";
+    req.path = "/ledger/v1/report";
+    req.query = std::move(q);
+    req.accept = "application/json";
+    ServeContext ctx{*api.ledger, *api.catalog, api.states, api.query, api.answers, 0};
+    return handleLedgerRequest(req, ctx);
+  };
+  const json j = json::parse(
+      report({{"from", "2026-11-20"}, {"to", "end"}, {"by", "cluster-queue,flavor"}}).body);
+  CHECK(j["by"] == "cluster-queue,flavor");
+  CHECK(j["to"] == j["lastRecordAt"]);
+  CHECK_FALSE(j.contains("afterLastRecord"));
+  REQUIRE_FALSE(j["rows"].empty());
+  CHECK(j["rows"][0].contains("clusterQueue"));
+  CHECK(j["rows"][0].contains("flavor"));
+  CHECK_FALSE(j["totals"].empty());
+  int code = 0;
+  try {
+    report({{"from", "2026-11-20"}, {"to", "end"}, {"by", "local-queue"}});
+  } catch (const ApiError& e) {
+    code = e.code();
+  }
+  CHECK(code == 400);
+}
