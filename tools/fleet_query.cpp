@@ -161,6 +161,9 @@ void addClusterRows(const std::string& cluster, const replay::UsagePeriod& perio
       row.resource = r.resource;
     }
     row.reserved += r.reserved;
+    row.held += r.held;
+    row.uncharged += r.uncharged;
+    row.dra = row.dra || r.dra;
     if (r.quota) {
       if (!row.quota) row.quota = replay::Integral();
       *row.quota += *r.quota;

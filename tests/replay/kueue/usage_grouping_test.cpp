@@ -167,30 +167,35 @@ TEST_CASE("report output: key columns, CSV units, a total row, JSON totals", "[r
   SECTION("CSV: a column per key, hours in the table's unit, the total last") {
     CHECK(f.run("cluster-queue,flavor", cli::OutputFormat::kCsv) ==
           "cluster_queue,flavor,resource,reserved_resource_seconds,reserved_resource_hours,"
-          "quota_resource_seconds,utilisation,unit,reserved,quota\n"
+          "quota_resource_seconds,utilisation,unit,reserved,quota,held_resource_seconds,"
+          "uncharged_resource_seconds,held,uncharged\n"
           "cq,on-demand,nvidia.com/gpu,7200.000000000,2.000000,14400.000000000,50.00%,h,2.000000,"
-          "4.000000\n"
+          "4.000000,,,,\n"
           "cq,spot,nvidia.com/gpu,14400.000000000,4.000000,28800.000000000,50.00%,h,4.000000,"
-          "8.000000\n"
+          "8.000000,,,,\n"
           "cq2,spot,nvidia.com/gpu,3600.000000000,1.000000,14400.000000000,25.00%,h,1.000000,"
-          "4.000000\n"
+          "4.000000,,,,\n"
           "total,,nvidia.com/gpu,25200.000000000,7.000000,57600.000000000,43.75%,h,7.000000,"
-          "16.000000\n");
+          "16.000000,,,,\n");
     CHECK(f.run("flavor", cli::OutputFormat::kCsv) ==
           "group,resource,reserved_resource_seconds,reserved_resource_hours,"
-          "quota_resource_seconds,utilisation,unit,reserved,quota\n"
-          "on-demand,nvidia.com/gpu,7200.000000000,2.000000,,,h,2.000000,\n"
-          "spot,nvidia.com/gpu,18000.000000000,5.000000,,,h,5.000000,\n"
-          "total,nvidia.com/gpu,25200.000000000,7.000000,,,h,7.000000,\n");
+          "quota_resource_seconds,utilisation,unit,reserved,quota,held_resource_seconds,"
+          "uncharged_resource_seconds,held,uncharged\n"
+          "on-demand,nvidia.com/gpu,7200.000000000,2.000000,,,h,2.000000,,,,,\n"
+          "spot,nvidia.com/gpu,18000.000000000,5.000000,,,h,5.000000,,,,,\n"
+          "total,nvidia.com/gpu,25200.000000000,7.000000,,,h,7.000000,,,,,\n");
   }
   SECTION("table: a header per key and a TOTAL row") {
     const std::string table = f.run("namespace,flavor", cli::OutputFormat::kTable);
-    CHECK_THAT(table, Catch::Contains(
-                          "\nNAMESPACE   FLAVOR      RESOURCE         RESERVED     QUOTA   "
-                          "UTILISATION\n"
-                          "ns-a        spot        nvidia.com/gpu   5.000000 h   -       -\n"
-                          "ns-b        on-demand   nvidia.com/gpu   2.000000 h   -       -\n"
-                          "TOTAL                   nvidia.com/gpu   7.000000 h   -       -\n"));
+    CHECK_THAT(
+        table,
+        Catch::Contains(
+            "\nNAMESPACE   FLAVOR      RESOURCE         RESERVED     QUOTA   "
+            "UTILISATION   HELD   UNCHARGED\n"
+            "ns-a        spot        nvidia.com/gpu   5.000000 h   -       -             -      -\n"
+            "ns-b        on-demand   nvidia.com/gpu   2.000000 h   -       -             -      -\n"
+            "TOTAL                   nvidia.com/gpu   7.000000 h   -       -             -      "
+            "-\n"));
     CHECK_THAT(table, !Catch::Contains("note:"));
   }
   SECTION("JSON: the keys under their names, group for one key, totals") {
