@@ -11,7 +11,10 @@ then `--version`, which opens no ledger (what starting the program costs).
 Each run is a process of its own, timed from its start to its exit, output
 discarded; A and B take turns, one untimed pair first. The answers of A and B
 are compared byte for byte before any timing: a speed-up that changed an
-answer is no speed-up.
+answer is no speed-up. With --superset (A adds fields to B's answers, as a
+build with new report columns does), A's JSON answer must hold every field of
+B's with B's value instead; --only NAME,... asks only those questions
+(`report`, `series`: `usage --step 1h` over the day up to halfway).
 
 Prints per question the median wall time of each build (min-max) and the
 median of the pairs' ratios A / B (below 1: A is faster).
@@ -57,12 +60,23 @@ def questions(binary, ledger):
                                    "-o", "json"]),
         ("report, a day", ["report", "--from", rfc3339(max(first, middle - timedelta(days=1))),
                            "--to", rfc3339(middle), "-o", "json"]),
+        ("series", ["usage", "--from", rfc3339(max(first, middle - timedelta(days=1))),
+                    "--to", rfc3339(middle), "--step", "1h", "-o", "json"]),
     ]
     if alive:
         out.append(("workload NS/NAME", ["workload", alive[0], "-o", "json"]))
     out = [(name, args + ["--ledger", ledger]) for name, args in out]
     out.append(("--version", ["--version"]))
     return out
+
+
+def holds(a, b):
+    """Whether JSON value a holds b: every field of b, with b's value."""
+    if isinstance(b, dict):
+        return isinstance(a, dict) and all(k in a and holds(a[k], v) for k, v in b.items())
+    if isinstance(b, list):
+        return isinstance(a, list) and len(a) == len(b) and all(map(holds, a, b))
+    return a == b
 
 
 def timed(binary, args):
@@ -78,10 +92,19 @@ def main():
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--runs", type=int, default=21)
+    p.add_argument("--superset", action="store_true")
+    p.add_argument("--only", default="")
     o = p.parse_args()
     qs = questions(o.a, o.ledger)
+    if o.only:
+        wanted = o.only.split(",")
+        qs = [(n, a) for n, a in qs if any(n.startswith(w) for w in wanted)]
     for name, args in qs:
-        if name != "--version" and answer(o.a, args) != answer(o.b, args):
+        if name == "--version":
+            continue
+        a, b = answer(o.a, args), answer(o.b, args)
+        same = holds(json.loads(a), json.loads(b)) if o.superset else a == b
+        if not same:
             print(f"{name}: the two builds answer differently", file=sys.stderr)
             return 1
     print(f"| question | A, median ms (min-max) | B, median ms (min-max) | A / B, median of {o.runs} pairs |")
