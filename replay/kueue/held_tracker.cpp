@@ -1,6 +1,10 @@
 #include "replay/kueue/held_tracker.h"
 
+#include <algorithm>
+#include <climits>
 #include <optional>
+#include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include "replay/cel/device_selector.h"
@@ -19,6 +23,10 @@ struct ClaimInfo {
   std::vector<std::string> reservedFor;  // status.reservedFor
   ResourceList held;                     // what its allocation holds
   std::optional<HeldTarget> target;      // who holds it now
+  // Equal in all but `target` (which attach() sets).
+  bool sameAs(const ClaimInfo& o) const {
+    return ns == o.ns && refUids == o.refUids && reservedFor == o.reservedFor && held == o.held;
+  }
 };
 
 struct PodInfo {
@@ -26,6 +34,7 @@ struct PodInfo {
   std::vector<std::string> ownerUids;
   std::vector<std::string> claimKeys;  // status.resourceClaimStatuses
   bool terminal = false;
+  friend bool operator==(const PodInfo&, const PodInfo&) = default;
 };
 
 }  // namespace held_internal
@@ -57,6 +66,11 @@ std::vector<std::string> workloadUids(std::string_view uid, schema::Projection::
   return out;
 }
 
+// Hash maps where nothing iterates them in an order that shows: ordered
+// string maps were most of the cost of a record.
+template <typename V>
+using Hashed = std::unordered_map<std::string, V>;
+
 struct HeldTracker::Impl {
   using ClaimInfo = held_internal::ClaimInfo;
   using PodInfo = held_internal::PodInfo;
@@ -64,14 +78,17 @@ struct HeldTracker::Impl {
   std::optional<dra::ResourceMapper> mapper;
   const StoredObject* mapperSource = nullptr;
   std::unique_ptr<dra::DeviceCatalog> catalog;
+  // (class, driver, pool, device) -> what that device holds under a counter
+  // mapping; cleared with the mapping and DeviceClasses.
+  Hashed<ResourceList> counterHeld;
   cel::SelectorCache selectors;
-  std::map<std::string, ClaimInfo> claims;  // by namespace/name
-  std::map<std::string, PodInfo> pods;      // by uid
-  std::map<std::string, std::string> podByClaim;
-  std::map<std::string, std::set<std::string>> claimsByUid;  // owner or consumer uid -> claims
-  std::map<std::string, std::set<std::string>> podsByOwner;  // owner uid -> pod uids
-  std::map<std::string, std::string> workloadByUid;
-  std::map<std::string, std::vector<std::string>> uidsOfWorkload;
+  Hashed<ClaimInfo> claims;  // by namespace/name
+  Hashed<PodInfo> pods;      // by uid
+  Hashed<std::string> podByClaim;
+  Hashed<std::set<std::string>> claimsByUid;  // owner or consumer uid -> claims
+  Hashed<std::set<std::string>> podsByOwner;  // owner uid -> pod uids
+  Hashed<std::string> workloadByUid;
+  Hashed<std::vector<std::string>> uidsOfWorkload;
   std::map<HeldTarget, ResourceList> held;
   std::set<HeldTarget> changed;
 
@@ -92,14 +109,95 @@ struct HeldTracker::Impl {
     ResourceList out;
     auto claim = obj.projection().getBody().getResourceClaim();
     if (!claim.getAllocated()) return out;
-    if (!catalog) catalog = std::make_unique<dra::DeviceCatalog>(state);
-    const dra::HeldInputs in{state, currentMapper(), selectors};
+    const dra::ResourceMapper& mapping = currentMapper();
+    const dra::HeldInputs in{state, mapping, selectors};
     std::set<std::string> lost;  // past the exact range: left out, as the audit does
     for (auto result : claim.getResults()) {
       if (result.getAdminAccess()) continue;  // admin access holds nothing (KEP-5018)
-      const dra::CatalogDevice* device = catalog->find(
-          result.getDriver().cStr(), result.getPool().cStr(), result.getDevice().cStr());
-      dra::addHeld(in, dra::resultClass(claim, result), device, result, out, lost);
+      const std::string cls = dra::resultClass(claim, result);
+      // Only a counter mapping reads the published device; building the
+      // catalog (every device of every slice) for the rest was most of a
+      // period's cost on a cluster whose slices change.
+      if (mapping.counters(cls).empty()) {
+        dra::addHeld(in, cls, nullptr, result, out, lost);
+        continue;
+      }
+      // The counters a published device consumes are part of what it is (a
+      // partition's profile): read once per mapping, from the slices of the
+      // first record that shows it allocated.
+      std::string deviceKey = cls;
+      for (auto part : {result.getDriver(), result.getPool(), result.getDevice()})
+        (deviceKey += '\0') += textView(part);
+      auto cached = counterHeld.find(deviceKey);
+      if (cached == counterHeld.end()) {
+        std::optional<dra::CatalogDevice> found;
+        const dra::CatalogDevice* device = nullptr;
+        if (selectsDevices(mapping, cls)) {
+          if (!catalog) catalog = std::make_unique<dra::DeviceCatalog>(state);
+          device = catalog->find(result.getDriver().cStr(), result.getPool().cStr(),
+                                 result.getDevice().cStr());
+        } else if ((found = publishedDevice(result))) {
+          device = &*found;
+        }
+        ResourceList one;
+        std::set<std::string> oneLost;
+        dra::addHeld(in, cls, device, result, one, oneLost);
+        if (device == nullptr || !oneLost.empty()) {
+          addInto(out, one);  // unpublished for now: asked again next time
+          continue;
+        }
+        cached = counterHeld.emplace(std::move(deviceKey), std::move(one)).first;
+      }
+      for (const auto& [name, q] : cached->second) {
+        try {
+          out[name] = out[name] + q;
+        } catch (const std::overflow_error&) {
+          lost.insert(name);
+        }
+      }
+    }
+    return out;
+  }
+
+  // Whether a counter source of the class selects devices by CEL, which
+  // needs the catalog's view of a device (its attributes for CEL).
+  static bool selectsDevices(const dra::ResourceMapper& mapping, const std::string& cls) {
+    for (const auto& source : mapping.counters(cls)) {
+      if (!source.deviceSelector.empty()) return true;
+    }
+    return false;
+  }
+
+  // The device of the pool's newest generation that names it, read from the
+  // slices directly: what DeviceCatalog::find gives, without building the
+  // whole catalog (every device of every slice) for one device.
+  std::optional<dra::CatalogDevice> publishedDevice(schema::DeviceResult::Reader result) const {
+    const std::string_view driver = textView(result.getDriver());
+    const std::string_view pool = textView(result.getPool());
+    const std::string_view name = textView(result.getDevice());
+    std::optional<dra::CatalogDevice> out;
+    std::int64_t newest = INT64_MIN;
+    for (const auto& [key, obj] : state.objects(ObjectKind::kResourceSlice)) {
+      auto slice = obj->projection().getBody().getResourceSlice();
+      if (textView(slice.getDriver()) != driver || textView(slice.getPool()) != pool) continue;
+      newest = std::max(newest, slice.getPoolGeneration());
+    }
+    for (const auto& [key, obj] : state.objects(ObjectKind::kResourceSlice)) {
+      auto slice = obj->projection().getBody().getResourceSlice();
+      if (textView(slice.getDriver()) != driver || textView(slice.getPool()) != pool ||
+          slice.getPoolGeneration() != newest)
+        continue;
+      for (auto d : slice.getDevices()) {
+        if (textView(d.getName()) != name) continue;
+        out.emplace();
+        out->driver = textView(slice.getDriver());
+        out->pool = textView(slice.getPool());
+        out->name = textView(d.getName());
+        out->sliceName = obj->name();
+        out->generation = newest;
+        out->device = d;
+        return out;
+      }
     }
     return out;
   }
@@ -164,6 +262,18 @@ struct HeldTracker::Impl {
   }
 
   void setClaim(const std::string& key, const StoredObject* obj) {
+    std::optional<ClaimInfo> next;
+    if (obj != nullptr) {
+      ClaimInfo c;
+      c.ns = obj->ns();
+      c.refUids = ownerUids(obj->projection());
+      for (auto r : obj->projection().getBody().getResourceClaim().getReservedFor())
+        c.reservedFor.emplace_back(r.getUid().cStr());
+      c.held = measure(*obj);
+      // Most claim records change nothing it holds or who holds it.
+      if (auto it = claims.find(key); it != claims.end() && it->second.sameAs(c)) return;
+      next = std::move(c);
+    }
     reattach({key}, [&] {
       if (auto it = claims.find(key); it != claims.end()) {
         for (const auto* uids : {&it->second.refUids, &it->second.reservedFor}) {
@@ -171,38 +281,46 @@ struct HeldTracker::Impl {
         }
         claims.erase(it);
       }
-      if (obj == nullptr) return;
-      ClaimInfo c;
-      c.ns = obj->ns();
-      c.refUids = ownerUids(obj->projection());
-      for (auto r : obj->projection().getBody().getResourceClaim().getReservedFor())
-        c.reservedFor.emplace_back(r.getUid().cStr());
-      c.held = measure(*obj);
-      for (const auto* uids : {&c.refUids, &c.reservedFor}) {
+      if (!next) return;
+      for (const auto* uids : {&next->refUids, &next->reservedFor}) {
         for (const auto& uid : *uids) claimsByUid[uid].insert(key);
       }
-      claims.emplace(key, std::move(c));
+      claims.emplace(key, std::move(*next));
     });
   }
 
   void setPod(const std::string& uid, const StoredObject* obj) {
-    std::set<std::string> affected;
-    claimsOfPod(uid, affected);
+    if (obj == nullptr) return setPod(uid, std::string_view(), nullptr);
+    const auto projection = obj->projection();
+    setPod(uid, obj->ns(), &projection);
+  }
+  void setPod(const std::string& uid, const schema::ProjectedRecord::Reader* r) {
+    if (r == nullptr) return setPod(uid, std::string_view(), nullptr);
+    const auto projection = r->getObject();
+    setPod(uid, textView(r->getIdentity().getNamespace()), &projection);
+  }
+  // `projection` null: the pod is gone.
+  void setPod(const std::string& uid, std::string_view ns,
+              const schema::Projection::Reader* projection) {
     std::optional<PodInfo> next;
-    if (obj != nullptr) {
-      auto pod = obj->projection().getBody().getPod();
+    if (projection != nullptr) {
+      auto pod = projection->getBody().getPod();
       PodInfo p;
-      p.ns = obj->ns();
-      p.ownerUids = ownerUids(obj->projection());
+      p.ns = ns;
+      p.ownerUids = ownerUids(*projection);
       for (auto s : pod.getResourceClaimStatuses()) {
         if (s.getResourceClaimName().size() > 0)
-          p.claimKeys.push_back(ClusterState::key(obj->ns(), s.getResourceClaimName().cStr()));
+          p.claimKeys.push_back(ClusterState::key(ns, s.getResourceClaimName().cStr()));
       }
       const std::string_view phase = textView(pod.getPhase());
       p.terminal = phase == "Succeeded" || phase == "Failed";
-      affected.insert(p.claimKeys.begin(), p.claimKeys.end());
+      // Most Pod records change nothing attribution reads.
+      if (auto it = pods.find(uid); it != pods.end() && it->second == p) return;
       next = std::move(p);
     }
+    std::set<std::string> affected;
+    claimsOfPod(uid, affected);
+    if (next) affected.insert(next->claimKeys.begin(), next->claimKeys.end());
     reattach(affected, [&] {
       if (auto it = pods.find(uid); it != pods.end()) {
         for (const auto& owner : it->second.ownerUids) podsByOwner[owner].erase(uid);
@@ -246,24 +364,27 @@ void HeldTracker::applyRecord(std::uint64_t seq, kj::ArrayPtr<const capnp::word>
   Impl& m = *impl_;
   auto body = r.getObject().getBody();
   if (body.isWorkload() || body.isClusterQueue()) return;
-  m.state.apply(seq, words);
+  // The state keeps what measuring reads - claims, slices, classes, the
+  // configuration and the controller Pods whose restarts make it take
+  // effect (charge_history.h) - not every Pod: most records are Pods'.
+  if (!body.isPod() || body.getPod().getControllerManagerLabel()) m.state.apply(seq, words);
   const bool deleted = r.getType() == schema::EventType::DELETED;
   auto id = r.getIdentity();
   const std::string key = ClusterState::key(id.getNamespace().cStr(), id.getName().cStr());
   if (body.isResourceClaim()) {
     m.setClaim(key, deleted ? nullptr : m.state.find(ObjectKind::kResourceClaim, key));
   } else if (body.isPod()) {
-    const StoredObject* pod = deleted ? nullptr : m.state.find(ObjectKind::kPod, key);
-    std::string uid = id.getUid().cStr();
-    if (uid.empty() && pod != nullptr) uid = pod->uid();
-    m.setPod(uid, pod);
+    m.setPod(id.getUid().cStr(), deleted ? nullptr : &r);
   }
-  const bool inputs = body.isResourceSlice() || body.isDeviceClass();
+  // A claim is measured when it is allocated, with the slices published
+  // then: a device's counters do not change under an allocation, and
+  // measuring every claim again at every slice update was most of the cost.
   if (body.isResourceSlice()) m.catalog.reset();
-  // A configuration takes effect when its epoch says (charge_history.h),
-  // which a Pod record (a controller restart) may decide too.
-  if (inputs || m.state.draConfig() != m.mapperSource) {
+  // A new mapping (in effect when its epoch says, which a controller Pod's
+  // restart may decide) or DeviceClass measures every claim again.
+  if (body.isDeviceClass() || m.state.draConfig() != m.mapperSource) {
     if (m.state.draConfig() != m.mapperSource) m.mapper.reset();
+    m.counterHeld.clear();
     if (!m.claims.empty()) m.remeasureAll();
   }
 }
@@ -280,6 +401,8 @@ void HeldTracker::setWorkload(const std::string& key, std::vector<std::string> u
     }
   };
   auto old = m.uidsOfWorkload.find(key);
+  // Most Workload records change its status, not who it is.
+  if (old != m.uidsOfWorkload.end() && old->second == uids) return;
   if (old != m.uidsOfWorkload.end()) collect(old->second);
   collect(uids);
   m.reattach(affected, [&] {

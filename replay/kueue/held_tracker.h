@@ -7,16 +7,16 @@
 // Failed) or deleted: the kubelet releases a pod's devices when the pod ends,
 // and the DRA controller deallocates the claim after. What it holds is
 // measured as the state audit measures it (replay/kueue/dra/held_amount.h),
-// with the mapping, DeviceClasses and ResourceSlices in force at that
-// record. A claim is attributed as the audit attributes it: to its pod
+// with the mapping and DeviceClasses in force, and the ResourceSlices
+// published when the claim's record came (a device's counters do not change
+// under an allocation). A claim is attributed as the audit attributes it: to its pod
 // (ownerReferences, status.reservedFor, or a pod's resourceClaimStatuses),
 // then to the Workload that owns the claim or the pod (by uid, directly or
 // through the Job both point to). A pod of no Workload holds for its
 // namespace: devices used outside Kueue.
 //
 // Each record costs the claims it can change, not all of them; a change of
-// the mapping, a DeviceClass or a ResourceSlice measures every allocated
-// claim again.
+// the mapping or a DeviceClass measures every allocated claim again.
 //
 // Single-threaded. Throws kj::Exception for a record that does not decode.
 #pragma once
