@@ -1,16 +1,10 @@
 #include "replay/kueue/held_tracker.h"
 
-#include <algorithm>
-#include <climits>
 #include <optional>
-#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
-#include "replay/cel/device_selector.h"
-#include "replay/kueue/dra/device_catalog.h"
-#include "replay/kueue/dra/held_amount.h"
-#include "replay/kueue/dra/resource_mapper.h"
+#include "replay/kueue/claim_measure.h"
 
 namespace ledger::replay {
 
@@ -75,13 +69,7 @@ struct HeldTracker::Impl {
   using ClaimInfo = held_internal::ClaimInfo;
   using PodInfo = held_internal::PodInfo;
   ClusterState state;
-  std::optional<dra::ResourceMapper> mapper;
-  const StoredObject* mapperSource = nullptr;
-  std::unique_ptr<dra::DeviceCatalog> catalog;
-  // (class, driver, pool, device) -> what that device holds under a counter
-  // mapping; cleared with the mapping and DeviceClasses.
-  Hashed<ResourceList> counterHeld;
-  cel::SelectorCache selectors;
+  ClaimMeasure measurer{state};
   Hashed<ClaimInfo> claims;  // by namespace/name
   Hashed<PodInfo> pods;      // by uid
   Hashed<std::string> podByClaim;
@@ -94,112 +82,8 @@ struct HeldTracker::Impl {
 
   explicit Impl(ClusterState s) : state(std::move(s)) {}
 
-  const dra::ResourceMapper& currentMapper() {
-    const StoredObject* source = state.draConfig();
-    if (!mapper || source != mapperSource) {
-      mapper = source != nullptr
-                   ? dra::ResourceMapper(source->projection().getBody().getDraConfig())
-                   : dra::ResourceMapper();
-      mapperSource = source;
-    }
-    return *mapper;
-  }
-
   ResourceList measure(const StoredObject& obj) {
-    ResourceList out;
-    auto claim = obj.projection().getBody().getResourceClaim();
-    if (!claim.getAllocated()) return out;
-    const dra::ResourceMapper& mapping = currentMapper();
-    const dra::HeldInputs in{state, mapping, selectors};
-    std::set<std::string> lost;  // past the exact range: left out, as the audit does
-    for (auto result : claim.getResults()) {
-      if (result.getAdminAccess()) continue;  // admin access holds nothing (KEP-5018)
-      const std::string cls = dra::resultClass(claim, result);
-      // Only a counter mapping reads the published device; building the
-      // catalog (every device of every slice) for the rest was most of a
-      // period's cost on a cluster whose slices change.
-      if (mapping.counters(cls).empty()) {
-        dra::addHeld(in, cls, nullptr, result, out, lost);
-        continue;
-      }
-      // The counters a published device consumes are part of what it is (a
-      // partition's profile): read once per mapping, from the slices of the
-      // first record that shows it allocated.
-      std::string deviceKey = cls;
-      for (auto part : {result.getDriver(), result.getPool(), result.getDevice()})
-        (deviceKey += '\0') += textView(part);
-      auto cached = counterHeld.find(deviceKey);
-      if (cached == counterHeld.end()) {
-        std::optional<dra::CatalogDevice> found;
-        const dra::CatalogDevice* device = nullptr;
-        if (selectsDevices(mapping, cls)) {
-          if (!catalog) catalog = std::make_unique<dra::DeviceCatalog>(state);
-          device = catalog->find(result.getDriver().cStr(), result.getPool().cStr(),
-                                 result.getDevice().cStr());
-        } else if ((found = publishedDevice(result))) {
-          device = &*found;
-        }
-        ResourceList one;
-        std::set<std::string> oneLost;
-        dra::addHeld(in, cls, device, result, one, oneLost);
-        if (device == nullptr || !oneLost.empty()) {
-          addInto(out, one);  // unpublished for now: asked again next time
-          continue;
-        }
-        cached = counterHeld.emplace(std::move(deviceKey), std::move(one)).first;
-      }
-      for (const auto& [name, q] : cached->second) {
-        try {
-          out[name] = out[name] + q;
-        } catch (const std::overflow_error&) {
-          lost.insert(name);
-        }
-      }
-    }
-    return out;
-  }
-
-  // Whether a counter source of the class selects devices by CEL, which
-  // needs the catalog's view of a device (its attributes for CEL).
-  static bool selectsDevices(const dra::ResourceMapper& mapping, const std::string& cls) {
-    for (const auto& source : mapping.counters(cls)) {
-      if (!source.deviceSelector.empty()) return true;
-    }
-    return false;
-  }
-
-  // The device of the pool's newest generation that names it, read from the
-  // slices directly: what DeviceCatalog::find gives, without building the
-  // whole catalog (every device of every slice) for one device.
-  std::optional<dra::CatalogDevice> publishedDevice(schema::DeviceResult::Reader result) const {
-    const std::string_view driver = textView(result.getDriver());
-    const std::string_view pool = textView(result.getPool());
-    const std::string_view name = textView(result.getDevice());
-    std::optional<dra::CatalogDevice> out;
-    std::int64_t newest = INT64_MIN;
-    for (const auto& [key, obj] : state.objects(ObjectKind::kResourceSlice)) {
-      auto slice = obj->projection().getBody().getResourceSlice();
-      if (textView(slice.getDriver()) != driver || textView(slice.getPool()) != pool) continue;
-      newest = std::max(newest, slice.getPoolGeneration());
-    }
-    for (const auto& [key, obj] : state.objects(ObjectKind::kResourceSlice)) {
-      auto slice = obj->projection().getBody().getResourceSlice();
-      if (textView(slice.getDriver()) != driver || textView(slice.getPool()) != pool ||
-          slice.getPoolGeneration() != newest)
-        continue;
-      for (auto d : slice.getDevices()) {
-        if (textView(d.getName()) != name) continue;
-        out.emplace();
-        out->driver = textView(slice.getDriver());
-        out->pool = textView(slice.getPool());
-        out->name = textView(d.getName());
-        out->sliceName = obj->name();
-        out->generation = newest;
-        out->device = d;
-        return out;
-      }
-    }
-    return out;
+    return measurer.measure(obj.projection().getBody().getResourceClaim());
   }
 
   std::optional<HeldTarget> attribute(const std::string& key, const ClaimInfo& c) const {
@@ -379,14 +263,10 @@ void HeldTracker::applyRecord(std::uint64_t seq, kj::ArrayPtr<const capnp::word>
   // A claim is measured when it is allocated, with the slices published
   // then: a device's counters do not change under an allocation, and
   // measuring every claim again at every slice update was most of the cost.
-  if (body.isResourceSlice()) m.catalog.reset();
+  if (body.isResourceSlice()) m.measurer.slicesChanged();
   // A new mapping (in effect when its epoch says, which a controller Pod's
   // restart may decide) or DeviceClass measures every claim again.
-  if (body.isDeviceClass() || m.state.draConfig() != m.mapperSource) {
-    if (m.state.draConfig() != m.mapperSource) m.mapper.reset();
-    m.counterHeld.clear();
-    if (!m.claims.empty()) m.remeasureAll();
-  }
+  if (m.measurer.inputsChanged(body.isDeviceClass()) && !m.claims.empty()) m.remeasureAll();
 }
 
 void HeldTracker::setWorkload(const std::string& key, std::vector<std::string> uids) {
