@@ -121,6 +121,22 @@ struct PoolReport {
   std::vector<AllocationReport> allocations;
 };
 
+// What pods hold now through allocated ResourceClaims (docs/reference.md,
+// "Held against charged"), per (ClusterQueue, flavor, resource) in the quota
+// resource's units: keyed as the usage report's held integral is (the
+// Workload's admission's ClusterQueue, the flavor it charges the resource
+// in when exactly one does; "-" otherwise and for pods of no Workload).
+// Uncharged: the sum over holders of max(0, held - charged).
+struct HeldRow {
+  std::string clusterQueue;
+  std::string flavor;
+  std::string resource;
+  Quantity held;
+  Quantity uncharged;
+  bool heldUnrepresentable = false;  // as QuotaRow's
+  bool unchargedUnrepresentable = false;
+};
+
 struct Finding {
   std::string type;
   std::string object;  // "Kind namespace/name" or "Kind name"
@@ -135,6 +151,7 @@ struct StateReport {
   std::vector<ClusterQueueReport> clusterQueues;
   std::vector<WorkloadReport> workloads;
   std::vector<PoolReport> pools;
+  std::vector<HeldRow> held;  // sorted by (ClusterQueue, flavor, resource)
   std::vector<Finding> findings;
   std::optional<ConfigReport> config;  // absent when no source was ever seen
 };
