@@ -139,12 +139,11 @@ void printSeries(const Series& series, const std::vector<std::int64_t>& boundari
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < steps; ++i) {
     for (const auto& [key, points] : series) {
-      rows.push_back({formatRfc3339(boundaries[i]), std::get<0>(key), std::get<1>(key),
-                      std::get<2>(key), meanText(points[i].reserved, lengthOf(i)),
-                      meanText(points[i].admitted, lengthOf(i)),
-                      meanText(points[i].nominal, lengthOf(i)),
-                      meanText(points[i].held, lengthOf(i)),
-                      meanText(points[i].uncharged, lengthOf(i))});
+      rows.push_back(
+          {formatRfc3339(boundaries[i]), std::get<0>(key), std::get<1>(key), std::get<2>(key),
+           meanText(points[i].reserved, lengthOf(i)), meanText(points[i].admitted, lengthOf(i)),
+           meanText(points[i].nominal, lengthOf(i)), meanText(points[i].held, lengthOf(i)),
+           meanText(points[i].uncharged, lengthOf(i))});
     }
   }
   if (args.output == OutputFormat::kCsv) {
@@ -155,10 +154,9 @@ void printSeries(const Series& series, const std::vector<std::int64_t>& boundari
       out << "\n";
     }
   } else {
-    out << render::renderTable(
-        {"TIME", "CLUSTERQUEUE", "FLAVOR", "RESOURCE", "RESERVED", "ADMITTED", "NOMINAL", "HELD",
-         "UNCHARGED"},
-        rows);
+    out << render::renderTable({"TIME", "CLUSTERQUEUE", "FLAVOR", "RESOURCE", "RESERVED",
+                                "ADMITTED", "NOMINAL", "HELD", "UNCHARGED"},
+                               rows);
   }
 }
 
