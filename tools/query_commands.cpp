@@ -62,10 +62,12 @@ std::string meanText(const replay::Integral& integral, std::int64_t periodNs) {
   return text == "-0" ? "0" : text;
 }
 
-// (ClusterQueue, flavor, resource) -> per step: reserved, admitted, nominal.
+// (ClusterQueue, flavor, resource) -> per step: reserved, admitted, nominal,
+// and what pods held through ResourceClaims (held) beyond their charge
+// (uncharged).
 using SeriesKey = std::tuple<std::string, std::string, std::string>;
 struct SeriesPoint {
-  replay::Integral reserved, admitted, nominal;
+  replay::Integral reserved, admitted, nominal, held, uncharged;
 };
 using Series = std::map<SeriesKey, std::vector<SeriesPoint>, std::less<>>;
 
@@ -120,6 +122,10 @@ void printSeries(const Series& series, const std::vector<std::int64_t>& boundari
         j.string(meanText(points[i].admitted, lengthOf(i)));
         j.key("nominal");
         j.string(meanText(points[i].nominal, lengthOf(i)));
+        j.key("held");
+        j.string(meanText(points[i].held, lengthOf(i)));
+        j.key("uncharged");
+        j.string(meanText(points[i].uncharged, lengthOf(i)));
         j.endObject();
       }
       j.endArray();
@@ -133,26 +139,30 @@ void printSeries(const Series& series, const std::vector<std::int64_t>& boundari
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < steps; ++i) {
     for (const auto& [key, points] : series) {
-      rows.push_back({formatRfc3339(boundaries[i]), std::get<0>(key), std::get<1>(key),
-                      std::get<2>(key), meanText(points[i].reserved, lengthOf(i)),
-                      meanText(points[i].admitted, lengthOf(i)),
-                      meanText(points[i].nominal, lengthOf(i))});
+      rows.push_back(
+          {formatRfc3339(boundaries[i]), std::get<0>(key), std::get<1>(key), std::get<2>(key),
+           meanText(points[i].reserved, lengthOf(i)), meanText(points[i].admitted, lengthOf(i)),
+           meanText(points[i].nominal, lengthOf(i)), meanText(points[i].held, lengthOf(i)),
+           meanText(points[i].uncharged, lengthOf(i))});
     }
   }
   if (args.output == OutputFormat::kCsv) {
-    out << "time,cluster_queue,flavor,resource,reserved,admitted,nominal\n";
+    // held and uncharged last: the columns before keep their places.
+    out << "time,cluster_queue,flavor,resource,reserved,admitted,nominal,held,uncharged\n";
     for (const auto& row : rows) {
       for (std::size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << row[c];
       out << "\n";
     }
   } else {
-    out << render::renderTable(
-        {"TIME", "CLUSTERQUEUE", "FLAVOR", "RESOURCE", "RESERVED", "ADMITTED", "NOMINAL"}, rows);
+    out << render::renderTable({"TIME", "CLUSTERQUEUE", "FLAVOR", "RESOURCE", "RESERVED",
+                                "ADMITTED", "NOMINAL", "HELD", "UNCHARGED"},
+                               rows);
   }
 }
 
-// usage --from --to --step: the mean reserved, admitted and nominal quota
-// per step and (ClusterQueue, flavor, resource), what a chart panel asks for.
+// usage --from --to --step: the mean reserved, admitted and nominal quota,
+// held and uncharged, per step and (ClusterQueue, flavor, resource), what a
+// chart panel asks for.
 int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   if (!args.from || !args.to) throw UsageError("usage --step needs --from TIME and --to TIME");
   if (*args.to <= *args.from) throw UsageError("--to must be after --from");
@@ -176,7 +186,6 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
   fo.useCheckpoints = args.useCheckpoints;
   fo.progress = progress.callback();
   fo.onBadCheckpoint = warnBadCheckpoint;
-  // (ClusterQueue, flavor, resource) -> per step: reserved, admitted, nominal.
   Series series;
   std::size_t step = 0;
   // Consecutive buckets mostly hold the same keys in the same order: the
@@ -211,6 +220,8 @@ int runUsageSeries(const Ledger& ledger, const QueryArgs& args, std::ostream& ou
       SeriesPoint& p = pointOf(seenReserved, n++, key.clusterQueue, key.flavor, key.resource);
       p.reserved += totals.reserved;
       p.admitted += totals.admitted;
+      p.held += totals.held;
+      p.uncharged += totals.uncharged;
     }
     n = 0;
     for (const auto& [key, integral] : bucket.quota) {

@@ -2,6 +2,7 @@
 //   workload_audit.cpp  per-workload state, recorded and computed charges
 //   queue_audit.cpp     ClusterQueue usage rows, cohorts, quota findings
 //   pool_audit.cpp      DRA pools, allocations, attribution, DRA findings
+//   held_audit.cpp      what pods hold through claims, per ClusterQueue
 // Not thread-safe (shares a CEL selector cache); never throws.
 #pragma once
 
@@ -66,6 +67,8 @@ std::vector<ClusterQueueReport> auditQueues(AuditContext& ctx,
                                             const std::vector<WorkloadAudit>& wls);
 std::vector<PoolReport> auditPools(AuditContext& ctx, std::vector<WorkloadAudit>& wls,
                                    std::vector<ClusterQueueReport>& queues);
+
+std::vector<HeldRow> auditHeld(AuditContext& ctx, std::vector<WorkloadAudit>& wls);
 
 std::string objectRef(const char* kind, std::string_view ns, std::string_view name);
 

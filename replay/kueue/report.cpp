@@ -53,6 +53,12 @@ StateReport buildReportWith(const ClusterState& state, std::future<std::string>*
   std::vector<WorkloadAudit> workloads = auditWorkloads(ctx);
   report.clusterQueues = auditQueues(ctx, workloads);
   report.pools = auditPools(ctx, workloads, report.clusterQueues);
+  report.held = auditHeld(ctx, workloads);
+  for (auto& q : report.clusterQueues) {
+    for (const auto& h : report.held) {
+      if (h.clusterQueue == q.name) q.held.push_back(h);
+    }
+  }
   auditConfig(ctx, report);
   for (auto& w : workloads) report.workloads.push_back(std::move(w.report));
   for (const auto& [key, obj] : state.objects(ObjectKind::kClusterQueue)) {

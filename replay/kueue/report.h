@@ -40,6 +40,22 @@ struct HeldCounter {
   bool consumedUnrepresentable = false;  // as QuotaRow's
 };
 
+// What pods hold now through allocated ResourceClaims (docs/reference.md,
+// "Held against charged"), per (ClusterQueue, flavor, resource) in the quota
+// resource's units: keyed as the usage report's held integral is (the
+// Workload's admission's ClusterQueue, the flavor it charges the resource
+// in when exactly one does; "-" otherwise and for pods of no Workload).
+// Uncharged: the sum over holders of max(0, held - charged).
+struct HeldRow {
+  std::string clusterQueue;
+  std::string flavor;
+  std::string resource;
+  Quantity held;
+  Quantity uncharged;
+  bool heldUnrepresentable = false;  // as QuotaRow's
+  bool unchargedUnrepresentable = false;
+};
+
 struct ClusterQueueReport {
   std::string name;
   std::string cohort;
@@ -50,6 +66,8 @@ struct ClusterQueueReport {
   // DRA devices actually allocated to this queue's workloads.
   int heldDevices = 0;
   std::vector<HeldCounter> heldCounters;
+  // StateReport::held's rows of this queue.
+  std::vector<HeldRow> held;
 };
 
 struct WorkloadReport {
@@ -135,6 +153,7 @@ struct StateReport {
   std::vector<ClusterQueueReport> clusterQueues;
   std::vector<WorkloadReport> workloads;
   std::vector<PoolReport> pools;
+  std::vector<HeldRow> held;  // sorted by (ClusterQueue, flavor, resource)
   std::vector<Finding> findings;
   std::optional<ConfigReport> config;  // absent when no source was ever seen
 };

@@ -18,6 +18,9 @@ scripts have run. Per moment it checks, from the DOM's data- attributes:
 - the findings count and the workload count are the CLI's;
 - the charts: one per series of `ledger-query usage --from --to --step` (the
   range and step the page asked for, read from #charts), with as many points;
+- a held line on exactly the charts whose series some pod held through
+  ResourceClaims, above reserved at as many steps as the CLI's series (for
+  the demo, team-b's GPU: job-legacy-infer holds one uncharged);
 - the first load asked the API for one /state and one /usage, nothing more.
 A bad moment (?at=yesterday) shows the server's error message on the page;
 ?workload=NS/NAME opens that workload's history with the CLI's changes. A
@@ -25,6 +28,7 @@ screenshot (1400x1000) is saved as SCREENSHOT_DIR/web-view.png and must be a
 PNG of that size. Chromium comes from Debian's chromium package
 (tools/setup-debian.sh); without it the test skips (exit 77), saying so.
 """
+import decimal
 import html.parser
 import json
 import os
@@ -56,6 +60,7 @@ class Dom(html.parser.HTMLParser):
         self.panel = {}
         self.quota = []       # the quota rows' attributes
         self.charts = []      # the chart figures' attributes
+        self.held = {}        # chart key -> its held line's attributes
         self.workloads = []   # the workload rows' attributes
         self.history = []     # the workload panel's change rows
         self.markers = []     # the charts' moment markers
@@ -89,6 +94,9 @@ class Dom(html.parser.HTMLParser):
             self.history.append(a)
         elif tag == "figure" and "chart" in a.get("class", "").split():
             self.charts.append(a)
+        elif tag == "path" and "held" in a.get("class", "").split() and self.charts:
+            c = self.charts[-1]
+            self.held[(c.get("data-cq"), c.get("data-flavor"), c.get("data-resource"))] = a
         elif tag == "line" and "marker" in a.get("class", "").split():
             self.markers.append(a)
         elif tag == "li" and "gap" in a.get("class", "").split():
@@ -200,7 +208,30 @@ def moment_args(at):
     return ["--seq", at[4:]] if at.startswith("seq:") else ["--at", at]
 
 
-def check_moment(f, browser, profile, base, query, ledger, at):
+def quantity(text):
+    """A series value (a plain decimal) as an exact number."""
+    return decimal.Decimal(text)
+
+
+def check_held(f, label, dom, usage, held_cq):
+    """The held lines against the CLI's series: drawn where something was
+    held, above reserved at the same number of steps."""
+    expected = {}
+    for s in usage["series"]:
+        points = s["points"]
+        if any(quantity(p.get("held", "0")) > 0 for p in points):
+            expected[(s["clusterQueue"], s["flavor"], s["resource"])] = sum(
+                quantity(p["held"]) > quantity(p["reserved"]) for p in points)
+    shown = {k: int(a.get("data-above", "-1")) for k, a in dom.held.items()}
+    f.check(shown == expected, f"{label}: held lines (steps above reserved) {shown}, "
+            f"the CLI's {expected}")
+    if held_cq:
+        f.check(any(k[0] == held_cq and n > 0 for k, n in shown.items()),
+                f"{label}: no chart of {held_cq} shows held above reserved: {shown}")
+    print(f"ok {label}: held lines (steps above reserved) {shown}")
+
+
+def check_moment(f, browser, profile, base, query, ledger, at, held_cq=None):
     """The page at ?at=at against ledger-query state/usage on the same ledger."""
     label = f"{os.path.basename(ledger)} ?at={at}"
     dom = load_page(browser, profile, base, {"at": at})
@@ -243,6 +274,7 @@ def check_moment(f, browser, profile, base, query, ledger, at):
         f.check(charts == series, f"{label}: charts {charts}, the CLI's series {series}")
         points = max(series.values(), default=0)
         f.check(points <= 300, f"{label}: {points} points per chart (step {step})")
+        check_held(f, label, dom, usage, held_cq)
     f.check(dom.markers and all(m.get("data-at") for m in dom.markers),
             f"{label}: the charts do not mark the moment")
     f.check(dom.body.get("data-requests-state") == "1" and dom.body.get("data-requests-usage") == "1",
@@ -263,14 +295,14 @@ def check_png(f, path, width, height):
     print(f"ok screenshot {path}: {w}x{h}, {len(data)} bytes")
 
 
-def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot):
+def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, held_cq=None):
     log = open(os.path.join(tmp, os.path.basename(ledger) + "-serve.log"), "w+")
     proc, port = start_server(query, ledger, log)
     base = f"http://127.0.0.1:{port}"
     profile = os.path.join(tmp, "chromium-profile")
     try:
         for at in moments:
-            check_moment(f, browser, profile, base, query, ledger, at)
+            check_moment(f, browser, profile, base, query, ledger, at, held_cq)
 
         # The server's error (a Kubernetes Status) reaches the page, message and all.
         try:
@@ -383,7 +415,8 @@ def run_all(f, browser, ingest, query, root, shots):
         # The demo: mid-way (two jobs running), as a seq, and the end (findings).
         check_ledger(f, browser, tmp, query, demo,
                      ["2026-11-20T08:50:05Z", "seq:20", "now"],
-                     "team-b/job-legacy-infer-79951", os.path.join(shots, "web-view.png"))
+                     "team-b/job-legacy-infer-79951", os.path.join(shots, "web-view.png"),
+                     held_cq="team-b")
 
         check_gap(f, browser, tmp, ingest, query, root)
 

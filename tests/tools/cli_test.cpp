@@ -148,9 +148,9 @@ TEST_CASE("usage --step: mean reserved, admitted and nominal per step", "[cli][r
     args.output = cli::OutputFormat::kCsv;
     args.to = cli::parseTimeArg("2026-11-01T00:45:00Z", "--to");
     CHECK(series("40m") ==
-          "time,cluster_queue,flavor,resource,reserved,admitted,nominal\n"
-          "2026-11-01T00:00:00Z,cq,default,cpu,0.5,0,4\n"
-          "2026-11-01T00:40:00Z,cq,default,cpu,2,0,4\n");
+          "time,cluster_queue,flavor,resource,reserved,admitted,nominal,held,uncharged\n"
+          "2026-11-01T00:00:00Z,cq,default,cpu,0.5,0,4,0,0\n"
+          "2026-11-01T00:40:00Z,cq,default,cpu,2,0,4,0,0\n");
   }
   SECTION("bad periods are bad usage") {
     args.to = args.from;
@@ -160,4 +160,34 @@ TEST_CASE("usage --step: mean reserved, admitted and nominal per step", "[cli][r
     args.from.reset();
     CHECK_THROWS_WITH(series("1h"), Catch::Contains("needs --from"));
   }
+}
+
+TEST_CASE("usage --step: held and uncharged beside reserved", "[cli][held]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  REQUIRE(ingestText(*ledger, demoStream()).errors.empty());
+  cli::QueryArgs args;
+  args.from = cli::parseTimeArg("2026-11-20T08:30:00Z", "--from");
+  args.to = cli::parseTimeArg("2026-11-20T09:00:00Z", "--to");
+  args.stepText = "15m";
+  args.stepNs = cli::parseStepArg("15m", "--step");
+  std::ostringstream out;
+  cli::runQuery(*ledger, "usage", args, out);
+  const auto j = nlohmann::json::parse(out.str());
+  std::map<std::string, std::vector<std::array<std::string, 3>>> byKey;
+  for (const auto& s : j["series"]) {
+    auto& points = byKey[s["clusterQueue"].get<std::string>() + " " +
+                         s["flavor"].get<std::string>() + " " + s["resource"].get<std::string>()];
+    for (const auto& p : s["points"]) points.push_back({p["reserved"], p["held"], p["uncharged"]});
+  }
+  // job-legacy-infer holds gpu-0 from 08:50:07, charged for no GPU: no
+  // single flavor charges it (flavor "-"); 593 s of the last 900 s step.
+  CHECK(byKey["team-b - nvidia.com/gpu"] ==
+        std::vector<std::array<std::string, 3>>{{"0", "0", "0"},
+                                                {"0", "0.658888889", "0.658888889"}});
+  // Charged GPUs held as charged: held, nothing uncharged.
+  CHECK(byKey["team-a default-flavor nvidia.com/gpu"].front() ==
+        std::array<std::string, 3>{"0.666666667", "0.667777778", "0.001111111"});
+  // A resource no claim holds: zeros.
+  CHECK(byKey["team-b default-flavor cpu"].back()[1] == "0");
 }

@@ -311,6 +311,11 @@ TEST_CASE(
   holdPartition(server);
   s = d.await(uncharged, 1);
   CHECK(valueOf(s, consumed) == 4864.0 * 1024 * 1024);
+  // Held, in gpu.memory counter units; its admission charges gpu.memory in
+  // no flavor, so flavor "-", all of it uncharged.
+  const std::string heldLabels = "{cluster_queue=\"team-a\",flavor=\"-\",resource=\"gpu.memory\"}";
+  CHECK(valueOf(s, "ledger_cluster_queue_held" + heldLabels) == 4864.0 * 1024 * 1024);
+  CHECK(valueOf(s, "ledger_cluster_queue_uncharged" + heldLabels) == 4864.0 * 1024 * 1024);
 
   // The charge corrected: the Workload's usage now carries the partition.
   recordUsage(server, {{"cpu", "1"}, {"gpu.memory", "4864Mi"}});
@@ -318,6 +323,12 @@ TEST_CASE(
   CHECK(valueOf(s,
                 "ledger_cluster_queue_reserved{cluster_queue=\"team-a\",flavor=\"default\","
                 "resource=\"gpu.memory\"}") == 4864.0 * 1024 * 1024);
+  // Charged in flavor default now: held there, nothing uncharged.
+  const std::string chargedLabels =
+      "{cluster_queue=\"team-a\",flavor=\"default\",resource=\"gpu.memory\"}";
+  CHECK(valueOf(s, "ledger_cluster_queue_held" + chargedLabels) == 4864.0 * 1024 * 1024);
+  CHECK(valueOf(s, "ledger_cluster_queue_uncharged" + chargedLabels) == 0);
+  CHECK(valueOf(s, "ledger_cluster_queue_held" + heldLabels) == -1);  // gone
   REQUIRE(FakeApiServer::waitFor([&] { return d.live->seq() == ledger->lastSeq(); }, 10000));
   s = d.await("ledger_state_seq", static_cast<double>(ledger->lastSeq()));
   CHECK(reportSeries(s) == replayed(*ledger, ledger->lastSeq()));

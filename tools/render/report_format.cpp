@@ -131,6 +131,21 @@ void writeClusterQueue(JsonText& j, const ClusterQueueReport& q) {
     j.endObject();
   }
   j.endArray();
+  j.key("quota");
+  j.beginArray();
+  for (const auto& h : q.held) {
+    j.beginObject();
+    j.key("flavor");
+    j.string(h.flavor);
+    j.key("resource");
+    j.string(h.resource);
+    j.key("held");
+    writeExactOrNull(j, h.held, h.heldUnrepresentable);
+    j.key("uncharged");
+    writeExactOrNull(j, h.uncharged, h.unchargedUnrepresentable);
+    j.endObject();
+  }
+  j.endArray();
   j.endObject();
   j.endObject();
 }

@@ -58,6 +58,31 @@ void quotaRows(std::ostringstream& out, const StateReport& report) {
   }
 }
 
+// What pods hold through ResourceClaims, and the part of it beyond their
+// Workloads' charge: keyed as `report`'s held integral is, so that the
+// integral of the gauge over a period is that report's held hours.
+void heldRows(std::ostringstream& out, const StateReport& report) {
+  auto labels = [](const replay::HeldRow& h) {
+    return "{cluster_queue=\"" + metricLabel(h.clusterQueue) + "\",flavor=\"" +
+           metricLabel(h.flavor) + "\",resource=\"" + metricLabel(h.resource) + "\"}";
+  };
+  header(out, "ledger_cluster_queue_held",
+         "Quota resources the pods of the ClusterQueue's workloads hold through allocated "
+         "ResourceClaims (cluster_queue \"-\": pods of no admitted Workload; flavor \"-\": "
+         "no single flavor charges it).");
+  for (const auto& h : report.held) {
+    out << "ledger_cluster_queue_held" << labels(h) << ' ' << value(h.held, h.heldUnrepresentable)
+        << '\n';
+  }
+  header(out, "ledger_cluster_queue_uncharged",
+         "The part of ledger_cluster_queue_held beyond what the holding workloads are charged "
+         "(summed per workload: max(0, held - reserved)).");
+  for (const auto& h : report.held) {
+    out << "ledger_cluster_queue_uncharged" << labels(h) << ' '
+        << value(h.uncharged, h.unchargedUnrepresentable) << '\n';
+  }
+}
+
 // "namespace/name" of each workload -> its ClusterQueue.
 std::map<std::string, std::string> workloadQueues(const StateReport& report) {
   std::map<std::string, std::string> out;
@@ -175,6 +200,7 @@ std::string findingClusterQueue(const StateReport& report, const replay::Finding
 std::string reportToMetrics(const StateReport& report) {
   std::ostringstream out;
   quotaRows(out, report);
+  heldRows(out, report);
   findings(out, report);
   pools(out, report);
   header(out, "ledger_state_seq", "The last ledger record folded into the metrics above.");

@@ -7,6 +7,8 @@
 //   ledger_cluster_queue_reserved{cluster_queue,flavor,resource}       gauge
 //   ledger_cluster_queue_admitted{cluster_queue,flavor,resource}       gauge
 //   ledger_cluster_queue_nominal_quota{cluster_queue,flavor,resource}  gauge
+//   ledger_cluster_queue_held{cluster_queue,flavor,resource}           gauge
+//   ledger_cluster_queue_uncharged{cluster_queue,flavor,resource}      gauge
 //   ledger_open_findings{type,cluster_queue}                           gauge
 //   ledger_pool_devices{driver,pool}                                   gauge
 //   ledger_pool_allocated_devices{driver,pool}                         gauge
@@ -17,6 +19,10 @@
 // Values are in the resource's units (Kubernetes quantities as exact
 // decimals: "500m" is 0.5, "1Gi" is 1073741824). A sum past the exact range
 // (a QuantityOverflow finding) is NaN, never a wrong number.
+//
+// Held and uncharged (StateReport::held) have a series for each (ClusterQueue,
+// flavor, resource) something is held in now; cluster_queue "-" is pods of
+// no admitted Workload, flavor "-" where no single flavor charges it.
 //
 // Cardinality is bounded by the cluster's configuration, never by its
 // workloads: no label names a workload, pod or claim. ledger_open_findings

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -100,46 +101,99 @@ ColumnSeries columnsOf(const std::vector<StepPoint>& reserved,
   return out;
 }
 
-}  // namespace
+// The level of max(reserved, held) after each change of either: the top
+// of the uncharged band, whose bottom is the reserved line.
+std::vector<StepPoint> maxOf(const std::vector<StepPoint>& a, const std::vector<StepPoint>& b) {
+  std::vector<StepPoint> out;
+  Quantity va, vb;
+  std::size_t ai = 0, bi = 0;
+  while (ai < a.size() || bi < b.size()) {
+    const std::int64_t t = bi == b.size() || (ai < a.size() && a[ai].timeNs <= b[bi].timeNs)
+                               ? a[ai].timeNs
+                               : b[bi].timeNs;
+    while (ai < a.size() && a[ai].timeNs == t) va = a[ai++].value;
+    while (bi < b.size() && b[bi].timeNs == t) vb = b[bi++].value;
+    out.push_back({t, std::max(va, vb)});
+  }
+  return out;
+}
 
-std::string renderUsageChart(const UsagePeriod& period) {
-  const double plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
+using ChartPoints = std::vector<std::pair<double, double>>;  // (x, percent)
+
+// A step line: each column's value held to the next column; a column with
+// changes inside draws its range as a vertical stroke.
+ChartPoints stepLine(const ColumnSeries& s, double plotW) {
+  ChartPoints out;
+  const auto& columns = s.columns;
+  double previous = columns.empty() ? s.end : columns.front().first;
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const Column& col = columns[c];
+    const double px = kLeft + plotW * static_cast<double>(c) / static_cast<double>(columns.size());
+    if (col.first != previous) out.emplace_back(px, previous);
+    out.emplace_back(px, col.first);
+    if (col.low != col.high) {
+      out.emplace_back(px, col.high);
+      out.emplace_back(px, col.low);
+      out.emplace_back(px, col.last);
+    }
+    previous = col.last;
+  }
+  out.emplace_back(kLeft + plotW, previous);
+  if (s.end != previous) out.emplace_back(kLeft + plotW, s.end);
+  return out;
+}
+
+double highest(const ColumnSeries& s) {
+  double out = s.end;
+  for (const auto& c : s.columns) out = std::max(out, c.high);
+  return out;
+}
+
+// One (ClusterQueue, resource): reserved, and for a resource pods held
+// through ResourceClaims, held and max(reserved, held).
+struct ChartSeries {
+  std::pair<std::string, std::string> key;
+  ColumnSeries reserved;
+  std::optional<ColumnSeries> held, top;
+};
+
+std::vector<ChartSeries> seriesOf(const UsagePeriod& period, int columnCount) {
   std::set<std::pair<std::string, std::string>> keys;
   for (const auto& [k, steps] : period.nominalSteps) keys.insert(k);
   for (const auto& [k, steps] : period.reservedSteps) keys.insert(k);
-  struct Series {
-    std::pair<std::string, std::string> key;
-    std::vector<Column> columns;
-    double end = 0;
-  };
+  for (const auto& [k, steps] : period.heldSteps) keys.insert(k);
   static const std::vector<StepPoint> kNone;
-  const int columnCount = static_cast<int>(plotW);
-  std::vector<Series> series;
+  std::vector<ChartSeries> out;
   for (const auto& k : keys) {
     auto n = period.nominalSteps.find(k);
     if (n == period.nominalSteps.end()) continue;  // no quota for it: nothing to compare with
     auto r = period.reservedSteps.find(k);
-    const auto& steps = r == period.reservedSteps.end() ? kNone : r->second;
-    ColumnSeries values = columnsOf(steps, n->second, period.fromNs, period.toNs, columnCount);
-    series.push_back(Series{k, std::move(values.columns), values.end});
+    const auto& reserved = r == period.reservedSteps.end() ? kNone : r->second;
+    auto columns = [&](const std::vector<StepPoint>& steps) {
+      return columnsOf(steps, n->second, period.fromNs, period.toNs, columnCount);
+    };
+    ChartSeries s{k, columns(reserved), std::nullopt, std::nullopt};
+    if (auto h = period.heldSteps.find(k); h != period.heldSteps.end()) {
+      s.held = columns(h->second);
+      s.top = columns(maxOf(reserved, h->second));
+    }
+    out.push_back(std::move(s));
   }
-  // The y axis reaches 100% or the highest utilisation seen, whichever is larger.
-  double maxPct = 100;
-  for (const auto& s : series) {
-    for (const auto& c : s.columns) maxPct = std::max(maxPct, c.high);
-    maxPct = std::max(maxPct, s.end);
-  }
-  auto y = [&](double pct) { return kTop + plotH * (1 - pct / maxPct); };
+  return out;
+}
 
-  std::ostringstream svg;
+void writeHeader(std::ostringstream& svg, const UsagePeriod& period, double plotW, double plotH,
+                 double maxPct, bool anyHeld) {
+  auto y = [&](double pct) { return kTop + plotH * (1 - pct / maxPct); };
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
       << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  svg << "<title>Reserved quota as a share of nominal quota, " << formatRfc3339(period.fromNs)
-      << " to " << formatRfc3339(period.toNs) << "</title>\n";
+  svg << "<title>Reserved" << (anyHeld ? " and held" : "") << " quota as a share of nominal quota, "
+      << formatRfc3339(period.fromNs) << " to " << formatRfc3339(period.toNs) << "</title>\n";
   svg << "<rect x=\"0\" y=\"0\" width=\"" << kWidth << "\" height=\"" << kHeight
       << "\" fill=\"white\"/>\n";
-  svg << "<text x=\"" << kLeft << "\" y=\"22\" font-size=\"14\">Reserved / nominal quota, "
+  svg << "<text x=\"" << kLeft << "\" y=\"22\" font-size=\"14\">Reserved"
+      << (anyHeld ? " and held" : "") << " / nominal quota, "
       << escape(formatRfc3339(period.fromNs)) << " – " << escape(formatRfc3339(period.toNs))
       << "</text>\n";
   // Axes and grid.
@@ -163,38 +217,64 @@ std::string renderUsageChart(const UsagePeriod& period) {
       << escape(formatRfc3339(period.fromNs)) << "</text>\n";
   svg << "<text x=\"" << kLeft + plotW << "\" y=\"" << kHeight - 16 << "\" text-anchor=\"end\">"
       << escape(formatRfc3339(period.toNs)) << "</text>\n";
+}
+
+}  // namespace
+
+std::string renderUsageChart(const UsagePeriod& period) {
+  const double plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
+  const std::vector<ChartSeries> series = seriesOf(period, static_cast<int>(plotW));
+  // The y axis reaches 100% or the highest utilisation seen, whichever is larger.
+  double maxPct = 100;
+  bool anyHeld = false;
+  for (const auto& s : series) {
+    maxPct = std::max(maxPct, highest(s.reserved));
+    if (s.top) maxPct = std::max(maxPct, highest(*s.top));
+    anyHeld = anyHeld || s.held.has_value();
+  }
+  auto y = [&](double pct) { return kTop + plotH * (1 - pct / maxPct); };
+  auto text = [&](const ChartPoints& points) {
+    std::string out;
+    for (const auto& [px, pct] : points) out += num(px) + "," + num(y(pct)) + " ";
+    return out;
+  };
+  std::ostringstream svg;
+  writeHeader(svg, period, plotW, plotH, maxPct, anyHeld);
   std::size_t index = 0;
-  for (const auto& [k, columns, end] : series) {
-    // A step line: each column's value held to the next column; a column
-    // with changes inside draws its range as a vertical stroke.
-    std::ostringstream points;
-    double previous = columns.empty() ? end : columns.front().first;
-    auto point = [&](double px, double pct) { points << num(px) << "," << num(y(pct)) << " "; };
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      const Column& col = columns[c];
-      const double px =
-          kLeft + plotW * static_cast<double>(c) / static_cast<double>(columns.size());
-      if (col.first != previous) point(px, previous);
-      point(px, col.first);
-      if (col.low != col.high) {
-        point(px, col.high);
-        point(px, col.low);
-        point(px, col.last);
-      }
-      previous = col.last;
-    }
-    point(kLeft + plotW, previous);
-    if (end != previous) point(kLeft + plotW, end);
+  for (const auto& s : series) {
     const char* color = kColors[index % (sizeof kColors / sizeof kColors[0])];
-    svg << "<polyline class=\"series\" data-cluster-queue=\"" << escape(k.first)
-        << "\" data-resource=\"" << escape(k.second) << "\" fill=\"none\" stroke=\"" << color
-        << "\" stroke-width=\"2\" points=\"" << points.str() << "\"/>\n";
+    const std::string data = "data-cluster-queue=\"" + escape(s.key.first) + "\" data-resource=\"" +
+                             escape(s.key.second) + "\"";
+    const ChartPoints reserved = stepLine(s.reserved, plotW);
+    if (s.held) {
+      // Uncharged: the band from the reserved line up to max(reserved,
+      // held), empty wherever held is not above reserved.
+      ChartPoints band = stepLine(*s.top, plotW);
+      band.insert(band.end(), reserved.rbegin(), reserved.rend());
+      svg << "<polygon class=\"uncharged\" " << data << " fill=\"" << color
+          << "\" fill-opacity=\"0.25\" stroke=\"none\" points=\"" << text(band) << "\"/>\n";
+    }
+    svg << "<polyline class=\"series\" " << data << " fill=\"none\" stroke=\"" << color
+        << "\" stroke-width=\"2\" points=\"" << text(reserved) << "\"/>\n";
+    if (s.held) {
+      svg << "<polyline class=\"held\" " << data << " fill=\"none\" stroke=\"" << color
+          << "\" stroke-width=\"2\" stroke-dasharray=\"2 3\" points=\""
+          << text(stepLine(*s.held, plotW)) << "\"/>\n";
+    }
     const double ly = kTop + 16.0 * static_cast<double>(index);
     svg << "<rect x=\"" << kWidth - kRight + 16 << "\" y=\"" << num(ly)
         << "\" width=\"12\" height=\"3\" fill=\"" << color << "\"/><text x=\""
         << kWidth - kRight + 34 << "\" y=\"" << num(ly + 5) << "\">"
-        << escape(k.first + " " + k.second) << "</text>\n";
+        << escape(s.key.first + " " + s.key.second) << "</text>\n";
     ++index;
+  }
+  if (anyHeld) {
+    // What the dotted line and the band mean, under the series' names.
+    const double ly = kTop + 16.0 * static_cast<double>(index) + 8;
+    svg << "<text class=\"held-legend\" x=\"" << kWidth - kRight + 16 << "\" y=\"" << num(ly + 5)
+        << "\" fill=\"#666\">dotted: held via ResourceClaims</text>\n";
+    svg << "<text x=\"" << kWidth - kRight + 16 << "\" y=\"" << num(ly + 21)
+        << "\" fill=\"#666\">shaded: held above reserved</text>\n";
   }
   svg << "</svg>\n";
   return svg.str();

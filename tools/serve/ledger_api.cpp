@@ -67,6 +67,24 @@ std::string usageSummary(const json& quotas) {
   return out;
 }
 
+// What the queue's pods hold through ResourceClaims per flavor and resource
+// (draHeld.quota), the uncharged part named when there is one:
+// "nvidia.com/gpu 1 (1 uncharged)". Empty when nothing is held.
+std::string heldSummary(const json& draHeld) {
+  std::string out;
+  if (!draHeld.is_object() || !draHeld.contains("quota")) return out;
+  auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : std::string("?"); };
+  for (const auto& h : draHeld["quota"]) {
+    if (!out.empty()) out += ", ";
+    out += h.value("resource", "") + " " + text(h["held"]);
+    const json& uncharged = h["uncharged"];
+    if (!uncharged.is_string() || uncharged.get<std::string>() != "0") {
+      out += " (" + text(uncharged) + " uncharged)";
+    }
+  }
+  return out;
+}
+
 bool wanted(const json& object, std::string_view ns, std::string_view name) {
   const auto& m = object["metadata"];
   return (ns.empty() || m.value("namespace", "") == ns) &&
@@ -87,6 +105,7 @@ std::vector<json> ledgerObjects(const ApiResource& r, const Moment& moment, Serv
                      {"workloads", cq["workloads"]},
                      {"draHeld", cq["draHeld"]},
                      {"summary", usageSummary(cq["quotas"])},
+                     {"heldSummary", heldSummary(cq["draHeld"])},
                      {"at", state["at"]}};
       if (wanted(o, ns, name)) out.push_back(std::move(o));
     }

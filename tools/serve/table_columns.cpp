@@ -70,6 +70,9 @@ std::vector<TableColumn> tableColumns(const ApiResource& r, std::string_view ver
       c.push_back(col("Admitted", "integer", ".status.workloads.admitted"));
       c.push_back(
           col("Usage", "string", ".status.summary", 0, "reserved/nominal per flavor and resource"));
+      c.push_back(col("Held", "string", ".status.heldSummary", 0,
+                      "held through ResourceClaims per flavor and resource, and the uncharged "
+                      "part"));
       return c;
     }
     if (r.kind == "LedgerFinding") {

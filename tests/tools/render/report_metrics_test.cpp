@@ -84,3 +84,35 @@ TEST_CASE("quota rows, findings by ClusterQueue, pools", "[render][metrics]") {
   CHECK(text.find("# TYPE ledger_open_findings gauge\n") != std::string::npos);
   CHECK(text.find("w1") == std::string::npos);  // no per-workload label
 }
+
+TEST_CASE("held and uncharged per ClusterQueue, flavor and resource", "[render][metrics][held]") {
+  StateReport r;
+  HeldRow gpu;
+  gpu.clusterQueue = "team-b";
+  gpu.flavor = "-";
+  gpu.resource = "nvidia.com/gpu";
+  gpu.held = Quantity::parse("1");
+  gpu.uncharged = Quantity::parse("1");
+  r.held.push_back(gpu);
+  HeldRow memory;
+  memory.clusterQueue = "-";
+  memory.flavor = "-";
+  memory.resource = "gpu.memory";
+  memory.held = Quantity::parse("5Gi");
+  memory.unchargedUnrepresentable = true;
+  r.held.push_back(memory);
+  const std::string text = render::reportToMetrics(r);
+  CHECK(has(text, "# TYPE ledger_cluster_queue_held gauge"));
+  CHECK(has(text,
+            "ledger_cluster_queue_held{cluster_queue=\"team-b\",flavor=\"-\",resource=\"nvidia.com/"
+            "gpu\"} 1"));
+  CHECK(has(text,
+            "ledger_cluster_queue_uncharged{cluster_queue=\"team-b\",flavor=\"-\",resource="
+            "\"nvidia.com/gpu\"} 1"));
+  CHECK(has(text,
+            "ledger_cluster_queue_held{cluster_queue=\"-\",flavor=\"-\",resource=\"gpu.memory\"} "
+            "5368709120"));
+  CHECK(has(text,
+            "ledger_cluster_queue_uncharged{cluster_queue=\"-\",flavor=\"-\",resource=\"gpu."
+            "memory\"} NaN"));
+}

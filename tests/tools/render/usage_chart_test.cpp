@@ -4,6 +4,7 @@
 #include <pugixml.hpp>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -102,5 +103,76 @@ TEST_CASE("a chart holds each level until the next change", "[report][chart]") {
     if (points[i].second != points[i - 1].second && points[i].second == 287.5) {
       CHECK(points[i].first == Approx(375.0));
     }
+  }
+}
+
+namespace {
+
+pugi::xml_node onlyOf(pugi::xml_document& doc, const char* tag, const char* cls) {
+  pugi::xml_node found;
+  int count = 0;
+  for (auto node : doc.child("svg").children(tag)) {
+    if (std::string(node.attribute("class").value()) != cls) continue;
+    found = node;
+    ++count;
+  }
+  REQUIRE(count == 1);
+  return found;
+}
+
+// The shoelace formula: the area a polygon's points enclose.
+double areaOf(const std::vector<std::pair<double, double>>& points) {
+  double twice = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& [x0, y0] = points[i];
+    const auto& [x1, y1] = points[(i + 1) % points.size()];
+    twice += x0 * y1 - x1 * y0;
+  }
+  return std::abs(twice) / 2;
+}
+
+}  // namespace
+
+TEST_CASE("a chart draws held beside reserved and shades held above reserved",
+          "[report][chart][held]") {
+  UsagePeriod period;
+  period.fromNs = 0;
+  period.toNs = 10 * kHour;
+  const std::pair<std::string, std::string> key{"team-b", "nvidia.com/gpu"};
+  period.nominalSteps[key] = {{0, Quantity::fromInt(2)}};
+  SECTION("held and not reserved: the band is all of held") {
+    // One GPU held, none reserved, for the second half: 50% of quota.
+    period.heldSteps[key] = {{5 * kHour, Quantity::fromInt(1)}};
+    const std::string svg = render::renderUsageChart(period);
+    pugi::xml_document doc;
+    REQUIRE(doc.load_string(svg.c_str()));
+    const auto held = onlyOf(doc, "polyline", "held");
+    CHECK(std::string(held.attribute("data-cluster-queue").value()) == "team-b");
+    CHECK(std::string(held.attribute("data-resource").value()) == "nvidia.com/gpu");
+    std::vector<double> levels;
+    for (const auto& [x, y] : pointsOf(held)) {
+      if (levels.empty() || levels.back() != y) levels.push_back(y);
+    }
+    // 0%, then 50%: y = 40 + 330 * (1 - pct / 100).
+    CHECK(levels == std::vector<double>{370.0, 205.0});
+    // The reserved line stays at 0%.
+    for (const auto& [x, y] : pointsOf(onlyOf(doc, "polyline", "series"))) CHECK(y == 370.0);
+    // The band: half the plot's width (610 / 2) by 50% of its height (330 / 2).
+    const auto band = pointsOf(onlyOf(doc, "polygon", "uncharged"));
+    CHECK(areaOf(band) == Approx(305.0 * 165.0));
+    CHECK(svg.find("shaded: held above reserved") != std::string::npos);
+  }
+  SECTION("held within reserved: nothing shaded") {
+    period.reservedSteps[key] = {{0, Quantity::fromInt(2)}};
+    period.heldSteps[key] = {{0, Quantity::fromInt(1)}, {5 * kHour, Quantity::fromInt(2)}};
+    pugi::xml_document doc;
+    REQUIRE(doc.load_string(render::renderUsageChart(period).c_str()));
+    CHECK(areaOf(pointsOf(onlyOf(doc, "polygon", "uncharged"))) == Approx(0.0).margin(1e-6));
+  }
+  SECTION("a resource no pod held has no held line") {
+    period.reservedSteps[key] = {{0, Quantity::fromInt(1)}};
+    const std::string svg = render::renderUsageChart(period);
+    CHECK(svg.find("class=\"held\"") == std::string::npos);
+    CHECK(svg.find("class=\"uncharged\"") == std::string::npos);
   }
 }

@@ -10,7 +10,9 @@
 // (data-cq, data-flavor, data-resource, data-reserved, data-admitted,
 // data-nominal, the state's own strings), #state[data-state-seq] once a state
 // has loaded, #findings[data-findings-count], #errors[data-error-count],
-// #charts[data-from, data-to, data-step] (the /usage asked for), the API
+// #charts[data-from, data-to, data-step] (the /usage asked for), a chart's
+// held line (path.line.held[data-above]: the steps held is above reserved,
+// drawn only for a series some pod held through ResourceClaims), the API
 // requests made per endpoint (body[data-requests-state], ...) and
 // body[data-ready="1"] once the first loads have finished (failed or not).
 // ?at=T chooses the moment (RFC 3339, seq:N or now); ?workload=NS/NAME opens
@@ -324,6 +326,31 @@
     return d;
   }
 
+  // Uncharged, shaded: the band from the reserved line up to the held line
+  // where held is above it (empty elsewhere).
+  function unchargedPath(points, x, y, toMs) {
+    let d = "";
+    points.forEach((p, i) => {
+      if (!(p.held > p.reserved)) return;
+      const x0 = x(p.ms).toFixed(1);
+      const x1 = x(i + 1 < points.length ? points[i + 1].ms : toMs).toFixed(1);
+      d += `M${x0},${y(p.reserved).toFixed(1)}V${y(p.held).toFixed(1)}H${x1}` +
+          `V${y(p.reserved).toFixed(1)}Z`;
+    });
+    return d;
+  }
+
+  // Held (what pods held through ResourceClaims) is drawn for a series some
+  // pod held in the range; data-above counts the steps it is above reserved.
+  function heldLayers(points, x, y, toMs) {
+    if (!points.some((p) => p.held > 0)) return [];
+    const above = points.filter((p) => p.held > p.reserved).length;
+    return [
+      svg("path", {class: "band uncharged", d: unchargedPath(points, x, y, toMs)}),
+      svg("path", {class: "line held", "data-above": above, d: stepPath(points, "held", x, y, toMs)}),
+    ];
+  }
+
   function renderChart(usage, series) {
     const points = (series.points || []).map((p) => ({
       ms: Date.parse(p.time),
@@ -331,13 +358,18 @@
       reserved: parseQuantity(p.reserved),
       admitted: parseQuantity(p.admitted),
       nominal: parseQuantity(p.nominal),
+      // Absent from a server older than held: drawn as nothing held.
+      held: parseQuantity(p.held ?? "0"),
+      uncharged: parseQuantity(p.uncharged ?? "0"),
     }));
     const {width, height, left, right, top, bottom} = CHART;
     const fromMs = usage.fromMs;
     const toMs = usage.toMs;
     let max = 0;
     for (const p of points) {
-      for (const v of [p.reserved, p.admitted, p.nominal]) if (Number.isFinite(v)) max = Math.max(max, v);
+      for (const v of [p.reserved, p.admitted, p.nominal, p.held]) {
+        if (Number.isFinite(v)) max = Math.max(max, v);
+      }
     }
     if (max <= 0) max = 1;
     max *= 1.08;
@@ -348,7 +380,7 @@
     const marker = svg("line", {class: "marker", y1: top, y2: height - bottom, x1: -10, x2: -10});
     const plot = svg("svg", {
       viewBox: `0 0 ${width} ${height}`, width, height, role: "img",
-      "aria-label": `${series.clusterQueue} ${series.flavor} ${resource}: reserved, admitted and nominal`,
+      "aria-label": `${series.clusterQueue} ${series.flavor} ${resource}: reserved, admitted, nominal and held`,
     },
       svg("rect", {class: "plot", x: left, y: top, width: width - left - right,
                    height: height - top - bottom}),
@@ -361,6 +393,7 @@
       svg("text", {class: "tick", x: width - right, y: height - 6, "text-anchor": "end"},
           shortTime(toMs)),
       svg("path", {class: "line nominal", d: stepPath(points, "nominal", x, y, toMs)}),
+      heldLayers(points, x, y, toMs),
       svg("path", {class: "line reserved", d: stepPath(points, "reserved", x, y, toMs)}),
       svg("path", {class: "line admitted", d: stepPath(points, "admitted", x, y, toMs)}),
       marker);
@@ -377,7 +410,10 @@
       const p = points[i];
       if (!p) return;
       readout.textContent = `${shortTime(p.ms)}: reserved ${formatAmount(p.reserved, resource)}, ` +
-          `admitted ${formatAmount(p.admitted, resource)}, nominal ${formatAmount(p.nominal, resource)}`;
+          `admitted ${formatAmount(p.admitted, resource)}, nominal ${formatAmount(p.nominal, resource)}` +
+          (p.held > 0 || p.uncharged > 0
+            ? `, held ${formatAmount(p.held, resource)}, uncharged ${formatAmount(p.uncharged, resource)}`
+            : "");
     });
     plot.addEventListener("mouseleave", () => { readout.textContent = ""; });
     plot.addEventListener("click", (event) => {
@@ -389,7 +425,9 @@
     const figure = el("figure", {
       class: "chart", "data-cq": series.clusterQueue, "data-flavor": series.flavor,
       "data-resource": resource, "data-points": points.length,
-    }, el("figcaption", {}, el("span", {class: "series-name"}, `${series.flavor} · ${resource}`), " ",
+    }, el("figcaption", {}, el("span", {class: "series-name"},
+          // "-": held in a resource no single flavor of its admission charges.
+          `${series.flavor === "-" ? "no single flavor" : series.flavor} · ${resource}`), " ",
           readout), plot);
     view.charts.push({marker, x, fromMs, toMs});
     return figure;
