@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     ("tls-client-ca", po::value<std::string>(), "serve: require client certificates signed by this CA")
     ("fleet", po::value<std::string>(), "state, usage, report, workload: ask every cluster's copy in this fleet directory (ledger-ingest --from-nats)")
     ("no-checkpoints", "fold from the start, ignoring checkpoints and usage rollups")
+    ("ignore-failed-verify", "answer even while the ledger's newest verification failed (with a warning)")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("command", po::value<std::string>()->default_value(""), "command")
     ("target", po::value<std::string>()->default_value(""), "NAMESPACE/NAME");
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
     cli::QueryArgs args;
     args.output = cli::resolveOutput(vm["output"].as<std::string>(), csv);
     args.useCheckpoints = !vm.count("no-checkpoints");
+    if (vm.count("ignore-failed-verify")) args.failedVerification = cli::FailedVerification::kWarn;
     args.target = vm["target"].as<std::string>();
     if (vm.count("at"))
       args.at = cli::parseTimeArg(vm["at"].as<std::string>(), "--at", cli::TimeBeyondRange::kClamp);

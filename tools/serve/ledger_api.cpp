@@ -142,6 +142,7 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
       out["firstTime"] = formatRfc3339(first);
       out["lastTime"] = formatRfc3339(lastNs);
     }
+    (ctx.proof != nullptr ? *ctx.proof : ProofState{}).addTo(out);
     return ApiResponse::ofJson(out.dump());
   }
   QueryRequest q;

@@ -8,7 +8,10 @@
 // otherwise; any other address needs TLS and, over it, a bearer token
 // (--token-file, compared in constant time) or client certificates, since
 // the ledger holds Pod specs and their environment. Every request is logged
-// with its method, path, status and time.
+// with its method, path, status and time. Every answer states the ledger's
+// newest verification (proof_watch.h): a Ledger-Proof header, a Warning
+// header while it failed, the JSON members in /ledger/v1/ answers; serve
+// answers while it failed (many readers see the warning; the CLI refuses).
 //
 // Slow and malformed clients: every connection is answered on a thread of
 // its own (connection_threads.h), so clients that never finish a request
@@ -89,6 +92,7 @@ class LedgerServer {
   static constexpr std::size_t kAnswerEntries = 512;
   static constexpr std::size_t kAnswerBytes = 256ULL << 20;
   std::unique_ptr<AnswerCache> answers_;
+  std::unique_ptr<ProofWatch> proof_;
   std::unique_ptr<httplib::Server> server_;
   std::thread listener_, follower_;
   std::atomic<bool> stopping_{false};
