@@ -247,8 +247,8 @@ void LedgerServer::start() {
   } else {
     server_ = std::make_unique<httplib::Server>();
   }
-  server_->new_task_queue = [] {
-    return new ConnectionThreads(kKeptThreads, kMaxConnections, kIdleThreadLimit);
+  server_->new_task_queue = [perAddress = options_.maxConnectionsPerAddress] {
+    return new ConnectionThreads(kKeptThreads, kMaxConnections, kIdleThreadLimit, perAddress);
   };
   // Per read of a request's line, headers or body (and of a TLS handshake):
   // a client that stops sending is dropped after this long.

@@ -15,7 +15,9 @@
 //
 // Slow and malformed clients: every connection is answered on a thread of
 // its own (connection_threads.h), so clients that never finish a request
-// delay no one else until they hold kMaxConnections; each read of a
+// delay no one else until they hold kMaxConnections, and one address holds
+// at most maxConnectionsPerAddress of those (more are answered 503 at
+// once), so clients elsewhere are answered however many one opens; each read of a
 // request (line, headers, body, TLS handshake) times out after
 // kReadTimeout; a body-carrying method without Content-Length or
 // Transfer-Encoding has no body and is answered at once.
@@ -52,6 +54,9 @@ struct ServeOptions {
   std::string tokenFile;
   std::string tlsCert, tlsKey, tlsClientCa;
   int followMs = 1000;  // how often to look for new commits
+  // Connections one client address may hold at once (0: no bound); see
+  // connection_threads.h.
+  std::size_t maxConnectionsPerAddress = 64;
 };
 
 class LedgerServer {
