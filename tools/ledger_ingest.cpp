@@ -164,6 +164,9 @@ int main(int argc, char** argv) {
     }
     if (vm.count("from-nats")) return cli::runFleetConsumer(vm);
     if (vm.count("watch")) return cli::runWatch(vm);
+    // Before the ledger is opened (and created): a commit of no records
+    // would never move the input on.
+    if (vm["batch"].as<std::size_t>() == 0) throw cli::UsageError("--batch must be at least 1");
     const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
     std::unique_ptr<Ledger> ledger;
     Ledger::Options lo;

@@ -26,7 +26,15 @@ namespace {
 // The seq a query is about: --seq, else --at, else the end of the log.
 std::uint64_t resolveSeq(const Ledger& ledger, const QueryArgs& args, bool required) {
   if (args.seq && args.at) throw UsageError("give --at or --seq, not both");
-  if (args.seq) return std::min(*args.seq, ledger.lastSeq());
+  if (args.seq) {
+    // As serve answers seq:N past the end (400): a moment the ledger has not
+    // reached is not its last one.
+    if (*args.seq > ledger.lastSeq()) {
+      throw UsageError("--seq " + std::to_string(*args.seq) + " is past the ledger's end (seq " +
+                       std::to_string(ledger.lastSeq()) + ")");
+    }
+    return *args.seq;
+  }
   if (args.at) {
     checkMoment(ledger, *args.at);
     return replay::Replayer(ledger).seqAt(*args.at);
