@@ -196,8 +196,9 @@ nlohmann::json yamlToJson(const YAML::Node& node) {
     case YAML::NodeType::Null:
       return nullptr;
     case YAML::NodeType::Scalar:
-      // yaml-cpp tags non-plain (quoted, block) scalars "!"; those are strings.
-      if (node.Tag() == "!") return utf8(node);
+      // yaml-cpp tags non-plain (quoted, block) scalars "!"; those are
+      // strings, as is a scalar tagged !!str however it reads ("!!str 1").
+      if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return utf8(node);
       return plainScalar(utf8(node));
     case YAML::NodeType::Sequence: {
       nlohmann::json arr = nlohmann::json::array();

@@ -87,6 +87,10 @@
 // between creating it and its first write) it names nothing, and is written
 // at the next writable open; not a format change.
 //
+// Also beside them, `ledger-verified` (kVerificationFile): the newest
+// verification's statement (ledger/verification_record.h), derived, not part
+// of the format.
+//
 // Versions: a ledger records the format it was written with; this build reads
 // kOldestFormat..kCurrentFormat and refuses anything else with a clear error.
 //   1  the families above but checkpoint_objects.
@@ -157,6 +161,7 @@ inline constexpr const char* kMetaFamily = "meta";
 inline constexpr const char* kAcknowledgedHeadFile = "ledger-head";
 inline constexpr std::string_view kAcknowledgedHeadMagic = "LEDGHEAD";
 inline constexpr std::size_t kAcknowledgedHeadSize = 64;
+inline constexpr const char* kVerificationFile = "ledger-verified";
 
 inline constexpr std::string_view kFormatKey = "format";
 // events: the start of the dedupe keys earlier builds wrote (see above).

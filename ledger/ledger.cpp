@@ -180,13 +180,14 @@ Status fileError(const std::string& what, const std::error_code& ec) {
 }
 
 // RocksDB's own files (its db/filename.cc names them) and the ledger's head
-// file: evidence that a database lives in a directory even when its CURRENT
+// and verification files: evidence that a database lives in a directory even when its CURRENT
 // is gone. Not those DB::Open writes while it creates a database, before
 // CURRENT: IDENTITY, the first manifest and CURRENT's temporary file.
 bool isDatabaseFile(std::string_view name) {
   return name.ends_with(".sst") || name.ends_with(".log") || name.ends_with(".blob") ||
          (name.starts_with("MANIFEST-") && name != "MANIFEST-000001") ||
-         name.starts_with("OPTIONS-") || name == format::kAcknowledgedHeadFile;
+         name.starts_with("OPTIONS-") || name == format::kAcknowledgedHeadFile ||
+         name == format::kVerificationFile;
 }
 
 // What may sit in a directory a new ledger is created in: what DB::Open

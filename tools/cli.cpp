@@ -14,25 +14,43 @@ namespace ledger::cli {
 
 namespace {
 
-// %* : the message as a JSON string body (quotes, backslashes, control
-// characters escaped), so that --log-format json lines always parse.
+// Whether `text` starts with a well-formed UTF-8 sequence of a character
+// past ASCII (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF);
+// its length, 0 when it does not.
+std::size_t utf8SequenceLength(std::string_view text) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  std::size_t n = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the second byte's range
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    n = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    n = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    n = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (text.size() < n || byte(1) < low || byte(1) > high) return 0;
+  for (std::size_t i = 2; i < n; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  }
+  return n;
+}
+
+// %* : the message as a JSON string body (jsonStringBody), so that
+// --log-format json lines always parse.
 class JsonMessageFlag : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& dest) override {
-    static const char* hex = "0123456789abcdef";
-    for (char c : msg.payload) {
-      const auto u = static_cast<unsigned char>(c);
-      if (c == '"' || c == '\\') {
-        dest.push_back('\\');
-        dest.push_back(c);
-      } else if (u < 0x20) {
-        const char esc[] = {'\\', 'u', '0', '0', hex[u >> 4], hex[u & 15]};
-        dest.append(esc, esc + sizeof esc);
-      } else {
-        dest.push_back(c);
-      }
-    }
+    const std::string body =
+        jsonStringBody(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(body.data(), body.data() + body.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
     return std::make_unique<JsonMessageFlag>();
@@ -40,6 +58,38 @@ class JsonMessageFlag : public spdlog::custom_flag_formatter {
 };
 
 }  // namespace
+
+std::string jsonStringBody(std::string_view text) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7F) {
+      out += {'\\', 'u', '0', '0', hex[u >> 4], hex[u & 15]};
+    } else if (u >= 0x80) {
+      // Parser messages quote the input, which may hold any bytes: a line
+      // with bytes that are not UTF-8 is not JSON, and a collector drops it.
+      const std::size_t n = utf8SequenceLength(text.substr(i));
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+        continue;
+      }
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
+    } else {
+      out += c;
+    }
+    ++i;
+  }
+  return out;
+}
 
 std::string resolveLedgerDir(const std::string& flag) {
   if (!flag.empty()) return flag;
@@ -88,8 +138,10 @@ void setUpLogging(const std::string& format, const std::string& level) {
   auto logger = spdlog::stderr_color_mt("ledger");
   spdlog::set_default_logger(logger);
   if (format == "json") {
-    spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})",
-                        spdlog::pattern_time_type::utc);
+    auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+    formatter->add_flag<JsonMessageFlag>('*').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%*"})");
+    spdlog::set_formatter(std::move(formatter));
   } else {
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
   }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <boost/program_options.hpp>
 
@@ -32,8 +33,13 @@ OutputFormat resolveOutput(const std::string& flag, bool allowCsv = false);
 // text is negative.
 void rejectNegativeUnsigned(const boost::program_options::parsed_options& parsed);
 std::string versionText(const char* program);
-// spdlog to stderr; "json" gives one JSON object per line.
+// spdlog to stderr; "json" gives one JSON object per line, its message
+// written by jsonStringBody.
 void setUpLogging(const std::string& format, const std::string& level);
+// The body of a JSON string holding `text`: quotes, backslashes and control
+// characters escaped, each byte that is not part of well-formed UTF-8 as
+// U+FFFD, so the line parses whatever bytes the message quotes.
+std::string jsonStringBody(std::string_view text);
 
 // Parses the command line into `vm`; handles --help and --version. Returns
 // the exit code when the program should stop here (help, version, or a

@@ -164,6 +164,9 @@ int main(int argc, char** argv) {
     }
     if (vm.count("from-nats")) return cli::runFleetConsumer(vm);
     if (vm.count("watch")) return cli::runWatch(vm);
+    // Before the ledger is opened (and created): a commit of no records
+    // would never move the input on.
+    if (vm["batch"].as<std::size_t>() == 0) throw cli::UsageError("--batch must be at least 1");
     const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
     std::unique_ptr<Ledger> ledger;
     Ledger::Options lo;
@@ -189,7 +192,11 @@ int main(int argc, char** argv) {
     ingest::Ingester ingester(*ledger, io);
     SourceTotals totals;
     const std::uint64_t firstSeq = ledger->lastSeq() + 1;
-    {
+    // The ledger refusing a write (a full disk) ends the reading, but what
+    // was committed before it is said on stdout as after any run, and the
+    // exit code is the storage's (4).
+    std::optional<Status> storageFailure;
+    try {
       for (const std::string& path : vm["from"].as<std::vector<std::string>>()) {
         if (gStop) {
           if (!totals.interrupted) {
@@ -228,6 +235,12 @@ int main(int argc, char** argv) {
                    &totals);
       }
       ingester.flush();
+    } catch (const ingest::LedgerError& e) {
+      storageFailure = e.status();
+      spdlog::error("the ledger refused a write; what is committed up to seq {} stays: {}",
+                    ledger->lastSeq(), e.what());
+    }
+    {
       if (publisher) {
         publisher->stop(std::chrono::milliseconds(vm["publish-drain-ms"].as<long>()));
         if (publisher->mark() < ledger->lastSeq()) {
@@ -243,7 +256,7 @@ int main(int argc, char** argv) {
       std::signal(SIGINT, SIG_DFL);
       std::signal(SIGTERM, SIG_DFL);
       try {
-        if (!totals.interrupted) {
+        if (!totals.interrupted && !storageFailure) {
           const auto every = vm["checkpoint-every"].as<std::uint64_t>();
           replay::writeCheckpoints(*ledger, every);
           if (every > 0) replay::writeUsageRollups(*ledger);
@@ -276,7 +289,8 @@ int main(int argc, char** argv) {
                           {"farFuture", s.farFuture},
                           {"lastSeq", lastSeq},
                           {"firstSeq", s.recorded ? firstSeq : 0},
-                          {"interrupted", totals.interrupted}};
+                          {"interrupted", totals.interrupted},
+                          {"storageFailed", storageFailure.has_value()}};
       std::cout << j.dump() << "\n";
     } else {
       std::cout << "read " << totals.values << " values: recorded " << s.recorded << ", duplicates "
@@ -286,6 +300,7 @@ int main(int argc, char** argv) {
     // An interrupted run did not read all of its input: not a success, and
     // not bad input either; like a live source that failed, running it again
     // is what completes it (docs/reference.md, "Exit codes").
+    if (storageFailure) return cli::exitCodeFor(*storageFailure);
     if (totals.interrupted) return cli::kExitLive;
     return totals.rejected > 0 ? cli::kExitInput : cli::kExitOk;
   });

@@ -47,8 +47,10 @@ int main(int argc, char** argv) {
     ("tls-cert", po::value<std::string>(), "serve: TLS certificate (PEM)")
     ("tls-key", po::value<std::string>(), "serve: TLS private key (PEM)")
     ("tls-client-ca", po::value<std::string>(), "serve: require client certificates signed by this CA")
+    ("max-connections-per-address", po::value<std::string>(), "serve: connections one client address may hold at once (default 64; 0: no bound)")
     ("fleet", po::value<std::string>(), "state, usage, report, workload: ask every cluster's copy in this fleet directory (ledger-ingest --from-nats)")
     ("no-checkpoints", "fold from the start, ignoring checkpoints and usage rollups")
+    ("ignore-failed-verify", "answer even while the ledger's newest verification failed (with a warning)")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
     ("command", po::value<std::string>()->default_value(""), "command")
     ("target", po::value<std::string>()->default_value(""), "NAMESPACE/NAME");
@@ -64,6 +66,7 @@ int main(int argc, char** argv) {
     cli::QueryArgs args;
     args.output = cli::resolveOutput(vm["output"].as<std::string>(), csv);
     args.useCheckpoints = !vm.count("no-checkpoints");
+    if (vm.count("ignore-failed-verify")) args.failedVerification = cli::FailedVerification::kWarn;
     args.target = vm["target"].as<std::string>();
     // The ledger is opened when a time flag says `end`, else after the
     // flags are read (a bad flag is reported before a missing ledger).
@@ -107,7 +110,8 @@ int main(int argc, char** argv) {
       if (!vm["ledger"].as<std::string>().empty()) {
         serveArgs.insert(serveArgs.end(), {"--ledger", vm["ledger"].as<std::string>()});
       }
-      for (const char* flag : {"token-file", "tls-cert", "tls-key", "tls-client-ca"}) {
+      for (const char* flag :
+           {"token-file", "tls-cert", "tls-key", "tls-client-ca", "max-connections-per-address"}) {
         if (vm.count(flag)) {
           serveArgs.insert(serveArgs.end(), {std::string("--") + flag, vm[flag].as<std::string>()});
         }

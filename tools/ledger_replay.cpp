@@ -17,6 +17,7 @@
 #include "ingest/ingester.h"
 #include "ingest/projector.h"
 #include "ledger/format.h"
+#include "ledger/verification_record.h"
 #include "ledger/verify.h"
 #include "replay/fold/checkpoints.h"
 #include "replay/fold/replayer.h"
@@ -26,6 +27,7 @@
 #include "tools/fleet_command.h"
 #include "tools/fleet_query.h"
 #include "tools/progress.h"
+#include "tools/query_commands.h"
 #include "tools/render/report_format.h"
 
 namespace po = boost::program_options;
@@ -50,15 +52,19 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
   fo.useCheckpoints = !vm.count("no-checkpoints");
   fo.progress = progress.callback();
   fo.onBadCheckpoint = cli::warnBadCheckpoint;
-  replay::ClusterState state = replayer.foldTo(seq, fo);
-  progress.done();
-  const replay::StateReport report = replay::buildReport(state);
-  if (output == cli::OutputFormat::kJson) {
-    std::cout << render::reportJsonText(report) << "\n";
-  } else {
-    std::cout << render::reportToTable(report);
-  }
-  return cli::kExitOk;
+  const auto policy = vm.count("ignore-failed-verify") ? cli::FailedVerification::kWarn
+                                                       : cli::FailedVerification::kRefuse;
+  return cli::answerWithProof(ledger, output, policy, std::cout, [&](std::ostream& out) {
+    replay::ClusterState state = replayer.foldTo(seq, fo);
+    progress.done();
+    const replay::StateReport report = replay::buildReport(state);
+    if (output == cli::OutputFormat::kJson) {
+      out << render::reportJsonText(report) << "\n";
+    } else {
+      out << render::reportToTable(report);
+    }
+    return cli::kExitOk;
+  });
 }
 
 // The ProjectionOptions of --kueue-config, checked (a usage error otherwise).
@@ -71,6 +77,24 @@ ingest::ProjectionOptions projectionOptions(const po::variables_map& vm) {
     throw cli::UsageError(e.what());
   }
   return projection;
+}
+
+// Beside the ledger, where every answer reads its proof line
+// (ledger/verification_record.h). A ledger this user may only read keeps
+// its record: the check's own answer stands, with a warning.
+void recordResult(const Ledger& ledger, const VerifyReport& log, const std::string& failure,
+                  std::uint64_t failedSeq) {
+  Verification v;
+  v.scope = VerificationScope::kFull;
+  v.timeNs = nowNs();
+  v.upToSeq = log.lastSeq;
+  v.ok = failure.empty();
+  v.failedSeq = failedSeq;
+  v.problem = failure;
+  if (Status st = recordVerification(ledger.directory(), v); !st.isOk()) {
+    spdlog::warn("the result was not recorded beside the ledger, so answers do not state it: {}",
+                 st.toString());
+  }
 }
 
 int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
@@ -163,6 +187,13 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
     }
   }
   if (!ok) spdlog::error("verification failed at {}: {}", where, problem);
+  // The seq is a field of its own; a family's key or a rollup's hour is not.
+  const std::uint64_t failedSeq = !log.ok() ? log.firstBadSeq : cps.firstBadSeq;
+  recordResult(ledger, log,
+               ok               ? std::string()
+               : failedSeq != 0 ? problem
+                                : where + ": " + problem,
+               failedSeq);
   return ok ? cli::kExitOk : cli::kExitCorrupt;
 }
 
@@ -245,6 +276,7 @@ int main(int argc, char** argv) {
     ("from-seq", po::value<std::uint64_t>()->default_value(1), "export: first seq")
     ("every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "checkpoint: records between checkpoints")
     ("no-checkpoints", "fold from the start, ignoring checkpoints")
+    ("ignore-failed-verify", "the state report: answer even while the ledger's newest verification failed (with a warning)")
     ("rewrite", "checkpoint: drop existing checkpoints first")
     ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "rebuild-projection, verify: the ConfigMap, NAMESPACE/NAME, Kueue reads its configuration from (as given to ledger-ingest)")
     ("family", po::value<std::string>()->default_value(""), "compact: only this column family (e.g. projection)")

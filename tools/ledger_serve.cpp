@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     ("tls-cert", po::value<std::string>(), "TLS certificate (PEM)")
     ("tls-key", po::value<std::string>(), "TLS private key (PEM)")
     ("tls-client-ca", po::value<std::string>(), "require client certificates signed by this CA")
+    ("max-connections-per-address", po::value<std::size_t>()->default_value(64), "connections one client address may hold at once; more are answered 503 (0: no bound)")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json");
   // clang-format on
   po::variables_map vm;
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
     serve::ServeOptions options;
     options.ledgerDir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
     options.listen = vm["listen"].as<std::string>();
+    options.maxConnectionsPerAddress = vm["max-connections-per-address"].as<std::size_t>();
     if (vm.count("token-file")) options.tokenFile = vm["token-file"].as<std::string>();
     if (vm.count("tls-cert")) options.tlsCert = vm["tls-cert"].as<std::string>();
     if (vm.count("tls-key")) options.tlsKey = vm["tls-key"].as<std::string>();

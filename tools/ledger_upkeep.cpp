@@ -146,24 +146,40 @@ void LedgerUpkeep::verify() {
         std::min(to, at.seq + std::max<std::uint64_t>(options_.verifySlice, 1));
     st = verifyChain(ledger_, at, end, &report, &at);
   }
-  std::lock_guard lock(mu_);
-  const bool wasOk = verifyOk_;
-  verified_ = at;
-  lastVerifyNs_ = nowNs();
-  ++verifications_;
-  if (!st.isOk()) {
-    verifyOk_ = false;
-    spdlog::error("upkeep: the chain check could not read the ledger after seq {}: {}", at.seq,
-                  st.toString());
-  } else if (!report.ok()) {
-    verifyOk_ = false;
-    spdlog::error(
-        "upkeep: the ledger fails its chain check at seq {}: {} (records up to seq {} are sound; "
-        "`ledger-replay verify` checks the whole ledger)",
-        report.firstBadSeq, report.problem, at.seq);
-  } else {
-    verifyOk_ = true;
-    if (!wasOk) spdlog::info("upkeep: the chain checks sound again up to seq {}", at.seq);
+  Verification statement;
+  statement.scope = VerificationScope::kChain;
+  statement.upToSeq = at.seq;
+  {
+    std::lock_guard lock(mu_);
+    const bool wasOk = verifyOk_;
+    verified_ = at;
+    lastVerifyNs_ = nowNs();
+    statement.timeNs = lastVerifyNs_;
+    ++verifications_;
+    if (!st.isOk()) {
+      verifyOk_ = false;
+      statement.problem = "the chain check could not read the ledger after seq " +
+                          std::to_string(at.seq) + ": " + st.toString();
+      spdlog::error("upkeep: {}", statement.problem);
+    } else if (!report.ok()) {
+      verifyOk_ = false;
+      statement.failedSeq = report.firstBadSeq;
+      statement.upToSeq = report.firstBadSeq;
+      statement.problem = report.problem;
+      spdlog::error(
+          "upkeep: the ledger fails its chain check at seq {}: {} (records up to seq {} are "
+          "sound; `ledger-replay verify` checks the whole ledger)",
+          report.firstBadSeq, report.problem, at.seq);
+    } else {
+      verifyOk_ = true;
+      if (!wasOk) spdlog::info("upkeep: the chain checks sound again up to seq {}", at.seq);
+    }
+    statement.ok = verifyOk_;
+  }
+  // Beside the ledger, for every answer's proof line (verification_record.h);
+  // outside mu_, since it waits for the disk.
+  if (Status rec = recordVerification(ledger_.directory(), statement); !rec.isOk()) {
+    spdlog::error("upkeep: recording the chain check's result failed: {}", rec.toString());
   }
 }
 

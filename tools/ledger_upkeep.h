@@ -22,7 +22,9 @@
 // the newest), then writeUsageRollups stores the hours completed since the
 // last. The chain: checked at start() from the first record, then every
 // `verifyEvery` from the last record checked; a break names the first bad
-// seq in an error log line and sets ledger_verify_ok to 0.
+// seq in an error log line and sets ledger_verify_ok to 0. Each check's
+// result is recorded beside the ledger (ledger/verification_record.h, scope
+// "chain"), where every answer reads its proof line.
 //
 // Ownership: borrows the Ledger, which must outlive the upkeep (stop() or
 // destroy it before closing the ledger).
@@ -31,7 +33,8 @@
 // Errors: failing to write checkpoints or rollups is logged (error) and
 // tried again after another `checkpointEvery` records; it never stops the
 // recording (derived data). A chain check that cannot read the ledger
-// counts as failed. Nothing throws out of the thread; start() may throw
+// counts as failed; failing to record a check's result is logged (error).
+// Nothing throws out of the thread; start() may throw
 // std::system_error.
 #pragma once
 
@@ -43,6 +46,7 @@
 #include <thread>
 
 #include "ledger/ledger.h"
+#include "ledger/verification_record.h"
 #include "ledger/verify.h"
 
 namespace ledger::cli {

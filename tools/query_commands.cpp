@@ -10,12 +10,14 @@
 #include "tools/progress.h"
 #include "tools/render/coverage_format.h"
 #include "tools/render/json_text.h"
+#include "tools/render/proof_format.h"
 #include "tools/render/report_format.h"
 #include "tools/render/usage_chart.h"
 #include "tools/report_command.h"
 
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <tuple>
 
 namespace ledger::cli {
@@ -25,7 +27,15 @@ namespace {
 // The seq a query is about: --seq, else --at, else the end of the log.
 std::uint64_t resolveSeq(const Ledger& ledger, const QueryArgs& args, bool required) {
   if (args.seq && args.at) throw UsageError("give --at or --seq, not both");
-  if (args.seq) return std::min(*args.seq, ledger.lastSeq());
+  if (args.seq) {
+    // As serve answers seq:N past the end (400): a moment the ledger has not
+    // reached is not its last one.
+    if (*args.seq > ledger.lastSeq()) {
+      throw UsageError("--seq " + std::to_string(*args.seq) + " is past the ledger's end (seq " +
+                       std::to_string(ledger.lastSeq()) + ")");
+    }
+    return *args.seq;
+  }
   if (args.at) {
     checkMoment(ledger, *args.at);
     return replay::Replayer(ledger).seqAt(*args.at);
@@ -358,15 +368,67 @@ void checkMoment(const Ledger& ledger, std::int64_t atNs) {
   }
 }
 
+std::optional<Verification> proofFor(const Ledger& ledger, FailedVerification policy) {
+  std::optional<Verification> proof;
+  if (Status st = readVerification(ledger.directory(), &proof); !st.isOk()) {
+    if (policy == FailedVerification::kRefuse) {
+      throw ProgramError("cannot state what was last proven of this ledger: " + st.message() +
+                             "; or pass --ignore-failed-verify to answer anyway",
+                         kExitCorrupt);
+    }
+    if (policy == FailedVerification::kWarn) std::cerr << "warning: " << st.message() << "\n";
+    return std::nullopt;
+  }
+  if (!proof || proof->ok) return proof;
+  // The log is what verification derives everything else from: a broken
+  // chain is not mended by rebuilding, a derived family is.
+  const std::string fix =
+      proof->scope == VerificationScope::kChain
+          ? "the log itself fails its hash chain; `ledger-replay verify` names what is wrong"
+          : "rebuild what is derived from the log (`ledger-replay rebuild-projection`, "
+            "`ledger-replay checkpoint --rewrite`) and run `ledger-replay verify` again";
+  const std::string what = "answers may rest on edited data: " + render::proofLine(proof);
+  if (policy == FailedVerification::kRefuse) {
+    throw ProgramError(what + "; " + fix + ", or pass --ignore-failed-verify to answer anyway",
+                       kExitCorrupt);
+  }
+  if (policy == FailedVerification::kWarn) std::cerr << "WARNING: " << what << "\n";
+  return proof;
+}
+
+int answerWithProof(const Ledger& ledger, OutputFormat output, FailedVerification policy,
+                    std::ostream& out, const std::function<int(std::ostream&)>& answer) {
+  // Read before the answer is computed: a refusal costs no fold, and a
+  // verification that ends meanwhile is stated by the next answer.
+  const std::optional<Verification> proof = proofFor(ledger, policy);
+  std::ostringstream text;
+  const int code = answer(text);
+  if (output == OutputFormat::kJson) {
+    out << render::withProof(text.view(), proof);
+  } else if (output == OutputFormat::kCsv) {
+    out << text.view();
+    std::cerr << render::proofLine(proof) << "\n";
+  } else {
+    out << text.view() << render::proofLine(proof) << "\n";
+  }
+  return code;
+}
+
 int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& args,
              std::ostream& out) {
+  if (command != "state" && command != "usage" && command != "workload" && command != "report" &&
+      command != "admit") {
+    throw UsageError("unknown command '" + command + "'");
+  }
   warnIfOlderProjections(ledger);
-  if (command == "state") return runState(ledger, args, out);
-  if (command == "usage") return runUsage(ledger, args, out);
-  if (command == "workload") return runWorkload(ledger, args, out);
-  if (command == "report") return runReport(ledger, args, out);
-  if (command == "admit") return runAdmit(ledger, args, out);
-  throw UsageError("unknown command '" + command + "'");
+  return answerWithProof(ledger, args.output, args.failedVerification, out,
+                         [&](std::ostream& answer) {
+                           if (command == "state") return runState(ledger, args, answer);
+                           if (command == "usage") return runUsage(ledger, args, answer);
+                           if (command == "workload") return runWorkload(ledger, args, answer);
+                           if (command == "report") return runReport(ledger, args, answer);
+                           return runAdmit(ledger, args, answer);
+                         });
 }
 
 }  // namespace ledger::cli

@@ -130,6 +130,15 @@ int runWatch(const po::variables_map& vm) {
     return kExitUsage;
   }
 
+  // Before the ledger is opened: a second daemon started on a taken port
+  // would otherwise create its ledger directory, then fail to bind.
+  if (!o.listen.empty()) {
+    const auto [host, port] = net::parseListenAddress(o.listen);
+    if (!net::canListen(host, port)) {
+      spdlog::error("--listen {}: cannot bind (in use?)", o.listen);
+      return kExitUsage;
+    }
+  }
   const std::string dir = resolveLedgerDir(vm["ledger"].as<std::string>());
   std::unique_ptr<Ledger> ledger;
   Ledger::Options lo;

@@ -19,4 +19,11 @@ std::pair<std::string, int> parseListenAddress(const std::string& address);
 // 127.0.0.0/8, ::1 or localhost: a host only this machine reaches.
 bool isLoopbackHost(const std::string& host);
 
+// Whether a TCP socket could listen on (host, port) now, as the daemon's
+// health server binds (SO_REUSEADDR, no SO_REUSEPORT; an empty host: "::",
+// else "0.0.0.0"): a probe made before anything is created, so that a
+// daemon whose address another process holds stops before it creates its
+// ledger. Port 0 always can. A host that does not resolve cannot.
+bool canListen(const std::string& host, int port);
+
 }  // namespace ledger::net

@@ -94,12 +94,18 @@ const ResourceLimits* QuotaTree::limits(const std::string& name, bool isCohort,
 
 Quantity QuotaTree::subtreeQuota(const std::string& name, bool isCohort,
                                  const FlavorResource& fr) const {
+  const Node* n = node(name, isCohort);
+  if (isCohort) {
+    if (auto kept = n->keptSubtreeQuota.find(fr); kept != n->keptSubtreeQuota.end())
+      return kept->second;
+  }
   const ResourceLimits* l = limits(name, isCohort, fr);
   Quantity q = l != nullptr ? l->nominal : Quantity();
   if (isCohort) {
-    for (const auto& [child, childIsCohort] : node(name, true)->children) {
+    for (const auto& [child, childIsCohort] : n->children) {
       q += subtreeQuota(child, childIsCohort, fr) - localQuota(child, childIsCohort, fr);
     }
+    n->keptSubtreeQuota.emplace(fr, q);
   }
   return q;
 }
@@ -118,10 +124,13 @@ Quantity QuotaTree::usage(const std::string& name, bool isCohort, const FlavorRe
     auto u = it->second.find(fr);
     return u == it->second.end() ? Quantity() : u->second;
   }
+  const Node* n = node(name, true);
+  if (auto kept = n->keptUsage.find(fr); kept != n->keptUsage.end()) return kept->second;
   Quantity total;
-  for (const auto& [child, childIsCohort] : node(name, true)->children) {
+  for (const auto& [child, childIsCohort] : n->children) {
     total += maxZero(usage(child, childIsCohort, fr) - localQuota(child, childIsCohort, fr));
   }
+  n->keptUsage.emplace(fr, total);
   return total;
 }
 

@@ -6,8 +6,16 @@
 // followed through Cohort objects' parents; a cohort named by a queue but
 // never defined is an empty cohort, as in Kueue.
 //
-// Built from a ClusterState plus the reserved usage per ClusterQueue.
-// Thread-compatible; never throws (a parent cycle is cut where it closes).
+// Built from a ClusterState plus the reserved usage per ClusterQueue. A
+// cohort's subtree quota and usage are sums over its children, asked for
+// every ClusterQueue below it: each is computed once per (flavor, resource)
+// and kept, so a report over one cohort of thousands of queues costs a pass
+// per queue, not one over the whole cohort per queue (docs/performance.md,
+// "The state report").
+// Not thread-safe, const members included (they fill those sums). The
+// constructor never throws (a parent cycle is cut where it closes); the
+// sums throw std::overflow_error past Quantity's range, and are not kept
+// then.
 #pragma once
 
 #include <map>
@@ -62,6 +70,8 @@ class QuotaTree {
     std::string parent;  // cohort name, "" at root
     std::map<FlavorResource, ResourceLimits> limits;
     std::vector<std::pair<std::string, bool>> children;  // (name, isCohort)
+    // A cohort's sums over its children, as computed (see above).
+    mutable std::map<FlavorResource, Quantity> keptSubtreeQuota, keptUsage;
   };
   const Node* node(const std::string& name, bool isCohort) const;
   Quantity availableAt(const std::string& name, bool isCohort, const FlavorResource& fr) const;

@@ -1017,3 +1017,31 @@ TEST_CASE("a full disk with a small queue: the watch stops reading, drops nothin
   }
   requireAllOnce(ledgerDir, created);
 }
+
+// A second daemon on a port another process listens on stops with exit 1
+// before it creates anything: its ledger directory used to be created
+// first, then the bind failed.
+TEST_CASE("a daemon whose --listen port is taken exits 1 and creates no ledger", "[watch]") {
+  TempDir dir;
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  server.start();
+  const int port = freePort();
+  const int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  REQUIRE(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(holder, 1) == 0);
+  const std::string ledgerDir = dir.path("second");
+  const std::string log = dir.path("daemon.log");
+  const pid_t pid = spawnDaemon(daemonArgs(ledgerDir, server, port, "10", "20"), log);
+  CHECK(waitExit(pid, 10000) == 1);
+  ::close(holder);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(text.find("cannot bind (in use?)") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(ledgerDir));
+}

@@ -137,3 +137,14 @@ TEST_CASE("a YAML scalar that yaml-cpp decodes to bytes that are not UTF-8 is re
   CHECK_THROWS_WITH(parseYamlDocument(std::string("k\0\0\0\0\0ind: A\n", 14)),
                     Catch::Contains("not valid UTF-8"));
 }
+
+// An explicit !!str makes a string of what would read as a number, a bool
+// or null, as in go-yaml; it used to be stored as the number 1.
+TEST_CASE("yaml: a scalar tagged !!str is a string", "[ingest][yaml]") {
+  const auto j = parseYamlDocument("a: !!str 1\nb: !!str true\nc: !!str null\nd: 1\ne: '1'\n");
+  CHECK(j["a"] == "1");
+  CHECK(j["b"] == "true");
+  CHECK(j["c"] == "null");
+  CHECK(j["d"] == 1);
+  CHECK(j["e"] == "1");
+}

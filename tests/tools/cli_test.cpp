@@ -191,3 +191,23 @@ TEST_CASE("usage --step: held and uncharged beside reserved", "[cli][held]") {
   // A resource no claim holds: zeros.
   CHECK(byKey["team-b default-flavor cpu"].back()[1] == "0");
 }
+
+// --log-format json: a message quoting input bytes that are not UTF-8 (an
+// event's uid holding 0xFF) still makes a line that parses, the bad bytes
+// as U+FFFD and well-formed characters kept.
+TEST_CASE("JSON log messages are valid JSON strings whatever bytes they quote", "[cli][log]") {
+  const std::string quoted = std::string("uid \"a\xff") +
+                             "\" \\ \x01\x7f caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" +
+                             " overlong \xc0\x80 surrogate \xed\xa0\x80 cut \xe2\x82";
+  const std::string body = cli::jsonStringBody(quoted);
+  INFO(body);
+  const auto parsed = nlohmann::json::parse("\"" + body + "\"", nullptr, false);
+  REQUIRE(parsed.is_string());
+  const std::string text = parsed.get<std::string>();
+  const std::string replacement = "\xef\xbf\xbd";
+  CHECK(text.starts_with("uid \"a" + replacement + "\" \\ \x01\x7f caf\xc3\xa9"));
+  CHECK(text.find("\xe2\x82\xac \xf0\x9f\x98\x80") != std::string::npos);
+  CHECK(text.find("overlong " + replacement + replacement) != std::string::npos);
+  CHECK(text.find("surrogate " + replacement + replacement + replacement) != std::string::npos);
+  CHECK(text.ends_with("cut " + replacement + replacement));
+}

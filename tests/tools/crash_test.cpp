@@ -177,9 +177,13 @@ TEST_CASE(
   // The default batch, and a small one (many commits through the write-ahead log).
   for (const std::string batch : {"1000", "50"}) {
     std::filesystem::remove_all(full);
-    const int code = runQuiet({ingest, "--ledger", full, "--from", input, "--batch", batch});
-    INFO("--batch " << batch);
-    REQUIRE(code == 4);
+    // What was committed is said on stdout, as after any run.
+    const CommandRun run =
+        runCommand(ingest + " --ledger " + full + " -o json --from " + input + " --batch " + batch);
+    INFO("--batch " << batch << "\n" << run.output);
+    REQUIRE(run.exitCode == 4);
+    CHECK(run.output.find("\"storageFailed\":true") != std::string::npos);
+    CHECK(run.output.find("\"lastSeq\":") != std::string::npos);
     // On a larger disk the ledger verifies, and the same input completes it.
     const std::string moved = dir.path("moved-" + batch);
     std::filesystem::copy(full, moved, std::filesystem::copy_options::recursive);

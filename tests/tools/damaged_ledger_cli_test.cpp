@@ -391,3 +391,80 @@ TEST_CASE(
   CHECK(again.exitCode == 0);
   CHECK(again.output.find("usage rollups against a fresh integration") != std::string::npos);
 }
+
+// The proof line (docs/reference.md): every answer states the newest
+// verification; an edit that verify then finds makes every answer refuse
+// (exit 3, naming the seq) until a verification passes again, or answer
+// with a loud warning when asked to.
+TEST_CASE("answers state the newest verification and refuse while it failed",
+          "[crash][verify][proof]") {
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  const std::string query = programFromEnv("LEDGER_QUERY");
+  TempDir dir;
+  std::uint64_t cq = 0, last = 0;
+  {
+    auto ledger = openLedger(dir.path("l"));
+    cq = tamper::smallLedger(*ledger);
+    last = ledger->lastSeq();
+  }
+  const std::string flag = " --ledger " + dir.path("l");
+  const std::string state = query + " state" + flag + " --seq " + std::to_string(last);
+  {
+    const CommandRun never = runCommand(state + " -o json");
+    INFO(never.output);
+    CHECK(never.exitCode == 0);
+    CHECK(never.output.find("\"verifyOk\": null") != std::string::npos);
+  }
+  REQUIRE(runCommand(replay + flag + " verify").exitCode == 0);
+  {
+    const CommandRun json = runCommand(state + " -o json");
+    INFO(json.output);
+    CHECK(json.exitCode == 0);
+    CHECK(json.output.find("\"verifiedUpTo\": " + std::to_string(last) + ",") != std::string::npos);
+    CHECK(json.output.find("\"verifyOk\": true") != std::string::npos);
+    CHECK(json.output.find("\"verifiedBy\": \"ledger-replay verify\"") != std::string::npos);
+    const CommandRun table = runCommand(query + " usage" + flag + " --at now -o table");
+    INFO(table.output);
+    CHECK(table.exitCode == 0);
+    CHECK(table.output.find("verified up to seq " + std::to_string(last) + " at ") !=
+          std::string::npos);
+    CHECK(table.output.find("by ledger-replay verify: ok\n") != std::string::npos);
+  }
+  {
+    auto ledger = openLedger(dir.path("l"));
+    tamper::projection(*ledger, cq);
+  }
+  REQUIRE(runCommand(replay + flag + " verify").exitCode == 3);
+  const std::string atCq = "FAILED at seq " + std::to_string(cq);
+  for (const std::string& command :
+       {state + " -o json", query + " usage" + flag + " --at now -o table",
+        query + " report" + flag + " --from 2026-11-01T00:00:00Z --to 2026-11-02T00:00:00Z -o csv",
+        replay + flag + " -o json"}) {
+    const CommandRun refused = runCommand(command);
+    INFO(command << "\n" << refused.output);
+    CHECK(refused.exitCode == 3);
+    CHECK(refused.output.find(atCq) != std::string::npos);
+    CHECK(refused.output.find("rebuild-projection") != std::string::npos);
+    CHECK(refused.output.find("--ignore-failed-verify") != std::string::npos);
+    CHECK(refused.output.find("\"clusterQueues\"") == std::string::npos);
+  }
+  {
+    const CommandRun anyway = runCommand(state + " -o json --ignore-failed-verify");
+    INFO(anyway.output);
+    CHECK(anyway.exitCode == 0);
+    CHECK(anyway.output.find("WARNING: answers may rest on edited data: checked up to seq") !=
+          std::string::npos);
+    CHECK(anyway.output.find("\"verifyOk\": false") != std::string::npos);
+    CHECK(anyway.output.find("\"verifyFailedSeq\": " + std::to_string(cq)) != std::string::npos);
+  }
+  // The rebuild mends the projection; answers wait for a verification that
+  // says so.
+  REQUIRE(runCommand(replay + flag + " rebuild-projection").exitCode == 0);
+  CHECK(runCommand(state + " -o json").exitCode == 3);
+  REQUIRE(runCommand(replay + flag + " verify").exitCode == 0);
+  const CommandRun restored = runCommand(state + " -o json");
+  INFO(restored.output);
+  CHECK(restored.exitCode == 0);
+  CHECK(restored.output.find("\"verifyOk\": true") != std::string::npos);
+  CHECK(restored.output.find("WARNING") == std::string::npos);
+}

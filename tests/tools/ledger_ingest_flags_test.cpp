@@ -106,3 +106,30 @@ TEST_CASE("a sum of quantities past the ledger's range is a finding, not a wrapp
                       "of quantities (about +-1.7e29 units) in the state at seq 4") !=
         std::string::npos);
 }
+
+// A batch of no records and a moment past the ledger's end are bad usage,
+// as serve's 400 for seq:N past the end: they used to exit 0 (the batch
+// after creating the ledger's directory, the moment clamped to the end).
+TEST_CASE("--batch 0 and state --seq past the end are bad usage (exit 1)", "[cli]") {
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  const std::string query = programFromEnv("LEDGER_QUERY");
+  TempDir dir;
+  const CommandRun zero = runCommand(ingest + " --ledger " + dir.path("l") + " --batch 0 --from -");
+  INFO(zero.output);
+  CHECK(zero.exitCode == 1);
+  CHECK(zero.output.find("--batch must be at least 1") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path("l")));
+
+  const std::string events = dir.path("events.jsonl");
+  std::ofstream(events)
+      << R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap",)"
+      << R"("metadata":{"namespace":"a","name":"b","uid":"u","resourceVersion":"1"}}})"
+      << "\n";
+  REQUIRE(runCommand(ingest + " --ledger " + dir.path("l") + " --from " + events).exitCode == 0);
+  const std::string state = query + " state --ledger " + dir.path("l") + " -o json --seq ";
+  CHECK(runCommand(state + "1").exitCode == 0);
+  const CommandRun past = runCommand(state + "2");
+  INFO(past.output);
+  CHECK(past.exitCode == 1);
+  CHECK(past.output.find("--seq 2 is past the ledger's end (seq 1)") != std::string::npos);
+}

@@ -18,6 +18,7 @@
 
 #include "ingest/kube/watch_daemon.h"
 #include "ledger/format.h"
+#include "ledger/verification_record.h"
 #include "ledger/verify.h"
 #include "replay/fold/checkpoints.h"
 #include "replay/kueue/usage_rollups.h"
@@ -487,6 +488,14 @@ TEST_CASE("the daemon's chain check finds a tampered record: ledger_verify_ok go
     d.await("ledger_verified_seq", static_cast<double>(ledger->lastSeq()));
     CHECK(d.upkeep->verifications() > checks);
   }
+  // Each check is recorded beside the ledger, where answers read their
+  // proof line (ledger/verification_record.h).
+  std::optional<Verification> recorded;
+  REQUIRE(readVerification(ledger->directory(), &recorded).isOk());
+  REQUIRE(recorded.has_value());
+  CHECK(recorded->ok);
+  CHECK(recorded->scope == VerificationScope::kChain);
+  CHECK(recorded->upToSeq == ledger->lastSeq());
   // One flipped byte in record 3 as stored (as tests/ledger/ledger_test.cpp
   // flips them): its chain hash no longer matches. The fold reads
   // projections, so the daemon still starts.
@@ -498,4 +507,12 @@ TEST_CASE("the daemon's chain check finds a tampered record: ledger_verify_ok go
   const Series s = d.await("ledger_verify_ok", 0);
   CHECK(valueOf(s, "ledger_verified_seq") == 2);
   CHECK(d.upkeep->verifiedSeq() == 2);
+  REQUIRE(FakeApiServer::waitFor(
+      [&] {
+        return readVerification(ledger->directory(), &recorded).isOk() && recorded && !recorded->ok;
+      },
+      10000));
+  CHECK(recorded->failedSeq == 3);
+  CHECK_FALSE(recorded->problem.empty());
+  CHECK(recorded->scope == VerificationScope::kChain);
 }

@@ -19,6 +19,11 @@
 // puts `ledger-query serve` on that ledger under concurrent list requests
 // (serve_load.h) instead.
 //
+//   ledger-bench --ledger DIR --metrics-scrape [--runs N]
+//
+// times the --watch daemon's /metrics on that ledger, first scrape and
+// later ones (metrics_scrape.h), instead.
+//
 //   ledger-bench --ledger DIR [--queries N] [--runs N]
 //
 // measures an existing ledger instead (one too big to generate within the
@@ -39,6 +44,7 @@
 #include "tools/bench/bench_report.h"
 #include "tools/bench/end_to_end.h"
 #include "tools/bench/live_phase.h"
+#include "tools/bench/metrics_scrape.h"
 #include "tools/bench/phases.h"
 #include "tools/bench/raw_baseline.h"
 #include "tools/bench/serve_load.h"
@@ -230,6 +236,7 @@ int main(int argc, char** argv) {
     ("live-only", "generate and measure only the daemon's path (its peak RSS over the stream)")
     ("ledger", po::value<std::string>(), "measure this existing ledger's read side instead")
     ("serve-load", "with --ledger: concurrent list requests to ledger-query serve on it instead")
+    ("metrics-scrape", "with --ledger: the --watch daemon's first and later /metrics scrapes on it instead (--runs: later scrapes)")
     ("clients", po::value<int>()->default_value(200), "--serve-load: concurrent requests per round");
   // clang-format on
   po::variables_map vm;
@@ -265,6 +272,15 @@ int main(int argc, char** argv) {
     so.seed = c.seed;
     try {
       return runServeLoad(so, std::cout) ? ledger::cli::kExitOk : ledger::cli::kExitInput;
+    } catch (const std::exception& e) {
+      std::cerr << "ledger-bench: " << e.what() << "\n";
+      return ledger::cli::kExitInput;
+    }
+  }
+  if (vm.count("ledger") && vm.count("metrics-scrape")) {
+    try {
+      runMetricsScrape(vm["ledger"].as<std::string>(), c.runs, std::cout);
+      return ledger::cli::kExitOk;
     } catch (const std::exception& e) {
       std::cerr << "ledger-bench: " << e.what() << "\n";
       return ledger::cli::kExitInput;

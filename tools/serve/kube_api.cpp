@@ -81,13 +81,12 @@ std::pair<std::string, std::string> parseContinue(std::string_view token, std::u
   return {key->substr(0, nul), key->substr(nul + 1)};
 }
 
+// A negative limit is refused, not read as "no limit": a client that sent
+// one asked for something else than the whole list.
 std::uint64_t parseLimit(const std::string& text) {
   std::uint64_t limit = 0;
-  std::int64_t negative = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), limit);
   if (ec == std::errc() && end == text.data() + text.size()) return limit;
-  auto [end2, ec2] = std::from_chars(text.data(), text.data() + text.size(), negative);
-  if (ec2 == std::errc() && end2 == text.data() + text.size() && negative < 0) return 0;
   throw ApiError::badRequest("limit '" + text.substr(0, 40) +
                              "' is not a whole number of items up to 2^64-1");
 }

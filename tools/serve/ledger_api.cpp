@@ -161,7 +161,17 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
       out["firstTime"] = formatRfc3339(first);
       out["lastTime"] = formatRfc3339(lastNs);
     }
+    (ctx.proof != nullptr ? *ctx.proof : ProofState{}).addTo(out);
     return ApiResponse::ofJson(out.dump());
+  }
+  // The questions' error messages quote their arguments through C strings
+  // (an exception's what()), which end at a NUL: a message about "a/b%00c"
+  // named "a/b". No name or time holds one.
+  for (const auto& [name, value] : req.query) {
+    if (value.find('\0') != std::string::npos) {
+      throw ApiError::badRequest("query parameter '" + name +
+                                 "' holds a NUL byte (%00), which no name or time holds");
+    }
   }
   QueryRequest q;
   q.command = std::string(what);

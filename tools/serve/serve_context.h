@@ -17,6 +17,7 @@
 #include "ledger/ledger.h"
 #include "tools/serve/answer_cache.h"
 #include "tools/serve/objects_at.h"
+#include "tools/serve/proof_watch.h"
 #include "tools/serve/resource_catalog.h"
 
 namespace ledger::serve {
@@ -42,6 +43,9 @@ struct ServeContext {
   const QueryRunner& query;
   AnswerCache& answers;    // state reports and answers about past moments
   std::int64_t nowNs = 0;  // the wall clock, for /at/now
+  // The ledger's newest verification, as of this request (proof_watch.h);
+  // null: not known to the caller, stated as never verified.
+  const ProofState* proof = nullptr;
 };
 
 }  // namespace ledger::serve

@@ -113,7 +113,8 @@ LedgerServer::LedgerServer(ServeOptions options, QueryRunner query)
     : options_(std::move(options)),
       query_(std::move(query)),
       states_(std::make_unique<StateCache>()),
-      answers_(std::make_unique<AnswerCache>(kAnswerEntries, kAnswerBytes)) {}
+      answers_(std::make_unique<AnswerCache>(kAnswerEntries, kAnswerBytes)),
+      proof_(std::make_unique<ProofWatch>(options_.ledgerDir)) {}
 
 LedgerServer::~LedgerServer() { stop(); }
 
@@ -133,7 +134,12 @@ void LedgerServer::answer(const httplib::Request& req, httplib::Response& res) {
   request.path = req.path;
   request.query.insert(req.params.begin(), req.params.end());
   request.accept = req.get_header_value("Accept");
-  ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, *answers_, nowNs()};
+  // Read for every answer, outside the answer cache: a verification made
+  // while serving is stated at once, also on answers about past moments.
+  const ProofState proof = proof_->current();
+  res.set_header("Ledger-Proof", proof.line());
+  if (const std::string w = proof.warning(); !w.empty()) res.set_header("Warning", w);
+  ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, *answers_, nowNs(), &proof};
   try {
     if (const std::string w = momentWarning(request.path, ctx.ledger, ctx.nowNs); !w.empty()) {
       res.set_header("Warning", w);
@@ -241,8 +247,8 @@ void LedgerServer::start() {
   } else {
     server_ = std::make_unique<httplib::Server>();
   }
-  server_->new_task_queue = [] {
-    return new ConnectionThreads(kKeptThreads, kMaxConnections, kIdleThreadLimit);
+  server_->new_task_queue = [perAddress = options_.maxConnectionsPerAddress] {
+    return new ConnectionThreads(kKeptThreads, kMaxConnections, kIdleThreadLimit, perAddress);
   };
   // Per read of a request's line, headers or body (and of a TLS handshake):
   // a client that stops sending is dropped after this long.

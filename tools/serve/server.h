@@ -8,11 +8,16 @@
 // otherwise; any other address needs TLS and, over it, a bearer token
 // (--token-file, compared in constant time) or client certificates, since
 // the ledger holds Pod specs and their environment. Every request is logged
-// with its method, path, status and time.
+// with its method, path, status and time. Every answer states the ledger's
+// newest verification (proof_watch.h): a Ledger-Proof header, a Warning
+// header while it failed, the JSON members in /ledger/v1/ answers; serve
+// answers while it failed (many readers see the warning; the CLI refuses).
 //
 // Slow and malformed clients: every connection is answered on a thread of
 // its own (connection_threads.h), so clients that never finish a request
-// delay no one else until they hold kMaxConnections; each read of a
+// delay no one else until they hold kMaxConnections, and one address holds
+// at most maxConnectionsPerAddress of those (more are answered 503 at
+// once), so clients elsewhere are answered however many one opens; each read of a
 // request (line, headers, body, TLS handshake) times out after
 // kReadTimeout; a body-carrying method without Content-Length or
 // Transfer-Encoding has no body and is answered at once.
@@ -49,6 +54,9 @@ struct ServeOptions {
   std::string tokenFile;
   std::string tlsCert, tlsKey, tlsClientCa;
   int followMs = 1000;  // how often to look for new commits
+  // Connections one client address may hold at once (0: no bound); see
+  // connection_threads.h.
+  std::size_t maxConnectionsPerAddress = 64;
 };
 
 class LedgerServer {
@@ -89,6 +97,7 @@ class LedgerServer {
   static constexpr std::size_t kAnswerEntries = 512;
   static constexpr std::size_t kAnswerBytes = 256ULL << 20;
   std::unique_ptr<AnswerCache> answers_;
+  std::unique_ptr<ProofWatch> proof_;
   std::unique_ptr<httplib::Server> server_;
   std::thread listener_, follower_;
   std::atomic<bool> stopping_{false};

@@ -139,6 +139,7 @@ TEST_CASE("limit and continue page through a list; a token from another moment i
   CHECK(api.errorCode(path, {{"continue", "garbage"}}) == 400);
   CHECK(api.errorCode(path, {{"limit", "99999999999999999999999"}}) == 400);
   CHECK(api.errorCode(path, {{"limit", "ten"}}) == 400);
+  CHECK(api.errorCode(path, {{"limit", "-1"}}) == 400);
 }
 
 TEST_CASE("bad requests are Status errors with the API server's codes") {
@@ -273,4 +274,23 @@ TEST_CASE("/ledger/v1/report answers as ledger-query report, by any --by, up to 
     code = e.code();
   }
   CHECK(code == 400);
+}
+
+// A NUL in a /ledger/v1/ question's parameter is refused by name: the
+// question's own message used to end at it ("workload a/b" for "a/b\0c").
+TEST_CASE("a NUL byte in a /ledger/v1/ parameter is 400 naming the parameter") {
+  DemoApi api;
+  ApiRequest req;
+  req.method = "GET";
+  req.path = "/ledger/v1/workload";
+  req.query = {{"target", std::string("team-a/job\0x", 12)}};
+  ServeContext ctx{*api.ledger, *api.catalog, api.states, api.query, api.answers, 0};
+  try {
+    handleLedgerRequest(req, ctx);
+    FAIL("answered");
+  } catch (const ApiError& e) {
+    CHECK(e.code() == 400);
+    CHECK(std::string(e.what()).find("query parameter 'target' holds a NUL byte") !=
+          std::string::npos);
+  }
 }
