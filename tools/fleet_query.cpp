@@ -160,14 +160,7 @@ void addClusterRows(const std::string& cluster, const replay::UsagePeriod& perio
       row.groupValues = std::move(keys);
       row.resource = r.resource;
     }
-    row.reserved += r.reserved;
-    row.held += r.held;
-    row.uncharged += r.uncharged;
-    row.dra = row.dra || r.dra;
-    if (r.quota) {
-      if (!row.quota) row.quota = replay::Integral();
-      *row.quota += *r.quota;
-    }
+    row.addIntegrals(r);
   }
 }
 

@@ -77,19 +77,23 @@ std::vector<UsageRow> usageRows(const UsageBucket& bucket, const Grouping& by,
   return out;
 }
 
+void UsageRow::addIntegrals(const UsageRow& other) {
+  reserved += other.reserved;
+  held += other.held;
+  uncharged += other.uncharged;
+  dra = dra || other.dra;
+  if (other.quota) {
+    if (!quota) quota = Integral();
+    *quota += *other.quota;
+  }
+}
+
 std::vector<UsageRow> usageTotals(const std::vector<UsageRow>& rows) {
   std::map<std::string, UsageRow> totals;
   for (const UsageRow& r : rows) {
     UsageRow& total = totals[r.resource];
     total.resource = r.resource;
-    total.reserved += r.reserved;
-    total.held += r.held;
-    total.uncharged += r.uncharged;
-    total.dra = total.dra || r.dra;
-    if (r.quota) {
-      if (!total.quota) total.quota = Integral();
-      *total.quota += *r.quota;
-    }
+    total.addIntegrals(r);
   }
   std::vector<UsageRow> out;
   out.reserve(totals.size());

@@ -46,6 +46,10 @@ struct UsageRow {
   Integral held;
   Integral uncharged;
   bool dra = false;
+
+  // Adds `other`'s integrals (and quota, when it has one): rows summed into
+  // a total, or the same group's rows of several clusters.
+  void addIntegrals(const UsageRow& other);
 };
 
 struct UsagePeriod {
