@@ -266,6 +266,10 @@ int main(int argc, char** argv) {
       } catch (const kj::Exception& e) {
         spdlog::warn("checkpoints or usage rollups not written: {}",
                      replay::damagedObject(e).what());
+      } catch (const std::overflow_error& e) {
+        // A quantity past the exact range: the state report names it as a
+        // finding; the integrals cannot be stored, the records are.
+        spdlog::warn("checkpoints or usage rollups not written: {}", e.what());
       }
     }
     const auto& s = ingester.stats();
