@@ -55,7 +55,10 @@
 //                admitted and nominal quota over the bucket
 //                (replay/kueue/usage_rollups.h). Derived: written with the
 //                checkpoints, dropped with a rebuild, checked by verify.
-//                Since format 4.
+//                Since format 4. Beside them since format 6, the held levels
+//                (replay/kueue/held_record.h): kind ('x' changes, 'y' every
+//                holder, 'z' a covered run's end) ++ seq (8 bytes BE) -> a
+//                schema::HeldLevels. Derived the same way.
 //   meta         "format" -> decimal format version; "head" -> last seq, hash,
 //                time; "cursor/<source>" -> per-source ingest cursor;
 //                "object_index" -> "complete" when object_index covers every
@@ -109,6 +112,11 @@
 //      upgraded in place: its entries stay as they are. A build that reads
 //      at most 4 would take a listing entry for one record, hence the
 //      version.
+//   6  usage_rollups also holds the held levels ('x', 'y', 'z' keys). An
+//      older ledger opened for writing is upgraded in place; the next rollup
+//      pass writes them. A build that reads at most 5 would take them for
+//      malformed rollups, fail its verify and refuse answers after it, hence
+//      the version.
 #pragma once
 
 #include <cstdint>
@@ -118,7 +126,7 @@
 namespace ledger::format {
 
 inline constexpr int kOldestFormat = 1;
-inline constexpr int kCurrentFormat = 5;
+inline constexpr int kCurrentFormat = 6;
 
 // The bytes of a checkpoint (schema/checkpoint.capnp) after their SHA-256.
 // Checkpoints are derived data: one of another version is skipped like a
@@ -223,6 +231,16 @@ inline std::string usageRollupKey(char grain, std::int64_t startNs) {
 inline std::int64_t usageRollupStart(std::string_view key) {
   return static_cast<std::int64_t>(decodeU64(key.substr(1, 8)) ^ (1ULL << 63));
 }
+
+// The held levels' keys in usage_rollups (above; replay/kueue/held_record.h):
+// a kind, then the seq of the record after which they hold.
+inline constexpr char kHeldChanges = 'x';
+inline constexpr char kHeldSnapshot = 'y';
+inline constexpr char kHeldRunEnd = 'z';
+inline std::string heldRecordKey(char kind, std::uint64_t seq) {
+  return std::string(1, kind) + encodeU64(seq);
+}
+inline std::uint64_t heldRecordSeq(std::string_view key) { return decodeU64(key.substr(1, 8)); }
 
 // object_index: the records of one object, and the objects referring to a uid.
 inline std::string objectRecordsPrefix(std::string_view objectKey) {

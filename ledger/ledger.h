@@ -272,6 +272,9 @@ class Ledger {
       const;
   // The greatest key starting with `grain` (empty when there is none).
   [[nodiscard]] Status lastUsageRollup(char grain, std::string* key) const;
+  // The greatest key at or before `bound` with the same first byte (empty
+  // when there is none).
+  [[nodiscard]] Status usageRollupAtOrBefore(std::string_view bound, std::string* key) const;
   [[nodiscard]] Status dropUsageRollups();
   // After a write failed for a full disk, RocksDB refuses every write until
   // the error is cleared (its background error). This clears it once space

@@ -21,6 +21,11 @@ std::string rollupHeader(std::string_view payload) {
 
 std::string describeKey(std::string_view key) {
   if (key.size() != format::kUsageRollupKeySize) return "usage rollup with a malformed key";
+  if (key[0] == format::kHeldChanges || key[0] == format::kHeldSnapshot ||
+      key[0] == format::kHeldRunEnd) {
+    return std::string("held levels ") + key[0] + "/seq " +
+           std::to_string(format::heldRecordSeq(key));
+  }
   return std::string("usage rollup ") + key[0] + "/" +
          std::to_string(format::usageRollupStart(key));
 }
@@ -75,6 +80,18 @@ Status Ledger::lastUsageRollup(char grain, std::string* key) const {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf));
   it->SeekForPrev(std::string(1, grain) + std::string(8, '\xff'));
   if (it->Valid() && !it->key().empty() && it->key()[0] == grain) {
+    key->assign(it->key().data(), it->key().size());
+  }
+  return fromRocks(it->status(), "seeking usage rollups");
+}
+
+Status Ledger::usageRollupAtOrBefore(std::string_view bound, std::string* key) const {
+  key->clear();
+  auto* cf = family(format::kUsageRollupsFamily);
+  if (cf == nullptr || bound.empty()) return Status::ok();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf));
+  it->SeekForPrev(rocksdb::Slice(bound.data(), bound.size()));
+  if (it->Valid() && !it->key().empty() && it->key()[0] == bound[0]) {
     key->assign(it->key().data(), it->key().size());
   }
   return fromRocks(it->status(), "seeking usage rollups");

@@ -49,3 +49,29 @@ struct UsageBucket {
   # replay/kueue/usage_levels.h kUsageRollupVersion; 0 before held.
   version @4 :UInt32;
 }
+
+# What pods held through allocated ResourceClaims, per holder
+# (replay/kueue/held_record.h): derived data beside the buckets, so that an
+# integration over the log reads these instead of following every Pod and
+# ResourceClaim record. Keyed by seq: the holders whose holding a record
+# changed ("x"), every holder after a record ("y"), and the end of a run of
+# records the changes cover ("z", with the run's first seq).
+struct HeldAmount {
+  resource @0 :Text;
+  # A Quantity exactly: its nano-units as a 128-bit integer, and the format
+  # it renders in (schema/k8s/quantity.h Format).
+  nanosHigh @1 :Int64;
+  nanosLow @2 :UInt64;
+  format @3 :UInt8;
+}
+
+struct HeldLevel {
+  workload @0 :Bool;  # a Workload "namespace/name"; else a namespace's pods of no Workload
+  key @1 :Text;
+  held @2 :List(HeldAmount);
+}
+
+struct HeldLevels {
+  levels @0 :List(HeldLevel);
+  runStartSeq @1 :UInt64;  # "z" keys only
+}

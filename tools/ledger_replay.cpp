@@ -124,7 +124,10 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
   } else if (cps.firstBadSeq != 0) {
     where = "seq " + std::to_string(cps.firstBadSeq);
   } else if (!rollups.firstBad.empty()) {
-    where = "the usage rollup of the " + rollups.firstBad;
+    // A bucket ("hour 2026-...") or the held levels stored beside them
+    // ("held changes after seq N").
+    where = rollups.firstBad.starts_with("held ") ? "the stored " + rollups.firstBad
+                                                  : "the usage rollup of the " + rollups.firstBad;
   }
   const std::string& problem = !log.ok()              ? log.problem
                                : cps.firstBadSeq != 0 ? cps.problem

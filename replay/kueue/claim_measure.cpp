@@ -21,6 +21,7 @@ const dra::ResourceMapper& ClaimMeasure::currentMapper() {
 
 ResourceList ClaimMeasure::measure(schema::ResourceClaim::Reader claim) {
   ResourceList out;
+  provisional_ = false;
   if (!claim.getAllocated()) return out;
   const dra::ResourceMapper& mapping = currentMapper();
   const dra::HeldInputs in{state_, mapping, selectors_};
@@ -57,6 +58,7 @@ ResourceList ClaimMeasure::measure(schema::ResourceClaim::Reader claim) {
       dra::addHeld(in, cls, device, result, one, oneLost);
       if (device == nullptr || !oneLost.empty()) {
         addInto(out, one);  // unpublished for now: asked again next time
+        provisional_ = true;
         continue;
       }
       cached = counterHeld_.emplace(std::move(deviceKey), std::move(one)).first;

@@ -33,6 +33,10 @@ class ClaimMeasure {
 
   // What `claim` holds now (empty when it is not allocated).
   ResourceList measure(schema::ResourceClaim::Reader claim);
+  // Whether the last measure() left a device under a counter mapping out
+  // for now (not published yet, or past the exact range): measuring the
+  // same allocation again later may give more.
+  bool lastMeasureProvisional() const { return provisional_; }
   // A ResourceSlice changed: the catalog is built again when needed.
   void slicesChanged();
   // Whether the mapping in force changed or `deviceClass` (a DeviceClass
@@ -53,6 +57,7 @@ class ClaimMeasure {
   // (class, driver, pool, device) -> what that device holds under a counter
   // mapping.
   std::unordered_map<std::string, ResourceList> counterHeld_;
+  bool provisional_ = false;
 };
 
 }  // namespace ledger::replay

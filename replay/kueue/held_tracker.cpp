@@ -16,6 +16,7 @@ struct ClaimInfo {
   std::vector<std::string> refUids;      // metadata.ownerReferences
   std::vector<std::string> reservedFor;  // status.reservedFor
   ResourceList held;                     // what its allocation holds
+  bool provisional = false;              // measured before a device was published
   std::optional<HeldTarget> target;      // who holds it now
   // Equal in all but `target` (which attach() sets).
   bool sameAs(const ClaimInfo& o) const {
@@ -37,6 +38,72 @@ namespace {
 
 using held_internal::ClaimInfo;
 using held_internal::PodInfo;
+
+// Whether `have` lists the uids of `list`, in its order, without copying them.
+template <typename List, typename UidOf>
+bool sameUids(const std::vector<std::string>& have, List list, UidOf uidOf) {
+  if (have.size() != list.size()) return false;
+  std::size_t i = 0;
+  for (auto entry : list) {
+    if (have[i++] != textView(uidOf(entry))) return false;
+  }
+  return true;
+}
+
+bool sameOwners(const std::vector<std::string>& have, schema::Projection::Reader p) {
+  return sameUids(have, p.getOwnerReferences(), [](auto o) { return o.getUid(); });
+}
+
+bool sameEntries(capnp::List<schema::KeyValue>::Reader a, capnp::List<schema::KeyValue>::Reader b) {
+  if (a.size() != b.size()) return false;
+  for (unsigned i = 0; i < a.size(); ++i) {
+    if (textView(a[i].getKey()) != textView(b[i].getKey()) ||
+        textView(a[i].getValue()) != textView(b[i].getValue()))
+      return false;
+  }
+  return true;
+}
+
+// Whether two versions of one claim (same uid) hold the same: a claim's
+// spec, its requests, cannot change (the API server refuses any update of a
+// ResourceClaim's spec), so its allocation's results say what it holds.
+bool sameAllocation(schema::ResourceClaim::Reader a, schema::ResourceClaim::Reader b) {
+  if (a.getAllocated() != b.getAllocated()) return false;
+  auto ra = a.getResults();
+  auto rb = b.getResults();
+  if (ra.size() != rb.size()) return false;
+  for (unsigned i = 0; i < ra.size(); ++i) {
+    auto x = ra[i];
+    auto y = rb[i];
+    if (x.getAdminAccess() != y.getAdminAccess() ||
+        textView(x.getRequest()) != textView(y.getRequest()) ||
+        textView(x.getDriver()) != textView(y.getDriver()) ||
+        textView(x.getPool()) != textView(y.getPool()) ||
+        textView(x.getDevice()) != textView(y.getDevice()) ||
+        !sameEntries(x.getConsumedCapacity(), y.getConsumedCapacity()))
+      return false;
+  }
+  return true;
+}
+
+// Whether `keys` are the claim keys (ClusterState::key) of `pod`'s
+// status.resourceClaimStatuses that name a claim, in order.
+bool sameClaimKeys(const std::vector<std::string>& keys, std::string_view ns,
+                   schema::Pod::Reader pod) {
+  std::size_t i = 0;
+  for (auto status : pod.getResourceClaimStatuses()) {
+    const std::string_view name = textView(status.getResourceClaimName());
+    if (name.empty()) continue;
+    if (i == keys.size()) return false;
+    const std::string_view key = keys[i++];
+    const bool same = ns.empty()
+                          ? key == name
+                          : key.size() == ns.size() + 1 + name.size() && key.starts_with(ns) &&
+                                key[ns.size()] == '/' && key.ends_with(name);
+    if (!same) return false;
+  }
+  return i == keys.size();
+}
 
 std::vector<std::string> ownerUids(schema::Projection::Reader p) {
   std::vector<std::string> out;
@@ -145,17 +212,33 @@ struct HeldTracker::Impl {
       out.insert(it->second.claimKeys.begin(), it->second.claimKeys.end());
   }
 
-  void setClaim(const std::string& key, const StoredObject* obj) {
+  // `sameAllocation`: the claim's previous version held what this one does.
+  void setClaim(const std::string& key, const StoredObject* obj, bool sameAllocation = false) {
     std::optional<ClaimInfo> next;
     if (obj != nullptr) {
+      const auto claim = obj->projection().getBody().getResourceClaim();
+      auto it = claims.find(key);
+      const bool keepHeld = sameAllocation && it != claims.end() && !it->second.provisional;
+      // Most claim records change nothing it holds or who holds it: told
+      // apart without copying or measuring anything.
+      if (keepHeld && sameOwners(it->second.refUids, obj->projection()) &&
+          sameUids(it->second.reservedFor, claim.getReservedFor(),
+                   [](auto r) { return r.getUid(); }))
+        return;
       ClaimInfo c;
       c.ns = obj->ns();
       c.refUids = ownerUids(obj->projection());
-      for (auto r : obj->projection().getBody().getResourceClaim().getReservedFor())
-        c.reservedFor.emplace_back(r.getUid().cStr());
-      c.held = measure(*obj);
-      // Most claim records change nothing it holds or who holds it.
-      if (auto it = claims.find(key); it != claims.end() && it->second.sameAs(c)) return;
+      for (auto r : claim.getReservedFor()) c.reservedFor.emplace_back(r.getUid().cStr());
+      if (keepHeld) {
+        c.held = it->second.held;
+      } else {
+        c.held = measure(*obj);
+        c.provisional = measurer.lastMeasureProvisional();
+      }
+      if (it != claims.end() && it->second.sameAs(c)) {
+        it->second.provisional = c.provisional;
+        return;
+      }
       next = std::move(c);
     }
     reattach({key}, [&] {
@@ -189,6 +272,15 @@ struct HeldTracker::Impl {
     std::optional<PodInfo> next;
     if (projection != nullptr) {
       auto pod = projection->getBody().getPod();
+      const std::string_view phase = textView(pod.getPhase());
+      const bool terminal = phase == "Succeeded" || phase == "Failed";
+      // Most Pod records change nothing attribution reads: told apart
+      // without copying anything.
+      if (auto it = pods.find(uid); it != pods.end() && it->second.terminal == terminal &&
+                                    it->second.ns == ns &&
+                                    sameOwners(it->second.ownerUids, *projection) &&
+                                    sameClaimKeys(it->second.claimKeys, ns, pod))
+        return;
       PodInfo p;
       p.ns = ns;
       p.ownerUids = ownerUids(*projection);
@@ -196,9 +288,7 @@ struct HeldTracker::Impl {
         if (s.getResourceClaimName().size() > 0)
           p.claimKeys.push_back(ClusterState::key(ns, s.getResourceClaimName().cStr()));
       }
-      const std::string_view phase = textView(pod.getPhase());
-      p.terminal = phase == "Succeeded" || phase == "Failed";
-      // Most Pod records change nothing attribution reads.
+      p.terminal = terminal;
       if (auto it = pods.find(uid); it != pods.end() && it->second == p) return;
       next = std::move(p);
     }
@@ -225,6 +315,7 @@ struct HeldTracker::Impl {
       for (auto& [key, c] : claims) {
         const StoredObject* obj = state.find(ObjectKind::kResourceClaim, key);
         c.held = obj != nullptr ? measure(*obj) : ResourceList{};
+        c.provisional = obj != nullptr && measurer.lastMeasureProvisional();
       }
     });
   }
@@ -251,12 +342,20 @@ void HeldTracker::applyRecord(std::uint64_t seq, kj::ArrayPtr<const capnp::word>
   // The state keeps what measuring reads - claims, slices, classes, the
   // configuration and the controller Pods whose restarts make it take
   // effect (charge_history.h) - not every Pod: most records are Pods'.
-  if (!body.isPod() || body.getPod().getControllerManagerLabel()) m.state.apply(seq, words);
   const bool deleted = r.getType() == schema::EventType::DELETED;
   auto id = r.getIdentity();
-  const std::string key = ClusterState::key(id.getNamespace().cStr(), id.getName().cStr());
+  const std::string key = ClusterState::key(textView(id.getNamespace()), textView(id.getName()));
+  bool sameAllocationAsBefore = false;
+  if (body.isResourceClaim() && !deleted) {
+    const StoredObject* before = m.state.find(ObjectKind::kResourceClaim, key);
+    sameAllocationAsBefore =
+        before != nullptr && before->uid() == textView(id.getUid()) &&
+        sameAllocation(before->projection().getBody().getResourceClaim(), body.getResourceClaim());
+  }
+  if (!body.isPod() || body.getPod().getControllerManagerLabel()) m.state.apply(seq, words);
   if (body.isResourceClaim()) {
-    m.setClaim(key, deleted ? nullptr : m.state.find(ObjectKind::kResourceClaim, key));
+    m.setClaim(key, deleted ? nullptr : m.state.find(ObjectKind::kResourceClaim, key),
+               sameAllocationAsBefore);
   } else if (body.isPod()) {
     m.setPod(id.getUid().cStr(), deleted ? nullptr : &r);
   }

@@ -30,19 +30,12 @@
 #include <vector>
 
 #include "replay/fold/cluster_state.h"
+#include "replay/kueue/held_source.h"
 #include "replay/kueue/resources.h"
 
 namespace ledger::replay {
 
-// Who holds: a Workload (key "namespace/name"), or the pods of no Workload
-// in a namespace (key the namespace).
-struct HeldTarget {
-  bool workload = true;
-  std::string key;
-  friend auto operator<=>(const HeldTarget&, const HeldTarget&) = default;
-};
-
-class HeldTracker {
+class HeldTracker final : public HeldSource {
  public:
   // Starts from `state`, the fold at the period's start; keeps it, folding
   // into it the records applyRecord gives (not the Workloads').
@@ -57,12 +50,9 @@ class HeldTracker {
   // A Workload's uids, its own and its ownerReferences' (empty: deleted).
   void setWorkload(const std::string& key, std::vector<std::string> uids);
 
-  // What `target` holds now, per quota resource (empty when nothing).
-  const ResourceList& heldBy(const HeldTarget& target) const;
-  // The targets whose holdings may have changed since the last call.
-  std::set<HeldTarget> takeChanged();
-  // Every target holding something now.
-  std::vector<HeldTarget> holders() const;
+  const ResourceList& heldBy(const HeldTarget& target) const override;
+  std::set<HeldTarget> takeChanged() override;
+  std::vector<HeldTarget> holders() const override;
 
  private:
   struct Impl;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "replay/fold/scan_ahead.h"
+#include "replay/kueue/held_record.h"
 #include "replay/kueue/held_tracker.h"
 #include "replay/kueue/workload_usage.h"
 #include "schema/rollup.capnp.h"
@@ -40,6 +41,12 @@ struct HeldPart {
   ReservedKey key;
   Quantity held;
   Quantity uncharged;
+  // Equal also in how the amounts are written: sums keep their operands'
+  // formats, and answers print them.
+  friend bool operator==(const HeldPart& a, const HeldPart& b) {
+    return a.key == b.key && a.held == b.held && a.held.format() == b.held.format() &&
+           a.uncharged == b.uncharged && a.uncharged.format() == b.uncharged.format();
+  }
 };
 
 std::map<FlavorResource, Quantity> nominalOf(schema::ClusterQueue::Reader cq) {
@@ -60,20 +67,32 @@ class Integrator {
   Integrator(const UsageScope& scope, UsageSteps* steps, std::int64_t startNs)
       : scope_(scope), steps_(steps), start_(startNs) {}
 
-  // Takes the fold at the start; keeps it for the held devices.
-  void seed(ClusterState state) {
+  // Takes the fold at the start, after `fromSeq`; keeps it for the held
+  // devices unless `stored` gives them.
+  void seed(ClusterState state, std::uint64_t fromSeq, std::unique_ptr<StoredHeldLevels> stored,
+            HeldRecorder* recorder) {
     for (const auto& [key, obj] : state.objects(ObjectKind::kClusterQueue)) {
       setQueue(std::string(obj->name()), nominalOf(obj->projection().getBody().getClusterQueue()),
                start_);
     }
     for (const auto& [key, obj] : state.objects(ObjectKind::kWorkload)) {
       auto wl = obj->projection().getBody().getWorkload();
-      setWorkload(key, contributionOf(obj->ns(), obj->name(), wl), start_);
-      views_[key] = heldViewOf(obj->ns(), obj->name(), wl);
+      auto [contribution, view] = chargeOf(obj->ns(), obj->name(), wl);
+      setWorkload(key, std::move(contribution), start_);
+      views_[key] = std::move(view);
     }
-    held_ = std::make_unique<HeldTracker>(std::move(state));
+    recorder_ = recorder;
+    if (stored) {
+      stored_ = stored.get();
+      held_ = std::move(stored);
+    } else {
+      auto live = std::make_unique<HeldTracker>(std::move(state));
+      live_ = live.get();
+      held_ = std::move(live);
+    }
     for (const auto& target : held_->holders()) refreshHeld(target, start_);
     held_->takeChanged();
+    if (recorder_ != nullptr) recorder_->snapshot(fromSeq, *held_);
   }
 
   void applyRecord(std::uint64_t seq, kj::ArrayPtr<const capnp::word> words,
@@ -85,23 +104,37 @@ class Integrator {
       const std::string ns = id.getNamespace().cStr();
       const std::string name = id.getName().cStr();
       const std::string key = ClusterState::key(ns, name);
-      setWorkload(key, deleted ? std::nullopt : contributionOf(ns, name, body.getWorkload()), t);
       if (deleted) {
+        setWorkload(key, std::nullopt, t);
         views_.erase(key);
-        held_->setWorkload(key, {});
       } else {
-        views_[key] = heldViewOf(ns, name, body.getWorkload());
-        held_->setWorkload(key, workloadUids(textView(id.getUid()), r.getObject()));
+        auto [contribution, view] = chargeOf(ns, name, body.getWorkload());
+        setWorkload(key, std::move(contribution), t);
+        views_[key] = std::move(view);
+      }
+      if (live_ != nullptr) {
+        live_->setWorkload(key, deleted ? std::vector<std::string>()
+                                        : workloadUids(textView(id.getUid()), r.getObject()));
+      } else {
+        stored_->advanceTo(seq);
       }
       // Its charge may have changed even where its holding did not.
       refreshHeld(HeldTarget{true, key}, t);
     } else if (body.isClusterQueue()) {
       setQueue(id.getName().cStr(),
                deleted ? std::nullopt : std::optional(nominalOf(body.getClusterQueue())), t);
+    } else if (live_ != nullptr) {
+      live_->applyRecord(seq, words, r);
     } else {
-      held_->applyRecord(seq, words, r);
+      // Pods and ResourceClaims, most records: what they changed is stored.
+      stored_->advanceTo(seq);
     }
-    for (const auto& target : held_->takeChanged()) refreshHeld(target, t);
+    const std::set<HeldTarget> changed = held_->takeChanged();
+    if (recorder_ != nullptr) {
+      recorder_->changes(seq, changed, *held_);
+      if (recorder_->wantsSnapshot(seq)) recorder_->snapshot(seq, *held_);
+    }
+    for (const auto& target : changed) refreshHeld(target, t);
   }
 
   // The keys the current bucket names so far: right after seed() or cut(),
@@ -161,27 +194,18 @@ class Integrator {
     std::int64_t since = 0;
   };
 
-  std::optional<Contribution> contributionOf(std::string_view ns, std::string_view name,
-                                             schema::Workload::Reader wl) const {
-    if (!wl.getHasAdmission()) return std::nullopt;
-    const WorkloadConditions conditions = conditionsOf(wl);
-    if (!conditions.reserving()) return std::nullopt;
-    Contribution c;
-    c.clusterQueue = wl.getAdmissionClusterQueue().cStr();
-    if (scope_.clusterQueue && *scope_.clusterQueue != c.clusterQueue) return std::nullopt;
-    c.owner = scope_.owner == Owner::kNamespace ? std::string(ns) : ClusterState::key(ns, name);
-    c.admitted = conditions.admitted;
-    c.usage = admissionUsage(wl, nullptr);
-    return c;
-  }
-
-  HeldView heldViewOf(std::string_view ns, std::string_view name,
-                      schema::Workload::Reader wl) const {
-    HeldView v;
+  // A Workload's reservation and how its held devices are keyed, from one
+  // pass over its admission (admissionUsage is most of the cost of a
+  // Workload record).
+  std::pair<std::optional<Contribution>, HeldView> chargeOf(std::string_view ns,
+                                                            std::string_view name,
+                                                            schema::Workload::Reader wl) const {
+    std::pair<std::optional<Contribution>, HeldView> out;
+    HeldView& v = out.second;
     v.owner = scope_.owner == Owner::kNamespace ? std::string(ns) : ClusterState::key(ns, name);
-    if (!wl.getHasAdmission()) return v;
+    if (!wl.getHasAdmission()) return out;
     v.clusterQueue = wl.getAdmissionClusterQueue().cStr();
-    const auto usage = admissionUsage(wl, nullptr);
+    auto usage = admissionUsage(wl, nullptr);
     std::map<std::string, int> flavors;
     for (const auto& [fr, q] : usage) {
       v.flavorOf[fr.second] = fr.first;
@@ -190,29 +214,43 @@ class Integrator {
     for (const auto& [resource, n] : flavors) {
       if (n > 1) v.flavorOf[resource] = "-";
     }
-    if (conditionsOf(wl).reserving()) {
-      for (const auto& [fr, q] : usage) v.charged[fr.second] += q;
-    }
-    return v;
+    const WorkloadConditions conditions = conditionsOf(wl);
+    if (!conditions.reserving()) return out;
+    for (const auto& [fr, q] : usage) v.charged[fr.second] += q;
+    if (scope_.clusterQueue && *scope_.clusterQueue != v.clusterQueue) return out;
+    out.first = Contribution{v.clusterQueue, v.owner, conditions.admitted, std::move(usage)};
+    return out;
   }
 
   // What `target` holds, keyed and set against its charge, replaces what
   // it held before, from `t`.
   void refreshHeld(const HeldTarget& target, std::int64_t t) {
-    if (auto it = heldParts_.find(target); it != heldParts_.end()) {
+    std::vector<HeldPart> parts = heldPartsOf(target);
+    auto it = heldParts_.find(target);
+    if (it != heldParts_.end()) {
+      // Most Workload records change neither holding nor charge: the
+      // levels, and so every integral, stay as they are.
+      if (it->second == parts) return;
       for (const auto& part : it->second) adjustHeld(part, -1, t);
       heldParts_.erase(it);
     }
+    if (parts.empty()) return;
+    for (const auto& part : parts) adjustHeld(part, +1, t);
+    heldParts_.emplace(target, std::move(parts));
+  }
+
+  // What `target` holds now, per key, held and uncharged.
+  std::vector<HeldPart> heldPartsOf(const HeldTarget& target) const {
     const ResourceList& holding = held_->heldBy(target);
-    if (holding.empty()) return;
+    if (holding.empty()) return {};
     static const HeldView kNoWorkload;
     const HeldView* view = &kNoWorkload;
     if (target.workload) {
       auto v = views_.find(target.key);
-      if (v == views_.end()) return;  // deleted: its pods are attributed anew
+      if (v == views_.end()) return {};  // deleted: its pods are attributed anew
       view = &v->second;
     }
-    if (scope_.clusterQueue && *scope_.clusterQueue != view->clusterQueue) return;
+    if (scope_.clusterQueue && *scope_.clusterQueue != view->clusterQueue) return {};
     std::string owner = view->owner;
     if (!target.workload) owner = scope_.owner == Owner::kNamespace ? target.key : "-";
     std::vector<HeldPart> parts;
@@ -223,10 +261,9 @@ class Integrator {
       if (auto c = view->charged.find(resource); c != view->charged.end()) {
         part.uncharged = c->second < amount ? amount - c->second : Quantity();
       }
-      adjustHeld(part, +1, t);
       parts.push_back(std::move(part));
     }
-    heldParts_.emplace(target, std::move(parts));
+    return parts;
   }
 
   void adjustHeld(const HeldPart& part, int sign, std::int64_t t) {
@@ -364,7 +401,10 @@ class Integrator {
   std::map<std::pair<std::string, std::string>, Quantity> chartReserved_;
   std::map<std::pair<std::string, std::string>, Quantity> chartNominal_;
   std::map<std::pair<std::string, std::string>, Quantity> chartHeld_;
-  std::unique_ptr<HeldTracker> held_;
+  std::unique_ptr<HeldSource> held_;
+  HeldTracker* live_ = nullptr;         // held_, when followed from the records
+  StoredHeldLevels* stored_ = nullptr;  // held_, when read back
+  HeldRecorder* recorder_ = nullptr;
   std::map<std::string, HeldView> views_;  // by workload key
   std::map<HeldTarget, std::vector<HeldPart>> heldParts_;
   std::map<ReservedKey, HeldLevel> heldLevels_;
@@ -476,7 +516,7 @@ UsageBucket UsageBucket::fromRollup(kj::ArrayPtr<const capnp::word> words) {
 void integrateUsage(const Ledger& ledger, const std::vector<std::int64_t>& boundaries,
                     const UsageScope& scope, const FoldOptions& options,
                     const std::function<void(UsageBucket&&)>& onBucket, UsageSteps* steps,
-                    NamedAtEnds* named) {
+                    NamedAtEnds* named, HeldLevelsUse held) {
   if (boundaries.size() < 2) throw ReplayError("integrateUsage: give at least two boundaries");
   if (!std::is_sorted(boundaries.begin(), boundaries.end())) {
     throw ReplayError("integrateUsage: boundaries must ascend");
@@ -486,7 +526,10 @@ void integrateUsage(const Ledger& ledger, const std::vector<std::int64_t>& bound
   const std::uint64_t fromSeq = replayer.seqAt(fromNs);
   const std::uint64_t toSeq = replayer.seqAt(boundaries.back());
   Integrator integrator(scope, steps, fromNs);
-  integrator.seed(replayer.foldTo(fromSeq, options));
+  std::unique_ptr<StoredHeldLevels> stored;
+  if (held.readStored && held.record == nullptr && options.useCheckpoints)
+    stored = StoredHeldLevels::open(ledger, fromSeq, toSeq);
+  integrator.seed(replayer.foldTo(fromSeq, options), fromSeq, std::move(stored), held.record);
   if (named != nullptr) named->atStart = integrator.namedKeys();
   std::size_t next = 1;
   if (toSeq > fromSeq) {

@@ -38,6 +38,8 @@
 
 namespace ledger::replay {
 
+class HeldRecorder;
+
 struct ReservedKey {
   std::string clusterQueue;
   std::string owner;  // the namespace, or NAMESPACE/NAME (Owner::kWorkload)
@@ -125,9 +127,17 @@ struct NamedAtEnds {
   UsageBucket atStart;
   UsageBucket atEnd;
 };
+// Where the held levels come from: the stored ones where they cover the
+// period and the options allow checkpoints (replay/kueue/held_record.h),
+// else followed from the records; `record` (the rollups' writer) receives
+// them as followed from the records, and then nothing stored is read.
+struct HeldLevelsUse {
+  bool readStored = true;
+  HeldRecorder* record = nullptr;
+};
 void integrateUsage(const Ledger& ledger, const std::vector<std::int64_t>& boundaries,
                     const UsageScope& scope, const FoldOptions& options,
                     const std::function<void(UsageBucket&&)>& onBucket, UsageSteps* steps = nullptr,
-                    NamedAtEnds* named = nullptr);
+                    NamedAtEnds* named = nullptr, HeldLevelsUse held = {});
 
 }  // namespace ledger::replay

@@ -7,6 +7,7 @@
 #include <capnp/serialize.h>
 
 #include "ledger/format.h"
+#include "replay/kueue/held_record.h"
 #include "schema/k8s/rfc3339.h"
 #include "schema/rollup.capnp.h"
 
@@ -18,6 +19,10 @@ constexpr std::int64_t kDayNs = 24 * kHourNs;
 constexpr char kHour = 'h';
 constexpr char kDay = 'd';
 constexpr char kMonth = 'm';
+// The buckets' keys sort between these; the held levels' after them.
+constexpr char kBucketsFirst = kDay;
+constexpr char kBucketsLast = kMonth;
+static_assert(kBucketsFirst < kHour && kHour < kBucketsLast && kBucketsLast < format::kHeldChanges);
 
 std::int64_t floorTo(std::int64_t t, std::int64_t unit) {
   std::int64_t q = t / unit;
@@ -221,7 +226,7 @@ std::uint64_t rollUp(Ledger& ledger, char grain, char finer, const RollupCoverag
 std::optional<std::uint32_t> storedRollupVersion(const Ledger& ledger) {
   std::optional<std::uint32_t> version;
   Status st = ledger.scanUsageRollups(
-      std::string(1, '\0'), std::string(1, '\xff'),
+      std::string(1, kBucketsFirst), std::string(1, kBucketsLast + 1),
       [&](std::string_view, kj::ArrayPtr<const capnp::word> words) {
         try {
           capnp::FlatArrayMessageReader reader(words);
@@ -264,23 +269,36 @@ std::uint64_t writeUsageRollups(Ledger& ledger, const FoldOptions& options) {
   // still carry the head's time (times never go back, but may stand still).
   const std::int64_t end = floorTo(headTime - 1, kHourNs);
   std::uint64_t written = 0;
-  if (end > start) {
+  if (headTime > start) {
     std::vector<std::int64_t> boundaries;
     for (std::int64_t t = start; t <= end; t += kHourNs) boundaries.push_back(t);
+    // On to the head for the held levels alone: the hour the head is in is
+    // not stored, but the held levels reach the last record, where a
+    // question up to "now" ends.
+    if (boundaries.back() < headTime) boundaries.push_back(headTime);
     std::map<std::string, std::string> batch;
-    auto flush = [&] {
-      if (Status st = ledger.putUsageRollups(batch); !st.isOk()) throw ReplayError(st);
+    // The held levels of the same records go with the hours (held_record.h).
+    HeldRecorder held;
+    const std::uint64_t runStart = heldRunStart(ledger, Replayer(ledger).seqAt(start));
+    auto flush = [&](bool last) {
       written += batch.size();
+      if (last) held.runEnd(runStart);
+      batch.merge(held.take());
+      if (Status st = ledger.putUsageRollups(batch); !st.isOk()) throw ReplayError(st);
       batch.clear();
     };
     // Hours in order, a batch at a time: an interrupted run leaves whole
     // hours, and the next run goes on from the last.
-    integrateUsage(ledger, boundaries, UsageScope{}, options, [&](UsageBucket&& bucket) {
-      batch[format::usageRollupKey(kHour, bucket.startNs)] = bucket.toRollup();
-      if (batch.size() >= 512) flush();
-    });
-    flush();
-    coverage = RollupCoverage{coverage ? coverage->startNs : start, end};
+    integrateUsage(
+        ledger, boundaries, UsageScope{}, options,
+        [&](UsageBucket&& bucket) {
+          if (bucket.endNs > end) return;  // the hour the head is in
+          batch[format::usageRollupKey(kHour, bucket.startNs)] = bucket.toRollup();
+          if (batch.size() >= 512 || held.pending() >= 8192) flush(false);
+        },
+        nullptr, nullptr, HeldLevelsUse{false, &held});
+    flush(true);
+    if (end > start) coverage = RollupCoverage{coverage ? coverage->startNs : start, end};
   }
   if (!coverage) return written;
   written += rollUp(ledger, kDay, kHour, *coverage);
@@ -362,6 +380,72 @@ void usageSeries(const Ledger& ledger, const std::vector<std::int64_t>& boundari
   }
 }
 
+namespace {
+
+// The stored held levels against those the records give (`fresh`, every
+// change and the snapshots at the stored ones' seqs): each stored one equal,
+// and every change inside a stored run stored.
+void checkHeldLevels(const std::map<std::string, std::string>& fresh,
+                     const std::map<std::string, std::string>& stored, RollupVerification& v) {
+  auto name = [](const std::string& key) {
+    return std::string(key[0] == format::kHeldChanges ? "held changes" : "held levels") +
+           " after seq " + std::to_string(format::heldRecordSeq(key));
+  };
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;  // (runStart, end]
+  for (const auto& [key, bytes] : stored) {
+    if (key[0] != format::kHeldRunEnd) continue;
+    const auto words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(bytes.data()),
+                                    bytes.size() / sizeof(capnp::word));
+    std::uint64_t runStart = 0;
+    try {
+      capnp::FlatArrayMessageReader reader(words);
+      runStart = reader.getRoot<schema::HeldLevels>().getRunStartSeq();
+    } catch (const kj::Exception& e) {
+      v.firstBad =
+          "held levels' run ending after seq " + std::to_string(format::heldRecordSeq(key));
+      v.problem = std::string("does not decode: ") + e.getDescription().cStr();
+      return;
+    }
+    runs.emplace_back(runStart, format::heldRecordSeq(key));
+  }
+  std::uint64_t lastEnd = 0;
+  for (const auto& run : runs) lastEnd = std::max(lastEnd, run.second);
+  for (const auto& [key, bytes] : stored) {
+    // Past every run's end: left by a pass that stopped before its end, and
+    // read by nothing (StoredHeldLevels::open wants a run).
+    if (key[0] == format::kHeldRunEnd || format::heldRecordSeq(key) > lastEnd) continue;
+    auto it = fresh.find(key);
+    if (it == fresh.end() || it->second != bytes) {
+      v.firstBad = name(key);
+      v.problem = it == fresh.end() ? "stored where the records changed no holding"
+                                    : "differs from what the records give";
+      return;
+    }
+    ++v.checked;
+  }
+  for (const auto& [key, bytes] : fresh) {
+    if (key[0] != format::kHeldChanges || stored.contains(key)) continue;
+    const std::uint64_t seq = format::heldRecordSeq(key);
+    for (const auto& [runStart, end] : runs) {
+      if (seq > runStart && seq <= end) {
+        v.firstBad = name(key);
+        v.problem = "missing";
+        return;
+      }
+    }
+  }
+}
+
+// The last seq a stored run of held levels reaches (0: none).
+std::uint64_t lastHeldRunEnd(const std::map<std::string, std::string>& storedHeld) {
+  auto it = storedHeld.lower_bound(std::string(1, static_cast<char>(format::kHeldRunEnd + 1)));
+  if (it == storedHeld.begin()) return 0;
+  --it;
+  return it->first[0] == format::kHeldRunEnd ? format::heldRecordSeq(it->first) : 0;
+}
+
+}  // namespace
+
 RollupVerification verifyUsageRollups(const Ledger& ledger) {
   RollupVerification v;
   // Written by an earlier build: no answer reads them (UsageBucket::
@@ -371,17 +455,25 @@ RollupVerification verifyUsageRollups(const Ledger& ledger) {
     return v;
   }
   std::map<std::string, UsageBucket> stored;
+  std::map<std::string, std::string> storedHeld;
   try {
-    Status st =
-        ledger.scanUsageRollups(std::string(1, '\0'), std::string(1, '\xff'),
-                                [&](std::string_view key, kj::ArrayPtr<const capnp::word> words) {
-                                  if (key.size() != format::kUsageRollupKeySize ||
-                                      (key[0] != kHour && key[0] != kDay && key[0] != kMonth)) {
-                                    throw ReplayError("a usage rollup key is malformed", true);
-                                  }
-                                  stored.emplace(std::string(key), UsageBucket::fromRollup(words));
-                                  return true;
-                                });
+    Status st = ledger.scanUsageRollups(
+        std::string(1, '\0'), std::string(1, '\xff'),
+        [&](std::string_view key, kj::ArrayPtr<const capnp::word> words) {
+          if (key.size() == format::kUsageRollupKeySize &&
+              (key[0] == format::kHeldChanges || key[0] == format::kHeldSnapshot ||
+               key[0] == format::kHeldRunEnd)) {
+            auto bytes = words.asBytes();
+            storedHeld.emplace(key, std::string(bytes.begin(), bytes.end()));
+            return true;
+          }
+          if (key.size() != format::kUsageRollupKeySize ||
+              (key[0] != kHour && key[0] != kDay && key[0] != kMonth)) {
+            throw ReplayError("a usage rollup key is malformed", true);
+          }
+          stored.emplace(std::string(key), UsageBucket::fromRollup(words));
+          return true;
+        });
     if (!st.isOk()) {
       v.firstBad = "usage rollups";
       v.problem = st.toString();
@@ -393,7 +485,8 @@ RollupVerification verifyUsageRollups(const Ledger& ledger) {
     return v;
   }
   const auto coverage = usageRollupCoverage(ledger);
-  if (!coverage) return v;
+  const std::uint64_t heldEnd = lastHeldRunEnd(storedHeld);
+  if (!coverage && heldEnd == 0) return v;
   auto check = [&](char grain, const UsageBucket& fresh) {
     if (!v.firstBad.empty()) return;
     auto it = stored.find(format::usageRollupKey(grain, fresh.startNs));
@@ -408,29 +501,44 @@ RollupVerification verifyUsageRollups(const Ledger& ledger) {
       stored.erase(it);
     }
   };
+  // The hours the rollups cover, and on to where the held levels end (the
+  // writer's pass goes on to the head for them).
+  const std::int64_t startNs = coverage ? coverage->startNs : monthStart(timeOfSeq(ledger, 1));
+  const std::int64_t endNs = coverage ? coverage->endNs : startNs;
   std::vector<std::int64_t> boundaries;
-  for (std::int64_t t = coverage->startNs; t <= coverage->endNs; t += kHourNs) {
-    boundaries.push_back(t);
+  for (std::int64_t t = startNs; t <= endNs; t += kHourNs) boundaries.push_back(t);
+  if (heldEnd > 0) {
+    const std::int64_t heldEndNs = timeOfSeq(ledger, std::min(heldEnd, ledger.lastSeq()));
+    if (heldEndNs > boundaries.back()) boundaries.push_back(heldEndNs);
   }
   std::optional<UsageBucket> day, month;
-  integrateUsage(ledger, boundaries, UsageScope{}, {}, [&](UsageBucket&& hour) {
-    for (auto* sum : {&day, &month}) {
-      if (*sum) {
-        (*sum)->append(hour);
-      } else {
-        *sum = hour;
-      }
-    }
-    check(kHour, hour);
-    if (floorTo(hour.endNs, kDayNs) == hour.endNs) {
-      if (floorTo(day->startNs, kDayNs) == day->startNs) check(kDay, *day);
-      day.reset();
-    }
-    if (monthStart(hour.endNs) == hour.endNs) {
-      if (monthStart(month->startNs) == month->startNs) check(kMonth, *month);
-      month.reset();
-    }
-  });
+  HeldRecorder held;
+  for (const auto& [key, bytes] : storedHeld) {
+    if (key[0] == format::kHeldSnapshot) held.alsoSnapshotAt(format::heldRecordSeq(key));
+  }
+  integrateUsage(
+      ledger, boundaries, UsageScope{}, {},
+      [&](UsageBucket&& hour) {
+        if (hour.endNs > endNs) return;  // past the hours: held levels only
+        for (auto* sum : {&day, &month}) {
+          if (*sum) {
+            (*sum)->append(hour);
+          } else {
+            *sum = hour;
+          }
+        }
+        check(kHour, hour);
+        if (floorTo(hour.endNs, kDayNs) == hour.endNs) {
+          if (floorTo(day->startNs, kDayNs) == day->startNs) check(kDay, *day);
+          day.reset();
+        }
+        if (monthStart(hour.endNs) == hour.endNs) {
+          if (monthStart(month->startNs) == month->startNs) check(kMonth, *month);
+          month.reset();
+        }
+      },
+      nullptr, nullptr, HeldLevelsUse{false, &held});
+  if (v.firstBad.empty()) checkHeldLevels(held.take(), storedHeld, v);
   if (v.firstBad.empty() && !stored.empty()) {
     const auto& key = stored.begin()->first;
     v.firstBad = describe(key[0], format::usageRollupStart(key));
