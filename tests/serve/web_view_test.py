@@ -23,7 +23,13 @@ scripts have run. Per moment it checks, from the DOM's data- attributes:
   the demo, team-b's GPU: job-legacy-infer holds one uncharged);
 - the first load asked the API for one /state and one /usage, nothing more.
 A bad moment (?at=yesterday) shows the server's error message on the page;
-?workload=NS/NAME opens that workload's history with the CLI's changes. A
+?workload=NS/NAME opens that workload's history with the CLI's changes. The
+overview: the open findings' count and the count per type are the CLI's, a
+workload row with findings names their types; ?cq=&ns= keeps only that
+ClusterQueue's charts and quota rows and the workloads and findings there;
+?finding=TYPE lists that type's findings. On a generated 16-queue, 64-node
+ledger, at 1400x1000, the findings' count is on the first screen, the page is
+at most 10,000 px tall, and each queue's GPU line is the CLI's last step. A
 screenshot (1400x1000) is saved as SCREENSHOT_DIR/web-view.png and must be a
 PNG of that size. Chromium comes from Debian's chromium package
 (tools/setup-debian.sh); without it the test skips (exit 77), saying so.
@@ -31,6 +37,7 @@ PNG of that size. Chromium comes from Debian's chromium package
 import decimal
 import html.parser
 import json
+import math
 import os
 import shutil
 import signal
@@ -65,6 +72,10 @@ class Dom(html.parser.HTMLParser):
         self.history = []     # the workload panel's change rows
         self.markers = []     # the charts' moment markers
         self.gaps = []        # the coverage lines over the charts
+        self.open_findings = {}  # the overview's count
+        self.finding_types = []  # the overview's count per type
+        self.gpu = []            # the folded queues' GPU lines
+        self.charts_groups = []  # the queues' chart groups, in order
         self.error_texts = []
         self._in_error = 0
         self._in_history = False
@@ -82,6 +93,14 @@ class Dom(html.parser.HTMLParser):
             self.errors_box = a
         elif ident == "findings":
             self.findings = a
+        elif ident == "open-findings":
+            self.open_findings = a
+        elif tag == "span" and "gpu-summary" in a.get("class", "").split():
+            self.gpu.append(dict(a, cq=self.charts_groups[-1] if self.charts_groups else None))
+        elif tag == "details" and "cq-charts" in a.get("class", "").split():
+            self.charts_groups.append(a.get("data-cq"))
+        elif tag == "li" and "data-count" in a:
+            self.finding_types.append(a)
         elif ident == "workload-panel":
             self.panel = a
         elif ident == "workload-body":
@@ -285,6 +304,98 @@ def check_moment(f, browser, profile, base, query, ledger, at, held_cq=None):
     return state
 
 
+def finding_place(finding, workloads):
+    """(ClusterQueue, namespace) of a finding's object, as the page reads it:
+    "Workload ns/name" (its ClusterQueue from the state), "ClusterQueue X",
+    or any "Kind ns/name"."""
+    kind, _, name = finding["object"].partition(" ")
+    ns = name.split("/")[0] if "/" in name else None
+    cq = name if kind == "ClusterQueue" else None
+    if kind == "Workload" and name in workloads:
+        cq = workloads[name]["clusterQueue"]
+    return cq, ns
+
+
+def check_scope(f, browser, profile, base, query, ledger, cq, ns, finding_type):
+    """The overview's open findings (all, then ?cq=&ns=) and ?finding=TYPE
+    against the CLI's findings; the scope narrows the tables and charts."""
+    state = run_json(query, "--ledger", ledger, "state", "--at", "now", "-o", "json")
+    workloads = {f"{w['namespace']}/{w['name']}": w for w in state["workloads"]}
+    dom = load_page(browser, profile, base, {"at": "now"})
+    counts = {}
+    for x in state["findings"]:
+        counts[x["type"]] = counts.get(x["type"], 0) + 1
+    shown = {li.get("data-type"): int(li.get("data-count")) for li in dom.finding_types}
+    f.check(dom.open_findings.get("data-open-findings") == str(len(state["findings"])),
+            f"overview: {dom.open_findings.get('data-open-findings')} open findings, "
+            f"the CLI's {len(state['findings'])}")
+    f.check(shown == counts, f"overview: findings per type {shown}, the CLI's {counts}")
+    flagged = {r["data-workload"]: set(r.get("data-findings", "").split()) for r in dom.workloads
+               if r.get("data-findings")}
+    expected_flags = {}
+    for x in state["findings"]:
+        kind, _, name = x["object"].partition(" ")
+        if kind == "Workload" and name in workloads:
+            expected_flags.setdefault(name, set()).add(x["type"])
+    f.check(flagged == expected_flags, f"workload rows marked {flagged}, the CLI's {expected_flags}")
+
+    params = {"at": "now", "cq": cq, **({"ns": ns} if ns else {})}
+    dom = load_page(browser, profile, base, params)
+    inside = [x for x in state["findings"]
+              if finding_place(x, workloads)[0] == cq and (not ns or finding_place(x, workloads)[1] == ns)]
+    f.check(dom.body.get("data-ready") == "1", f"?cq={cq}&ns={ns}: the page did not finish")
+    f.check(dom.open_findings.get("data-open-findings") == str(len(inside)),
+            f"?cq={cq}&ns={ns}: {dom.open_findings.get('data-open-findings')} open findings, "
+            f"the CLI's {len(inside)} there")
+    f.check(dom.quota and all(r.get("data-cq") == cq for r in dom.quota),
+            f"?cq={cq}: quota rows of {sorted({r.get('data-cq') for r in dom.quota})}")
+    f.check(dom.charts and all(c.get("data-cq") == cq for c in dom.charts),
+            f"?cq={cq}: charts of {sorted({c.get('data-cq') for c in dom.charts})}")
+    rows = {r["data-workload"] for r in dom.workloads}
+    want = {k for k, w in workloads.items()
+            if w["clusterQueue"] == cq and (not ns or w["namespace"] == ns)}
+    f.check(rows == want, f"?cq={cq}&ns={ns}: workload rows {sorted(rows)}, the CLI's {sorted(want)}")
+
+    dom = load_page(browser, profile, base, {"at": "now", "finding": finding_type})
+    f.check(dom.findings.get("data-shown-count") == str(counts.get(finding_type, -1)),
+            f"?finding={finding_type}: {dom.findings.get('data-shown-count')} rows, the CLI's "
+            f"{counts.get(finding_type)}")
+    print(f"ok overview: {len(state['findings'])} open findings {counts}; ?cq={cq}&ns={ns}: "
+          f"{len(inside)} findings, {len(rows)} workloads; ?finding={finding_type}")
+
+
+def check_first_screen(f, browser, profile, base, query, ledger):
+    """At 1400x1000 the count of open findings is on the first screen and the
+    whole first load is at most ten screens tall."""
+    state = run_json(query, "--ledger", ledger, "state", "--at", "now", "-o", "json")
+    dom = Dom()
+    dom.feed(chromium(browser, profile, f"{base}/?at=now", "--dump-dom", "--window-size=1400,1000"))
+    height = int(dom.body.get("data-document-height", "-1"))
+    bottom = int(dom.body.get("data-findings-bottom", "-1"))
+    f.check(0 < height <= 10000, f"first load: the page is {height} px tall, more than ten screens")
+    f.check(0 < bottom <= 1000, f"first load: the open findings' count ends at {bottom} px, "
+            "below the first screen")
+    f.check(dom.open_findings.get("data-open-findings") == str(len(state["findings"])),
+            f"first load: {dom.open_findings.get('data-open-findings')} open findings shown, "
+            f"the CLI's {len(state['findings'])}")
+    step, start, end = (dom.charts_section.get(k) for k in ("data-step", "data-from", "data-to"))
+    usage = run_json(query, "--ledger", ledger, "usage", "--from", start, "--to", end,
+                     "--step", step, "-o", "json")
+    expected = {}
+    for series in usage["series"]:
+        if series["resource"].endswith("/gpu") and series["points"]:
+            last = series["points"][-1]
+            r, n = expected.get(series["clusterQueue"], (0.0, 0.0))
+            expected[series["clusterQueue"]] = (r + float(last["reserved"]), n + float(last["nominal"]))
+    tenth = lambda v: f"{math.floor(v * 10 + 0.5) / 10:g}"  # as JavaScript rounds
+    expected = {k: (tenth(r), tenth(n)) for k, (r, n) in expected.items()}
+    shown = {g["cq"]: (g.get("data-gpu-reserved"), g.get("data-gpu-nominal")) for g in dom.gpu}
+    f.check(shown == expected, f"first load: GPUs per queue (reserved, nominal) {shown}, the "
+            f"CLI's last step {expected}")
+    print(f"ok first screen: {len(state['clusterQueues'])} ClusterQueues, {len(state['pools'])} "
+          f"pools, page {height} px tall, findings count at {bottom} px")
+
+
 def check_png(f, path, width, height):
     data = open(path, "rb").read() if os.path.exists(path) else b""
     if not f.check(len(data) > 1000 and data[:8] == b"\x89PNG\r\n\x1a\n",
@@ -295,7 +406,8 @@ def check_png(f, path, width, height):
     print(f"ok screenshot {path}: {w}x{h}, {len(data)} bytes")
 
 
-def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, held_cq=None):
+def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, held_cq=None,
+                 scope=None, first_screen=False):
     log = open(os.path.join(tmp, os.path.basename(ledger) + "-serve.log"), "w+")
     proc, port = start_server(query, ledger, log)
     base = f"http://127.0.0.1:{port}"
@@ -303,6 +415,10 @@ def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, 
     try:
         for at in moments:
             check_moment(f, browser, profile, base, query, ledger, at, held_cq)
+        if scope:
+            check_scope(f, browser, profile, base, query, ledger, *scope)
+        if first_screen:
+            check_first_screen(f, browser, profile, base, query, ledger)
 
         # The server's error (a Kubernetes Status) reaches the page, message and all.
         try:
@@ -416,7 +532,7 @@ def run_all(f, browser, ingest, query, root, shots):
         check_ledger(f, browser, tmp, query, demo,
                      ["2026-11-20T08:50:05Z", "seq:20", "now"],
                      "team-b/job-legacy-infer-79951", os.path.join(shots, "web-view.png"),
-                     held_cq="team-b")
+                     held_cq="team-b", scope=("team-b", "team-b", "UnchargedDRA"))
 
         check_gap(f, browser, tmp, ingest, query, root)
 
@@ -432,6 +548,19 @@ def run_all(f, browser, ingest, query, root, shots):
             end = run_json(query, "--ledger", ledger, "state", "--at", "now", "-o", "json")
             check_ledger(f, browser, tmp, query, ledger,
                          [f"seq:{end['at']['seq'] // 2}", "now"], None, None)
+
+            # A team's scale: the generator's 16 ClusterQueues and 64 GPU nodes;
+            # of 2000, 4000, ... events (seed 3), 10000 is the first that ends
+            # with open findings (StatusMismatch of ClusterQueue team-06).
+            events = os.path.join(tmp, "gen16.jsonl")
+            with open(events, "w") as out:
+                subprocess.run([gen, "--events", "10000", "--seed", "3"], check=True, stdout=out)
+            ledger = os.path.join(tmp, "sixteen")
+            subprocess.run([ingest, "--ledger", ledger, "--from", events, "--no-sync"],
+                           check=True, stdout=subprocess.DEVNULL)
+            check_ledger(f, browser, tmp, query, ledger, ["now"], None,
+                         os.path.join(shots, "web-view-16-queues.png"),
+                         scope=("team-06", None, "StatusMismatch"), first_screen=True)
 
 
 if __name__ == "__main__":
