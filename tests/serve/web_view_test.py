@@ -30,12 +30,15 @@ ClusterQueue's charts and quota rows and the workloads and findings there;
 ?finding=TYPE lists that type's findings. On a generated 16-queue, 64-node
 ledger, at 1400x1000, the findings' count is on the first screen, the page is
 at most 10,000 px tall, and each queue's GPU line is the CLI's last step. A
+page left open (Chromium over the DevTools pipe) while records are ingested
+shows the state at the new last seq within 20 s, with no reload. A
 screenshot (1400x1000) is saved as SCREENSHOT_DIR/web-view.png and must be a
 PNG of that size. Chromium comes from Debian's chromium package
 (tools/setup-debian.sh); without it the test skips (exit 77), saying so.
 """
 import decimal
 import html.parser
+import importlib.util
 import json
 import math
 import os
@@ -458,6 +461,49 @@ def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, 
         log.close()
 
 
+def check_live(f, root, url, append, last_seq):
+    """The page stays open (Chromium over the DevTools pipe, as
+    tools/bench/web_load.py drives it) while append() adds records to the
+    served ledger; within 20 s its state is at the new last seq, with no
+    reload."""
+    spec = importlib.util.spec_from_file_location(
+        "web_load", os.path.join(root, "tools", "bench", "web_load.py"))
+    web_load = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(web_load)
+    browser = web_load.Chromium()
+    try:
+        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = browser.call("Target.attachToTarget",
+                               {"targetId": target, "flatten": True})["sessionId"]
+        browser.call("Page.navigate", {"url": url}, session)
+        def shown():
+            r = browser.call("Runtime.evaluate", {"expression":
+                "document.body && document.body.dataset.ready === '1' ? "
+                "document.getElementById('state').dataset.stateSeq + ' ' + "
+                "document.body.dataset.refreshes : ''"}, session)
+            return r.get("result", {}).get("value", "")
+        def wait(ok, seconds):
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                value = shown()
+                if value and ok(value.split()):
+                    return value.split()
+                time.sleep(0.1)
+            return (shown() or "- -").split()
+        before = wait(lambda v: True, 30)
+        append()
+        after_seq = last_seq()
+        f.check(int(before[0]) < after_seq, f"live: the page shows seq {before[0]} before the "
+                f"append, the ledger ends at {after_seq}")
+        now = wait(lambda v: v[0] == str(after_seq), 20)
+        f.check(now[0] == str(after_seq), f"live: 20 s after the append the page shows seq "
+                f"{now[0]}, the ledger ends at {after_seq}")
+        print(f"ok live refresh: seq {before[0]} at load, {now[0]} after the append "
+              f"({now[1]} refreshes)")
+    finally:
+        browser.close()
+
+
 def check_gap(f, browser, tmp, ingest, query, root):
     """The demo, then a sidecar's relist after a gap (docs/reference.md
     "Observation"): the page lists the gap over its charts, as `usage`'s
@@ -484,11 +530,15 @@ def check_gap(f, browser, tmp, ingest, query, root):
         out.write(json.dumps({"type": "MODIFIED", "time": "2026-11-20T08:55:01Z", "object": snapshot("2", {
             "firstSeq": 45, "lastSeq": 45, "completedAt": "2026-11-20T08:55:01Z", "resources": [],
             "missing": [], "gaps": [gap]})}) + "\n")
-    subprocess.run([ingest, "--ledger", ledger, "--from", events], check=True,
-                   stdout=subprocess.DEVNULL)
     log = open(os.path.join(tmp, "gap-serve.log"), "w+")
     proc, port = start_server(query, ledger, log)
     try:
+        # Live refresh: the page, loaded before the relist's records, shows them.
+        check_live(f, root, f"http://127.0.0.1:{port}/?at=now",
+                   lambda: subprocess.run([ingest, "--ledger", ledger, "--from", events],
+                                          check=True, stdout=subprocess.DEVNULL),
+                   lambda: run_json(query, "--ledger", ledger, "state", "--at", "now",
+                                    "-o", "json")["at"]["seq"])
         dom = load_page(browser, os.path.join(tmp, "chromium-profile"),
                         f"http://127.0.0.1:{port}", {"at": "now"})
         f.check(dom.body.get("data-ready") == "1", "gap: the page did not finish")

@@ -21,6 +21,10 @@
 // data-findings (their types); a folded queue's GPU line
 // span.gpu-summary[data-gpu-reserved, data-gpu-nominal]; at the first load's
 // end body[data-document-height] and body[data-findings-bottom] (px).
+// Live refresh: every REFRESH_MS (while the tab is visible) it asks /range;
+// when the ledger's last seq has grown it loads the range and the usage
+// again, and the state too when the moment is `now`
+// (body[data-refreshes] counts those reloads).
 // ?at=T chooses the moment (RFC 3339, seq:N or now); ?workload=NS/NAME opens
 // that workload's history; ?cq= and ?ns= narrow every table and chart to a
 // ClusterQueue and a namespace; ?finding=TYPE lists the findings of one type.
@@ -32,6 +36,9 @@
   const MAX_WORKLOAD_ROWS = 500;
   const MAX_FINDING_ROWS = 1000;
   const MAX_OPEN_CHART_QUEUES = 4;
+  // The server looks for the writer's new commits every second (serve's
+  // followMs); polling a few times slower keeps the idle page's load light.
+  const REFRESH_MS = 3000;
   // Usage steps the page picks from: the first at least range/200 long.
   const STEPS = [
     ["1m", 60], ["5m", 300], ["15m", 900], ["1h", 3600], ["6h", 21600], ["1d", 86400],
@@ -321,8 +328,12 @@
     // More queues than a screen holds: each queue's charts fold under its
     // name (opened on demand), so the tables stay within a few screens.
     const folded = byQueue.size > MAX_OPEN_CHART_QUEUES;
+    // A refresh redraws the charts: the queues opened by hand stay open.
+    const opened = new Set([...document.querySelectorAll("details.cq-charts[open]")]
+                               .map((d) => d.dataset.cq));
     const groups = [...byQueue].map(([queue, list]) =>
-      el("details", {class: "cq-charts", "data-cq": queue, open: folded ? null : ""},
+      el("details", {class: "cq-charts", "data-cq": queue,
+                     open: folded && !opened.has(queue) ? null : ""},
          el("summary", {}, el("h3", {}, queue), gpuSummary(list),
             el("span", {class: "muted"}, ` · ${list.length} charts`)),
          el("div", {class: "chart-row"}, list.map((series) => renderChart(usage, series)))));
@@ -844,6 +855,27 @@
     document.body.dataset.findingsBottom =
         String(Math.round($("open-findings").getBoundingClientRect().bottom));
     document.body.dataset.ready = "1";
+    document.body.dataset.refreshes = "0";
+    setInterval(refresh, REFRESH_MS);
+  }
+
+  // A ledger that grew since the last look: the newest records reach the
+  // charts, the range and (at `now`) the state, as a reload would show them.
+  let refreshing = false;
+  async function refresh() {
+    if (refreshing || document.hidden || !view.range) return;
+    refreshing = true;
+    try {
+      const latest = await getJson("/range");
+      if (Number(latest.lastSeq) <= Number(view.range.lastSeq)) return;
+      const range = await loadRange();
+      await Promise.all([loadUsage(range), view.at === "now" ? loadState("now") : null]);
+      document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes) + 1);
+    } catch (err) {
+      setError("range", err);  // the next poll tries again
+    } finally {
+      refreshing = false;
+    }
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
