@@ -29,7 +29,8 @@ workload row with findings names their types; ?cq=&ns= keeps only that
 ClusterQueue's charts and quota rows and the workloads and findings there;
 ?finding=TYPE lists that type's findings. On a generated 16-queue, 64-node
 ledger, at 1400x1000, the findings' count is on the first screen, the page is
-at most 10,000 px tall, and each queue's GPU line is the CLI's last step. A
+at most 10,000 px tall, each queue's GPU line is the CLI's last step and
+its pending workloads and open findings are the CLI's. A
 page left open (Chromium over the DevTools pipe) while records are ingested
 shows the state at the new last seq within 20 s, with no reload. A
 screenshot (1400x1000) is saved as SCREENSHOT_DIR/web-view.png and must be a
@@ -79,6 +80,7 @@ class Dom(html.parser.HTMLParser):
         self.finding_types = []  # the overview's count per type
         self.gpu = []            # the folded queues' GPU lines
         self.charts_groups = []  # the queues' chart groups, in order
+        self.cq_flags = []       # the queues' lines: pending, open findings
         self.error_texts = []
         self._in_error = 0
         self._in_history = False
@@ -100,6 +102,8 @@ class Dom(html.parser.HTMLParser):
             self.open_findings = a
         elif tag == "span" and "gpu-summary" in a.get("class", "").split():
             self.gpu.append(dict(a, cq=self.charts_groups[-1] if self.charts_groups else None))
+        elif tag == "span" and "cq-flags" in a.get("class", "").split():
+            self.cq_flags.append(a)
         elif tag == "details" and "cq-charts" in a.get("class", "").split():
             self.charts_groups.append(a.get("data-cq"))
         elif tag == "li" and "data-count" in a:
@@ -395,6 +399,14 @@ def check_first_screen(f, browser, profile, base, query, ledger):
     shown = {g["cq"]: (g.get("data-gpu-reserved"), g.get("data-gpu-nominal")) for g in dom.gpu}
     f.check(shown == expected, f"first load: GPUs per queue (reserved, nominal) {shown}, the "
             f"CLI's last step {expected}")
+    workloads = {f"{w['namespace']}/{w['name']}": w for w in state["workloads"]}
+    want = {cq["name"]: (str(cq["workloads"]["pending"]), "0") for cq in state["clusterQueues"]}
+    for x in state["findings"]:
+        cq = finding_place(x, workloads)[0]
+        if cq in want:
+            want[cq] = (want[cq][0], str(int(want[cq][1]) + 1))
+    flags = {s.get("data-cq"): (s.get("data-pending"), s.get("data-findings")) for s in dom.cq_flags}
+    f.check(flags == want, f"first load: queues' lines (pending, findings) {flags}, the CLI's {want}")
     print(f"ok first screen: {len(state['clusterQueues'])} ClusterQueues, {len(state['pools'])} "
           f"pools, page {height} px tall, findings count at {bottom} px")
 

@@ -19,7 +19,8 @@
 // #finding-types li[data-type, data-count] per type, #findings[data-shown-count]
 // the rows of the list, and a workload row with findings carries
 // data-findings (their types); a folded queue's GPU line
-// span.gpu-summary[data-gpu-reserved, data-gpu-nominal]; at the first load's
+// span.gpu-summary[data-gpu-reserved, data-gpu-nominal] and
+// span.cq-flags[data-cq, data-pending, data-findings]; at the first load's
 // end body[data-document-height] and body[data-findings-bottom] (px).
 // Live refresh: every REFRESH_MS (while the tab is visible) it asks /range;
 // when the ledger's last seq has grown it loads the range and the usage
@@ -335,11 +336,41 @@
       el("details", {class: "cq-charts", "data-cq": queue,
                      open: folded && !opened.has(queue) ? null : ""},
          el("summary", {}, el("h3", {}, queue), gpuSummary(list),
-            el("span", {class: "muted"}, ` · ${list.length} charts`)),
+            el("span", {class: "muted"}, ` · ${list.length} charts`),
+            el("span", {class: "cq-flags", "data-cq": queue})),
          el("div", {class: "chart-row"}, list.map((series) => renderChart(usage, series)))));
     $("charts-body").replaceChildren(
         ...(groups.length ? groups : [el("p", {class: "muted"}, "no ClusterQueue has quota")]));
     if (view.momentMs !== null) moveMarkers(view.momentMs);
+    markQueues();
+  }
+
+  // A queue's line also answers "what is wrong there now": its pending
+  // workloads and its open findings at the moment shown (a link to the
+  // findings list narrowed to it). Filled whenever the charts or the state
+  // change, whichever loads last.
+  function markQueues() {
+    const spans = document.querySelectorAll("span.cq-flags");
+    if (!view.state || !spans.length) return;
+    const pending = new Map((view.state.clusterQueues || []).map(
+        (cq) => [cq.name, Number((cq.workloads || {}).pending) || 0]));
+    const findings = new Map();
+    const workloads = workloadIndex();
+    for (const f of view.state.findings || []) {
+      const place = findingPlace(f, workloads);
+      if (place.cq) findings.set(place.cq, (findings.get(place.cq) || 0) + 1);
+    }
+    for (const span of spans) {
+      const cq = span.dataset.cq;
+      const n = findings.get(cq) || 0;
+      span.dataset.pending = String(pending.get(cq) || 0);
+      span.dataset.findings = String(n);
+      span.replaceChildren(...[
+        pending.get(cq) ? el("span", {class: "muted"}, ` · ${pending.get(cq)} pending`) : null,
+        n ? el("a", {class: "finding-mark", href: linkWith({cq}, "#findings")},
+               ` ⚠ ${n} finding${n === 1 ? "" : "s"}`) : null,
+      ].filter(Boolean));
+    }
   }
 
   // A folded queue's line: its GPUs (resources named */gpu, all flavors) in
@@ -534,6 +565,7 @@
     if (Number.isFinite(ms)) showMoment(ms);
 
     fillScopeChoices(state);
+    markQueues();
     const queues = (state.clusterQueues || []).filter((cq) => !view.scope.cq || cq.name === view.scope.cq);
     fillBody($("cq-table"), queues.map((cq) => {
       const w = cq.workloads || {};
