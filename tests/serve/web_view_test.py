@@ -37,6 +37,7 @@ screenshot (1400x1000) is saved as SCREENSHOT_DIR/web-view.png and must be a
 PNG of that size. Chromium comes from Debian's chromium package
 (tools/setup-debian.sh); without it the test skips (exit 77), saying so.
 """
+import datetime
 import decimal
 import html.parser
 import importlib.util
@@ -301,6 +302,7 @@ def check_moment(f, browser, profile, base, query, ledger, at, held_cq=None):
         points = max(series.values(), default=0)
         f.check(points <= 300, f"{label}: {points} points per chart (step {step})")
         check_held(f, label, dom, usage, held_cq)
+        check_ticks(f, label, dom, start, end)
     f.check(dom.markers and all(m.get("data-at") for m in dom.markers),
             f"{label}: the charts do not mark the moment")
     f.check(dom.body.get("data-requests-state") == "1" and dom.body.get("data-requests-usage") == "1",
@@ -309,6 +311,23 @@ def check_moment(f, browser, profile, base, query, ledger, at, held_cq=None):
     print(f"ok {label}: seq {state['at']['seq']}, {len(shown)} quota rows, "
           f"{len(state['findings'])} findings, {len(dom.charts)} charts (step {step})")
     return state
+
+
+def check_ticks(f, label, dom, start, end):
+    """Every chart's time axis: two to five ticks at round UTC times (a
+    multiple of one of the page's intervals, a minute to a week) inside the
+    chart's period."""
+    from_ms = int(datetime.datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp() * 1000)
+    to_ms = int(datetime.datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp() * 1000)
+    intervals = {s * 1000 for s in (60, 300, 900, 1800, 3600, 10800, 21600, 43200, 86400,
+                                    172800, 604800)}
+    for c in dom.charts:
+        every = int(c.get("data-tick-every") or 0)
+        ticks = [int(t) for t in (c.get("data-ticks") or "").split()]
+        where = (c.get("data-cq"), c.get("data-flavor"), c.get("data-resource"))
+        f.check((every in intervals or (every and every % 604800000 == 0)) and 2 <= len(ticks) <= 5
+                and all(t % every == 0 and from_ms <= t <= to_ms for t in ticks),
+                f"{label}: chart {where}: time ticks {ticks} every {every} ms in [{from_ms}, {to_ms}]")
 
 
 def finding_place(finding, workloads):

@@ -152,6 +152,36 @@
   const isoSeconds = (ms) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
   const shortTime = (ms) => isoSeconds(ms).replace("T", " ").replace(/:00Z$|Z$/, "");
 
+  // Time ticks at round UTC times, at most five per chart, so that the axis
+  // reads (minutes, hours, days) without a label per step; the first label
+  // and each midnight carry the date.
+  const TICK_SECONDS = [60, 300, 900, 1800, 3600, 10800, 21600, 43200, 86400, 172800, 604800];
+  function timeTicks(fromMs, toMs) {
+    const span = Math.max(1, toMs - fromMs);
+    let every = TICK_SECONDS.map((s) => s * 1000).find((t) => span / t <= 5);
+    if (!every) every = 604800000 * Math.ceil(span / (5 * 604800000));
+    const ticks = [];
+    for (let t = Math.ceil(fromMs / every) * every; t <= toMs; t += every) ticks.push(t);
+    return {every, ticks};
+  }
+
+  function tickLabel(ms, every, first) {
+    const iso = isoSeconds(ms);
+    const day = iso.slice(5, 10);
+    const hm = iso.slice(11, 16);
+    if (every >= 86400000) return day;
+    return first || hm === "00:00" ? `${day} ${hm}` : hm;
+  }
+
+  function timeAxis(fromMs, toMs, x, top, bottom) {
+    const {every, ticks} = timeTicks(fromMs, toMs);
+    return {every, ticks, nodes: ticks.flatMap((ms, i) => [
+      svg("line", {class: "grid", x1: x(ms), x2: x(ms), y1: top, y2: bottom}),
+      svg("text", {class: "tick time", x: x(ms), y: bottom + 14, "text-anchor": "middle"},
+          tickLabel(ms, every, i === 0)),
+    ])};
+  }
+
   const SUFFIX = {
     n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
     Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
@@ -460,6 +490,7 @@
     const resource = series.resource;
     const readout = el("span", {class: "readout muted"});
     const marker = svg("line", {class: "marker", y1: top, y2: height - bottom, x1: -10, x2: -10});
+    const axis = timeAxis(fromMs, toMs, x, top, height - bottom);
     const plot = svg("svg", {
       viewBox: `0 0 ${width} ${height}`, width, height, role: "img",
       "aria-label": `${series.clusterQueue} ${series.flavor} ${resource}: reserved, admitted, nominal and held`,
@@ -471,9 +502,7 @@
       svg("text", {class: "tick", x: left - 4, y: top + 8, "text-anchor": "end"},
           formatAmount(max / 1.08, resource)),
       svg("line", {class: "grid", x1: left, x2: width - right, y1: y(max / 1.08), y2: y(max / 1.08)}),
-      svg("text", {class: "tick", x: left, y: height - 6}, shortTime(fromMs)),
-      svg("text", {class: "tick", x: width - right, y: height - 6, "text-anchor": "end"},
-          shortTime(toMs)),
+      axis.nodes,
       svg("path", {class: "line nominal", d: stepPath(points, "nominal", x, y, toMs)}),
       heldLayers(points, x, y, toMs),
       svg("path", {class: "line reserved", d: stepPath(points, "reserved", x, y, toMs)}),
@@ -507,6 +536,7 @@
     const figure = el("figure", {
       class: "chart", "data-cq": series.clusterQueue, "data-flavor": series.flavor,
       "data-resource": resource, "data-points": points.length,
+      "data-tick-every": axis.every, "data-ticks": axis.ticks.join(" "),
     }, el("figcaption", {}, el("span", {class: "series-name"},
           // "-": held in a resource no single flavor of its admission charges.
           `${series.flavor === "-" ? "no single flavor" : series.flavor} · ${resource}`), " ",
