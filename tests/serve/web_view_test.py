@@ -23,14 +23,26 @@ scripts have run. Per moment it checks, from the DOM's data- attributes:
   the demo, team-b's GPU: job-legacy-infer holds one uncharged);
 - the first load asked the API for one /state and one /usage, nothing more.
 A bad moment (?at=yesterday) shows the server's error message on the page;
-?workload=NS/NAME opens that workload's history with the CLI's changes. A
+?workload=NS/NAME opens that workload's history with the CLI's changes. The
+overview: the open findings' count and the count per type are the CLI's, a
+workload row with findings names their types; ?cq=&ns= keeps only that
+ClusterQueue's charts and quota rows and the workloads and findings there;
+?finding=TYPE lists that type's findings. On a generated 16-queue, 64-node
+ledger, at 1400x1000, the findings' count is on the first screen, the page is
+at most 10,000 px tall, each queue's GPU line is the CLI's last step and
+its pending workloads and open findings are the CLI's. A
+page left open (Chromium over the DevTools pipe) while records are ingested
+shows the state at the new last seq within 20 s, with no reload. A
 screenshot (1400x1000) is saved as SCREENSHOT_DIR/web-view.png and must be a
 PNG of that size. Chromium comes from Debian's chromium package
 (tools/setup-debian.sh); without it the test skips (exit 77), saying so.
 """
+import datetime
 import decimal
 import html.parser
+import importlib.util
 import json
+import math
 import os
 import shutil
 import signal
@@ -65,6 +77,11 @@ class Dom(html.parser.HTMLParser):
         self.history = []     # the workload panel's change rows
         self.markers = []     # the charts' moment markers
         self.gaps = []        # the coverage lines over the charts
+        self.open_findings = {}  # the overview's count
+        self.finding_types = []  # the overview's count per type
+        self.gpu = []            # the folded queues' GPU lines
+        self.charts_groups = []  # the queues' chart groups, in order
+        self.cq_flags = []       # the queues' lines: pending, open findings
         self.error_texts = []
         self._in_error = 0
         self._in_history = False
@@ -82,6 +99,16 @@ class Dom(html.parser.HTMLParser):
             self.errors_box = a
         elif ident == "findings":
             self.findings = a
+        elif ident == "open-findings":
+            self.open_findings = a
+        elif tag == "span" and "gpu-summary" in a.get("class", "").split():
+            self.gpu.append(dict(a, cq=self.charts_groups[-1] if self.charts_groups else None))
+        elif tag == "span" and "cq-flags" in a.get("class", "").split():
+            self.cq_flags.append(a)
+        elif tag == "details" and "cq-charts" in a.get("class", "").split():
+            self.charts_groups.append(a.get("data-cq"))
+        elif tag == "li" and "data-count" in a:
+            self.finding_types.append(a)
         elif ident == "workload-panel":
             self.panel = a
         elif ident == "workload-body":
@@ -275,6 +302,7 @@ def check_moment(f, browser, profile, base, query, ledger, at, held_cq=None):
         points = max(series.values(), default=0)
         f.check(points <= 300, f"{label}: {points} points per chart (step {step})")
         check_held(f, label, dom, usage, held_cq)
+        check_ticks(f, label, dom, start, end)
     f.check(dom.markers and all(m.get("data-at") for m in dom.markers),
             f"{label}: the charts do not mark the moment")
     f.check(dom.body.get("data-requests-state") == "1" and dom.body.get("data-requests-usage") == "1",
@@ -283,6 +311,123 @@ def check_moment(f, browser, profile, base, query, ledger, at, held_cq=None):
     print(f"ok {label}: seq {state['at']['seq']}, {len(shown)} quota rows, "
           f"{len(state['findings'])} findings, {len(dom.charts)} charts (step {step})")
     return state
+
+
+def check_ticks(f, label, dom, start, end):
+    """Every chart's time axis: two to five ticks at round UTC times (a
+    multiple of one of the page's intervals, a minute to a week) inside the
+    chart's period."""
+    from_ms = int(datetime.datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp() * 1000)
+    to_ms = int(datetime.datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp() * 1000)
+    intervals = {s * 1000 for s in (60, 300, 900, 1800, 3600, 10800, 21600, 43200, 86400,
+                                    172800, 604800)}
+    for c in dom.charts:
+        every = int(c.get("data-tick-every") or 0)
+        ticks = [int(t) for t in (c.get("data-ticks") or "").split()]
+        where = (c.get("data-cq"), c.get("data-flavor"), c.get("data-resource"))
+        f.check((every in intervals or (every and every % 604800000 == 0)) and 2 <= len(ticks) <= 5
+                and all(t % every == 0 and from_ms <= t <= to_ms for t in ticks),
+                f"{label}: chart {where}: time ticks {ticks} every {every} ms in [{from_ms}, {to_ms}]")
+
+
+def finding_place(finding, workloads):
+    """(ClusterQueue, namespace) of a finding's object, as the page reads it:
+    "Workload ns/name" (its ClusterQueue from the state), "ClusterQueue X",
+    or any "Kind ns/name"."""
+    kind, _, name = finding["object"].partition(" ")
+    ns = name.split("/")[0] if "/" in name else None
+    cq = name if kind == "ClusterQueue" else None
+    if kind == "Workload" and name in workloads:
+        cq = workloads[name]["clusterQueue"]
+    return cq, ns
+
+
+def check_scope(f, browser, profile, base, query, ledger, cq, ns, finding_type):
+    """The overview's open findings (all, then ?cq=&ns=) and ?finding=TYPE
+    against the CLI's findings; the scope narrows the tables and charts."""
+    state = run_json(query, "--ledger", ledger, "state", "--at", "now", "-o", "json")
+    workloads = {f"{w['namespace']}/{w['name']}": w for w in state["workloads"]}
+    dom = load_page(browser, profile, base, {"at": "now"})
+    counts = {}
+    for x in state["findings"]:
+        counts[x["type"]] = counts.get(x["type"], 0) + 1
+    shown = {li.get("data-type"): int(li.get("data-count")) for li in dom.finding_types}
+    f.check(dom.open_findings.get("data-open-findings") == str(len(state["findings"])),
+            f"overview: {dom.open_findings.get('data-open-findings')} open findings, "
+            f"the CLI's {len(state['findings'])}")
+    f.check(shown == counts, f"overview: findings per type {shown}, the CLI's {counts}")
+    flagged = {r["data-workload"]: set(r.get("data-findings", "").split()) for r in dom.workloads
+               if r.get("data-findings")}
+    expected_flags = {}
+    for x in state["findings"]:
+        kind, _, name = x["object"].partition(" ")
+        if kind == "Workload" and name in workloads:
+            expected_flags.setdefault(name, set()).add(x["type"])
+    f.check(flagged == expected_flags, f"workload rows marked {flagged}, the CLI's {expected_flags}")
+
+    params = {"at": "now", "cq": cq, **({"ns": ns} if ns else {})}
+    dom = load_page(browser, profile, base, params)
+    inside = [x for x in state["findings"]
+              if finding_place(x, workloads)[0] == cq and (not ns or finding_place(x, workloads)[1] == ns)]
+    f.check(dom.body.get("data-ready") == "1", f"?cq={cq}&ns={ns}: the page did not finish")
+    f.check(dom.open_findings.get("data-open-findings") == str(len(inside)),
+            f"?cq={cq}&ns={ns}: {dom.open_findings.get('data-open-findings')} open findings, "
+            f"the CLI's {len(inside)} there")
+    f.check(dom.quota and all(r.get("data-cq") == cq for r in dom.quota),
+            f"?cq={cq}: quota rows of {sorted({r.get('data-cq') for r in dom.quota})}")
+    f.check(dom.charts and all(c.get("data-cq") == cq for c in dom.charts),
+            f"?cq={cq}: charts of {sorted({c.get('data-cq') for c in dom.charts})}")
+    rows = {r["data-workload"] for r in dom.workloads}
+    want = {k for k, w in workloads.items()
+            if w["clusterQueue"] == cq and (not ns or w["namespace"] == ns)}
+    f.check(rows == want, f"?cq={cq}&ns={ns}: workload rows {sorted(rows)}, the CLI's {sorted(want)}")
+
+    dom = load_page(browser, profile, base, {"at": "now", "finding": finding_type})
+    f.check(dom.findings.get("data-shown-count") == str(counts.get(finding_type, -1)),
+            f"?finding={finding_type}: {dom.findings.get('data-shown-count')} rows, the CLI's "
+            f"{counts.get(finding_type)}")
+    print(f"ok overview: {len(state['findings'])} open findings {counts}; ?cq={cq}&ns={ns}: "
+          f"{len(inside)} findings, {len(rows)} workloads; ?finding={finding_type}")
+
+
+def check_first_screen(f, browser, profile, base, query, ledger):
+    """At 1400x1000 the count of open findings is on the first screen and the
+    whole first load is at most ten screens tall."""
+    state = run_json(query, "--ledger", ledger, "state", "--at", "now", "-o", "json")
+    dom = Dom()
+    dom.feed(chromium(browser, profile, f"{base}/?at=now", "--dump-dom", "--window-size=1400,1000"))
+    height = int(dom.body.get("data-document-height", "-1"))
+    bottom = int(dom.body.get("data-findings-bottom", "-1"))
+    f.check(0 < height <= 10000, f"first load: the page is {height} px tall, more than ten screens")
+    f.check(0 < bottom <= 1000, f"first load: the open findings' count ends at {bottom} px, "
+            "below the first screen")
+    f.check(dom.open_findings.get("data-open-findings") == str(len(state["findings"])),
+            f"first load: {dom.open_findings.get('data-open-findings')} open findings shown, "
+            f"the CLI's {len(state['findings'])}")
+    step, start, end = (dom.charts_section.get(k) for k in ("data-step", "data-from", "data-to"))
+    usage = run_json(query, "--ledger", ledger, "usage", "--from", start, "--to", end,
+                     "--step", step, "-o", "json")
+    expected = {}
+    for series in usage["series"]:
+        if series["resource"].endswith("/gpu") and series["points"]:
+            last = series["points"][-1]
+            r, n = expected.get(series["clusterQueue"], (0.0, 0.0))
+            expected[series["clusterQueue"]] = (r + float(last["reserved"]), n + float(last["nominal"]))
+    tenth = lambda v: f"{math.floor(v * 10 + 0.5) / 10:g}"  # as JavaScript rounds
+    expected = {k: (tenth(r), tenth(n)) for k, (r, n) in expected.items()}
+    shown = {g["cq"]: (g.get("data-gpu-reserved"), g.get("data-gpu-nominal")) for g in dom.gpu}
+    f.check(shown == expected, f"first load: GPUs per queue (reserved, nominal) {shown}, the "
+            f"CLI's last step {expected}")
+    workloads = {f"{w['namespace']}/{w['name']}": w for w in state["workloads"]}
+    want = {cq["name"]: (str(cq["workloads"]["pending"]), "0") for cq in state["clusterQueues"]}
+    for x in state["findings"]:
+        cq = finding_place(x, workloads)[0]
+        if cq in want:
+            want[cq] = (want[cq][0], str(int(want[cq][1]) + 1))
+    flags = {s.get("data-cq"): (s.get("data-pending"), s.get("data-findings")) for s in dom.cq_flags}
+    f.check(flags == want, f"first load: queues' lines (pending, findings) {flags}, the CLI's {want}")
+    print(f"ok first screen: {len(state['clusterQueues'])} ClusterQueues, {len(state['pools'])} "
+          f"pools, page {height} px tall, findings count at {bottom} px")
 
 
 def check_png(f, path, width, height):
@@ -295,7 +440,8 @@ def check_png(f, path, width, height):
     print(f"ok screenshot {path}: {w}x{h}, {len(data)} bytes")
 
 
-def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, held_cq=None):
+def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, held_cq=None,
+                 scope=None, first_screen=False):
     log = open(os.path.join(tmp, os.path.basename(ledger) + "-serve.log"), "w+")
     proc, port = start_server(query, ledger, log)
     base = f"http://127.0.0.1:{port}"
@@ -303,6 +449,10 @@ def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, 
     try:
         for at in moments:
             check_moment(f, browser, profile, base, query, ledger, at, held_cq)
+        if scope:
+            check_scope(f, browser, profile, base, query, ledger, *scope)
+        if first_screen:
+            check_first_screen(f, browser, profile, base, query, ledger)
 
         # The server's error (a Kubernetes Status) reaches the page, message and all.
         try:
@@ -342,6 +492,49 @@ def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, 
         log.close()
 
 
+def check_live(f, root, url, append, last_seq):
+    """The page stays open (Chromium over the DevTools pipe, as
+    tools/bench/web_load.py drives it) while append() adds records to the
+    served ledger; within 20 s its state is at the new last seq, with no
+    reload."""
+    spec = importlib.util.spec_from_file_location(
+        "web_load", os.path.join(root, "tools", "bench", "web_load.py"))
+    web_load = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(web_load)
+    browser = web_load.Chromium()
+    try:
+        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = browser.call("Target.attachToTarget",
+                               {"targetId": target, "flatten": True})["sessionId"]
+        browser.call("Page.navigate", {"url": url}, session)
+        def shown():
+            r = browser.call("Runtime.evaluate", {"expression":
+                "document.body && document.body.dataset.ready === '1' ? "
+                "document.getElementById('state').dataset.stateSeq + ' ' + "
+                "document.body.dataset.refreshes : ''"}, session)
+            return r.get("result", {}).get("value", "")
+        def wait(ok, seconds):
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                value = shown()
+                if value and ok(value.split()):
+                    return value.split()
+                time.sleep(0.1)
+            return (shown() or "- -").split()
+        before = wait(lambda v: True, 30)
+        append()
+        after_seq = last_seq()
+        f.check(int(before[0]) < after_seq, f"live: the page shows seq {before[0]} before the "
+                f"append, the ledger ends at {after_seq}")
+        now = wait(lambda v: v[0] == str(after_seq), 20)
+        f.check(now[0] == str(after_seq), f"live: 20 s after the append the page shows seq "
+                f"{now[0]}, the ledger ends at {after_seq}")
+        print(f"ok live refresh: seq {before[0]} at load, {now[0]} after the append "
+              f"({now[1]} refreshes)")
+    finally:
+        browser.close()
+
+
 def check_gap(f, browser, tmp, ingest, query, root):
     """The demo, then a sidecar's relist after a gap (docs/reference.md
     "Observation"): the page lists the gap over its charts, as `usage`'s
@@ -368,11 +561,15 @@ def check_gap(f, browser, tmp, ingest, query, root):
         out.write(json.dumps({"type": "MODIFIED", "time": "2026-11-20T08:55:01Z", "object": snapshot("2", {
             "firstSeq": 45, "lastSeq": 45, "completedAt": "2026-11-20T08:55:01Z", "resources": [],
             "missing": [], "gaps": [gap]})}) + "\n")
-    subprocess.run([ingest, "--ledger", ledger, "--from", events], check=True,
-                   stdout=subprocess.DEVNULL)
     log = open(os.path.join(tmp, "gap-serve.log"), "w+")
     proc, port = start_server(query, ledger, log)
     try:
+        # Live refresh: the page, loaded before the relist's records, shows them.
+        check_live(f, root, f"http://127.0.0.1:{port}/?at=now",
+                   lambda: subprocess.run([ingest, "--ledger", ledger, "--from", events],
+                                          check=True, stdout=subprocess.DEVNULL),
+                   lambda: run_json(query, "--ledger", ledger, "state", "--at", "now",
+                                    "-o", "json")["at"]["seq"])
         dom = load_page(browser, os.path.join(tmp, "chromium-profile"),
                         f"http://127.0.0.1:{port}", {"at": "now"})
         f.check(dom.body.get("data-ready") == "1", "gap: the page did not finish")
@@ -416,7 +613,7 @@ def run_all(f, browser, ingest, query, root, shots):
         check_ledger(f, browser, tmp, query, demo,
                      ["2026-11-20T08:50:05Z", "seq:20", "now"],
                      "team-b/job-legacy-infer-79951", os.path.join(shots, "web-view.png"),
-                     held_cq="team-b")
+                     held_cq="team-b", scope=("team-b", "team-b", "UnchargedDRA"))
 
         check_gap(f, browser, tmp, ingest, query, root)
 
@@ -432,6 +629,19 @@ def run_all(f, browser, ingest, query, root, shots):
             end = run_json(query, "--ledger", ledger, "state", "--at", "now", "-o", "json")
             check_ledger(f, browser, tmp, query, ledger,
                          [f"seq:{end['at']['seq'] // 2}", "now"], None, None)
+
+            # A team's scale: the generator's 16 ClusterQueues and 64 GPU nodes;
+            # of 2000, 4000, ... events (seed 3), 10000 is the first that ends
+            # with open findings (StatusMismatch of ClusterQueue team-06).
+            events = os.path.join(tmp, "gen16.jsonl")
+            with open(events, "w") as out:
+                subprocess.run([gen, "--events", "10000", "--seed", "3"], check=True, stdout=out)
+            ledger = os.path.join(tmp, "sixteen")
+            subprocess.run([ingest, "--ledger", ledger, "--from", events, "--no-sync"],
+                           check=True, stdout=subprocess.DEVNULL)
+            check_ledger(f, browser, tmp, query, ledger, ["now"], None,
+                         os.path.join(shots, "web-view-16-queues.png"),
+                         scope=("team-06", None, "StatusMismatch"), first_screen=True)
 
 
 if __name__ == "__main__":

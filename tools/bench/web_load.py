@@ -25,22 +25,27 @@ class Chromium:
     def __init__(self):
         self.profile = tempfile.mkdtemp(prefix="web-load-")
         # --remote-debugging-pipe: Chromium reads fd 3 and writes fd 4. The
-        # pipes are moved above 10 first so that placing them cannot clobber
-        # one another.
+        # pipes are placed there in the child only (the caller's own fds 3
+        # and 4, a log file say, stay as they are), moved above 10 first so
+        # that placing them cannot clobber one another; close-on-exec keeps
+        # every other fd out of Chromium.
         def high(fd):
-            moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
+            moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
             os.close(fd)
             return moved
         to_chrome_r, self.to_chrome = (high(fd) for fd in os.pipe())
         self.from_chrome, from_chrome_w = (high(fd) for fd in os.pipe())
-        os.dup2(to_chrome_r, 3)
-        os.dup2(from_chrome_w, 4)
+
+        def place_pipes():
+            os.dup2(to_chrome_r, 3)
+            os.dup2(from_chrome_w, 4)
         browser = shutil.which("chromium") or shutil.which("chromium-browser")
         self.proc = subprocess.Popen(
             [browser, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
              "--user-data-dir=" + self.profile, "about:blank"],
-            pass_fds=(3, 4), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for fd in (3, 4, to_chrome_r, from_chrome_w):
+            close_fds=False, preexec_fn=place_pipes,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for fd in (to_chrome_r, from_chrome_w):
             os.close(fd)
         self.next_id = 0
         self.buffer = b""

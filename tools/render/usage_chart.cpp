@@ -219,6 +219,62 @@ void writeHeader(std::ostringstream& svg, const UsagePeriod& period, double plot
       << escape(formatRfc3339(period.toNs)) << "</text>\n";
 }
 
+// The legend's rows: as many as fit between the top and the bottom margin,
+// less the two lines explaining held. With more series than rows, the ones
+// that peak highest are named (in colour) and the rest share one row and
+// one grey, so the legend never runs off the chart however many queues the
+// fleet has.
+struct LegendPlan {
+  std::vector<std::size_t> order;  // series indexes, named ones first
+  std::size_t named = 0;           // how many of `order` get a colour and a row
+};
+
+LegendPlan planLegend(const std::vector<ChartSeries>& series, bool anyHeld) {
+  const auto rows = static_cast<std::size_t>((kHeight - kTop - kBottom - (anyHeld ? 40 : 0)) / 16);
+  LegendPlan plan;
+  for (std::size_t i = 0; i < series.size(); ++i) plan.order.push_back(i);
+  if (series.size() <= rows) {
+    plan.named = series.size();
+    return plan;
+  }
+  auto peak = [&](std::size_t i) {
+    return std::max(highest(series[i].reserved), series[i].top ? highest(*series[i].top) : 0.0);
+  };
+  std::stable_sort(plan.order.begin(), plan.order.end(),
+                   [&](std::size_t a, std::size_t b) { return peak(a) > peak(b); });
+  plan.named = rows - 1;
+  return plan;
+}
+
+void writeLegend(std::ostringstream& svg, const std::vector<ChartSeries>& series,
+                 const LegendPlan& plan, bool anyHeld) {
+  const double lx = kWidth - kRight + 16;
+  double ly = kTop;
+  for (std::size_t rank = 0; rank < plan.named; ++rank) {
+    const ChartSeries& s = series[plan.order[rank]];
+    const char* color = kColors[rank % (sizeof kColors / sizeof kColors[0])];
+    svg << "<rect x=\"" << lx << "\" y=\"" << num(ly) << "\" width=\"12\" height=\"3\" fill=\""
+        << color << "\"/><text class=\"legend\" x=\"" << lx + 18 << "\" y=\"" << num(ly + 5)
+        << "\">" << escape(s.key.first + " " + s.key.second) << "</text>\n";
+    ly += 16;
+  }
+  if (const std::size_t others = plan.order.size() - plan.named; others > 0) {
+    svg << "<rect x=\"" << lx << "\" y=\"" << num(ly)
+        << "\" width=\"12\" height=\"3\" fill=\"#bbbbbb\"/><text class=\"legend-others\" x=\""
+        << lx + 18 << "\" y=\"" << num(ly + 5) << "\" fill=\"#666\">" << others
+        << " others (lower peaks)</text>\n";
+    ly += 16;
+  }
+  if (anyHeld) {
+    // What the dotted line and the band mean, under the series' names.
+    ly += 8;
+    svg << "<text class=\"held-legend\" x=\"" << lx << "\" y=\"" << num(ly + 5)
+        << "\" fill=\"#666\">dotted: held via ResourceClaims</text>\n";
+    svg << "<text x=\"" << lx << "\" y=\"" << num(ly + 21)
+        << "\" fill=\"#666\">shaded: held above reserved</text>\n";
+  }
+}
+
 }  // namespace
 
 std::string renderUsageChart(const UsagePeriod& period) {
@@ -240,9 +296,13 @@ std::string renderUsageChart(const UsagePeriod& period) {
   };
   std::ostringstream svg;
   writeHeader(svg, period, plotW, plotH, maxPct, anyHeld);
-  std::size_t index = 0;
-  for (const auto& s : series) {
-    const char* color = kColors[index % (sizeof kColors / sizeof kColors[0])];
+  const LegendPlan plan = planLegend(series, anyHeld);
+  // The unnamed series first, so the named ones draw over them.
+  for (std::size_t rank = plan.order.size(); rank-- > 0;) {
+    const ChartSeries& s = series[plan.order[rank]];
+    const bool named = rank < plan.named;
+    const char* color = named ? kColors[rank % (sizeof kColors / sizeof kColors[0])] : "#bbbbbb";
+    const std::string width = named ? "2" : "1";
     const std::string data = "data-cluster-queue=\"" + escape(s.key.first) + "\" data-resource=\"" +
                              escape(s.key.second) + "\"";
     const ChartPoints reserved = stepLine(s.reserved, plotW);
@@ -255,27 +315,14 @@ std::string renderUsageChart(const UsagePeriod& period) {
           << "\" fill-opacity=\"0.25\" stroke=\"none\" points=\"" << text(band) << "\"/>\n";
     }
     svg << "<polyline class=\"series\" " << data << " fill=\"none\" stroke=\"" << color
-        << "\" stroke-width=\"2\" points=\"" << text(reserved) << "\"/>\n";
+        << "\" stroke-width=\"" << width << "\" points=\"" << text(reserved) << "\"/>\n";
     if (s.held) {
       svg << "<polyline class=\"held\" " << data << " fill=\"none\" stroke=\"" << color
-          << "\" stroke-width=\"2\" stroke-dasharray=\"2 3\" points=\""
+          << "\" stroke-width=\"" << width << "\" stroke-dasharray=\"2 3\" points=\""
           << text(stepLine(*s.held, plotW)) << "\"/>\n";
     }
-    const double ly = kTop + 16.0 * static_cast<double>(index);
-    svg << "<rect x=\"" << kWidth - kRight + 16 << "\" y=\"" << num(ly)
-        << "\" width=\"12\" height=\"3\" fill=\"" << color << "\"/><text x=\""
-        << kWidth - kRight + 34 << "\" y=\"" << num(ly + 5) << "\">"
-        << escape(s.key.first + " " + s.key.second) << "</text>\n";
-    ++index;
   }
-  if (anyHeld) {
-    // What the dotted line and the band mean, under the series' names.
-    const double ly = kTop + 16.0 * static_cast<double>(index) + 8;
-    svg << "<text class=\"held-legend\" x=\"" << kWidth - kRight + 16 << "\" y=\"" << num(ly + 5)
-        << "\" fill=\"#666\">dotted: held via ResourceClaims</text>\n";
-    svg << "<text x=\"" << kWidth - kRight + 16 << "\" y=\"" << num(ly + 21)
-        << "\" fill=\"#666\">shaded: held above reserved</text>\n";
-  }
+  writeLegend(svg, series, plan, anyHeld);
   svg << "</svg>\n";
   return svg.str();
 }

@@ -176,3 +176,47 @@ TEST_CASE("a chart draws held beside reserved and shades held above reserved",
     CHECK(svg.find("class=\"uncharged\"") == std::string::npos);
   }
 }
+
+TEST_CASE("a chart of 64 series keeps its legend inside the chart, highest peaks named",
+          "[report][chart]") {
+  UsagePeriod period;
+  period.fromNs = 0;
+  period.toNs = 10 * kHour;
+  // 16 ClusterQueues with 4 resources each; queue i peaks at i of 16 GPUs.
+  for (int q = 0; q < 16; ++q) {
+    for (const char* resource : {"cpu", "memory", "nvidia.com/gpu", "pods"}) {
+      const std::pair<std::string, std::string> key{"cq-" + std::to_string(q), resource};
+      period.nominalSteps[key] = {{0, Quantity::fromInt(16)}};
+      const bool gpu = std::string(resource) == "nvidia.com/gpu";
+      period.reservedSteps[key] = {{kHour, Quantity::fromInt(gpu ? q : 1)}};
+    }
+  }
+  const std::string svg = render::renderUsageChart(period);
+  pugi::xml_document doc;
+  REQUIRE(doc.load_string(svg.c_str()));
+  const double height = doc.child("svg").attribute("height").as_double();
+  int named = 0, others = -1, lines = 0;
+  std::vector<std::string> names;
+  for (auto text : doc.child("svg").children("text")) {
+    const std::string cls = text.attribute("class").value();
+    if (cls != "legend" && cls != "legend-others") continue;
+    // Every legend row is drawn inside the chart (the old legend ran to
+    // y = 1053 of a 420-pixel chart at 64 series).
+    CHECK(text.attribute("y").as_double() < height);
+    if (cls == "legend") {
+      ++named;
+      names.emplace_back(text.child_value());
+    } else {
+      others = std::stoi(text.child_value());
+    }
+  }
+  for (auto line : doc.child("svg").children("polyline"))
+    if (std::string(line.attribute("class").value()) == "series") ++lines;
+  CHECK(lines == 64);
+  REQUIRE(others > 0);
+  CHECK(named + others == 64);
+  // The busiest queues' GPUs come first.
+  REQUIRE(!names.empty());
+  CHECK(names.front() == "cq-15 nvidia.com/gpu");
+  CHECK(names.at(1) == "cq-14 nvidia.com/gpu");
+}

@@ -15,8 +15,20 @@
 // drawn only for a series some pod held through ResourceClaims), the API
 // requests made per endpoint (body[data-requests-state], ...) and
 // body[data-ready="1"] once the first loads have finished (failed or not).
+// #open-findings[data-open-findings] counts the findings in scope, with
+// #finding-types li[data-type, data-count] per type, #findings[data-shown-count]
+// the rows of the list, and a workload row with findings carries
+// data-findings (their types); a folded queue's GPU line
+// span.gpu-summary[data-gpu-reserved, data-gpu-nominal] and
+// span.cq-flags[data-cq, data-pending, data-findings]; at the first load's
+// end body[data-document-height] and body[data-findings-bottom] (px).
+// Live refresh: every REFRESH_MS (while the tab is visible) it asks /range;
+// when the ledger's last seq has grown it loads the range and the usage
+// again, and the state too when the moment is `now`
+// (body[data-refreshes] counts those reloads).
 // ?at=T chooses the moment (RFC 3339, seq:N or now); ?workload=NS/NAME opens
-// that workload's history.
+// that workload's history; ?cq= and ?ns= narrow every table and chart to a
+// ClusterQueue and a namespace; ?finding=TYPE lists the findings of one type.
 "use strict";
 
 (() => {
@@ -24,6 +36,10 @@
   const SVG_NS = "http://www.w3.org/2000/svg";
   const MAX_WORKLOAD_ROWS = 500;
   const MAX_FINDING_ROWS = 1000;
+  const MAX_OPEN_CHART_QUEUES = 4;
+  // The server looks for the writer's new commits every second (serve's
+  // followMs); polling a few times slower keeps the idle page's load light.
+  const REFRESH_MS = 3000;
   // Usage steps the page picks from: the first at least range/200 long.
   const STEPS = [
     ["1m", 60], ["5m", 300], ["15m", 900], ["1h", 3600], ["6h", 21600], ["1d", 86400],
@@ -42,6 +58,7 @@
     stateRequest: null,   // the AbortController of the /state request in flight
     stateGeneration: 0,
     workloadGeneration: 0,
+    scope: {cq: "", ns: "", finding: ""},  // ?cq=, ?ns=, ?finding=
   };
 
   // ---- DOM helpers --------------------------------------------------------
@@ -135,6 +152,36 @@
   const isoSeconds = (ms) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
   const shortTime = (ms) => isoSeconds(ms).replace("T", " ").replace(/:00Z$|Z$/, "");
 
+  // Time ticks at round UTC times, at most five per chart, so that the axis
+  // reads (minutes, hours, days) without a label per step; the first label
+  // and each midnight carry the date.
+  const TICK_SECONDS = [60, 300, 900, 1800, 3600, 10800, 21600, 43200, 86400, 172800, 604800];
+  function timeTicks(fromMs, toMs) {
+    const span = Math.max(1, toMs - fromMs);
+    let every = TICK_SECONDS.map((s) => s * 1000).find((t) => span / t <= 5);
+    if (!every) every = 604800000 * Math.ceil(span / (5 * 604800000));
+    const ticks = [];
+    for (let t = Math.ceil(fromMs / every) * every; t <= toMs; t += every) ticks.push(t);
+    return {every, ticks};
+  }
+
+  function tickLabel(ms, every, first) {
+    const iso = isoSeconds(ms);
+    const day = iso.slice(5, 10);
+    const hm = iso.slice(11, 16);
+    if (every >= 86400000) return day;
+    return first || hm === "00:00" ? `${day} ${hm}` : hm;
+  }
+
+  function timeAxis(fromMs, toMs, x, top, bottom) {
+    const {every, ticks} = timeTicks(fromMs, toMs);
+    return {every, ticks, nodes: ticks.flatMap((ms, i) => [
+      svg("line", {class: "grid", x1: x(ms), x2: x(ms), y1: top, y2: bottom}),
+      svg("text", {class: "tick time", x: x(ms), y: bottom + 14, "text-anchor": "middle"},
+          tickLabel(ms, every, i === 0)),
+    ])};
+  }
+
   const SUFFIX = {
     n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
     Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
@@ -182,6 +229,10 @@
   function syncUrl() {
     const url = new URL(window.location.href);
     if (view.at) url.searchParams.set("at", view.at);
+    for (const key of ["cq", "ns", "finding"]) {
+      if (view.scope[key]) url.searchParams.set(key, view.scope[key]);
+      else url.searchParams.delete(key);
+    }
     const panel = $("workload-panel");
     if (panel.hidden) url.searchParams.delete("workload");
     else url.searchParams.set("workload", panel.dataset.workload);
@@ -301,16 +352,77 @@
     renderCoverage(usage);
     const byQueue = new Map();
     for (const series of usage.series || []) {
+      if (view.scope.cq && series.clusterQueue !== view.scope.cq) continue;
       if (!byQueue.has(series.clusterQueue)) byQueue.set(series.clusterQueue, []);
       byQueue.get(series.clusterQueue).push(series);
     }
+    // More queues than a screen holds: each queue's charts fold under its
+    // name (opened on demand), so the tables stay within a few screens.
+    const folded = byQueue.size > MAX_OPEN_CHART_QUEUES;
+    // A refresh redraws the charts: the queues opened by hand stay open.
+    const opened = new Set([...document.querySelectorAll("details.cq-charts[open]")]
+                               .map((d) => d.dataset.cq));
     const groups = [...byQueue].map(([queue, list]) =>
-      el("div", {class: "cq-charts", "data-cq": queue},
-         el("h3", {}, queue),
+      el("details", {class: "cq-charts", "data-cq": queue,
+                     open: folded && !opened.has(queue) ? null : ""},
+         el("summary", {}, el("h3", {}, queue), gpuSummary(list),
+            el("span", {class: "muted"}, ` · ${list.length} charts`),
+            el("span", {class: "cq-flags", "data-cq": queue})),
          el("div", {class: "chart-row"}, list.map((series) => renderChart(usage, series)))));
     $("charts-body").replaceChildren(
         ...(groups.length ? groups : [el("p", {class: "muted"}, "no ClusterQueue has quota")]));
     if (view.momentMs !== null) moveMarkers(view.momentMs);
+    markQueues();
+  }
+
+  // A queue's line also answers "what is wrong there now": its pending
+  // workloads and its open findings at the moment shown (a link to the
+  // findings list narrowed to it). Filled whenever the charts or the state
+  // change, whichever loads last.
+  function markQueues() {
+    const spans = document.querySelectorAll("span.cq-flags");
+    if (!view.state || !spans.length) return;
+    const pending = new Map((view.state.clusterQueues || []).map(
+        (cq) => [cq.name, Number((cq.workloads || {}).pending) || 0]));
+    const findings = new Map();
+    const workloads = workloadIndex();
+    for (const f of view.state.findings || []) {
+      const place = findingPlace(f, workloads);
+      if (place.cq) findings.set(place.cq, (findings.get(place.cq) || 0) + 1);
+    }
+    for (const span of spans) {
+      const cq = span.dataset.cq;
+      const n = findings.get(cq) || 0;
+      span.dataset.pending = String(pending.get(cq) || 0);
+      span.dataset.findings = String(n);
+      span.replaceChildren(...[
+        pending.get(cq) ? el("span", {class: "muted"}, ` · ${pending.get(cq)} pending`) : null,
+        n ? el("a", {class: "finding-mark", href: linkWith({cq}, "#findings")},
+               ` ⚠ ${n} finding${n === 1 ? "" : "s"}`) : null,
+      ].filter(Boolean));
+    }
+  }
+
+  // A folded queue's line: its GPUs (resources named */gpu, all flavors) in
+  // the last step, reserved and held against nominal, with a bar.
+  function gpuSummary(list) {
+    let reserved = 0, held = 0, nominal = 0, any = false;
+    for (const series of list) {
+      if (!/\/gpu$/.test(series.resource)) continue;
+      const last = (series.points || [])[series.points.length - 1];
+      if (!last) continue;
+      any = true;
+      reserved += Number(last.reserved) || 0;
+      held += Number(last.held) || 0;
+      nominal += Number(last.nominal) || 0;
+    }
+    if (!any) return null;
+    const share = nominal > 0 ? Math.min(1, Math.max(reserved, held) / nominal) : 0;
+    const fmt = (v) => (Math.round(v * 10) / 10).toString();
+    return el("span", {class: "gpu-summary", "data-gpu-reserved": fmt(reserved),
+                       "data-gpu-nominal": fmt(nominal)},
+      el("span", {class: "bar"}, el("span", {class: "fill", style: `width:${(share * 100).toFixed(1)}%`})),
+      ` GPUs in the last step: reserved ${fmt(reserved)}, held ${fmt(held)} of nominal ${fmt(nominal)}`);
   }
 
   // Step lines: each point is the mean over [time, time + step).
@@ -378,6 +490,7 @@
     const resource = series.resource;
     const readout = el("span", {class: "readout muted"});
     const marker = svg("line", {class: "marker", y1: top, y2: height - bottom, x1: -10, x2: -10});
+    const axis = timeAxis(fromMs, toMs, x, top, height - bottom);
     const plot = svg("svg", {
       viewBox: `0 0 ${width} ${height}`, width, height, role: "img",
       "aria-label": `${series.clusterQueue} ${series.flavor} ${resource}: reserved, admitted, nominal and held`,
@@ -389,9 +502,7 @@
       svg("text", {class: "tick", x: left - 4, y: top + 8, "text-anchor": "end"},
           formatAmount(max / 1.08, resource)),
       svg("line", {class: "grid", x1: left, x2: width - right, y1: y(max / 1.08), y2: y(max / 1.08)}),
-      svg("text", {class: "tick", x: left, y: height - 6}, shortTime(fromMs)),
-      svg("text", {class: "tick", x: width - right, y: height - 6, "text-anchor": "end"},
-          shortTime(toMs)),
+      axis.nodes,
       svg("path", {class: "line nominal", d: stepPath(points, "nominal", x, y, toMs)}),
       heldLayers(points, x, y, toMs),
       svg("path", {class: "line reserved", d: stepPath(points, "reserved", x, y, toMs)}),
@@ -425,6 +536,7 @@
     const figure = el("figure", {
       class: "chart", "data-cq": series.clusterQueue, "data-flavor": series.flavor,
       "data-resource": resource, "data-points": points.length,
+      "data-tick-every": axis.every, "data-ticks": axis.ticks.join(" "),
     }, el("figcaption", {}, el("span", {class: "series-name"},
           // "-": held in a resource no single flavor of its admission charges.
           `${series.flavor === "-" ? "no single flavor" : series.flavor} · ${resource}`), " ",
@@ -482,7 +594,9 @@
     const ms = Date.parse(at.time);
     if (Number.isFinite(ms)) showMoment(ms);
 
-    const queues = state.clusterQueues || [];
+    fillScopeChoices(state);
+    markQueues();
+    const queues = (state.clusterQueues || []).filter((cq) => !view.scope.cq || cq.name === view.scope.cq);
     fillBody($("cq-table"), queues.map((cq) => {
       const w = cq.workloads || {};
       const held = (cq.draHeld && cq.draHeld.counters) || [];
@@ -520,43 +634,176 @@
       }
     }
     fillBody($("quota-table"), quotaRows);
+    // Many queues: the charts above show the same numbers over time, so the
+    // quota rows fold under their summary.
+    $("quota").open = queues.length <= MAX_OPEN_CHART_QUEUES;
+    $("quota-summary").textContent = `${quotaRows.length} rows, ` +
+        `${quotaRows.filter((r) => r.classList.contains("over")).length} above nominal`;
 
     renderWorkloads();
 
-    fillBody($("pool-table"), (state.pools || []).map((p) => el("tr", {
-      "data-driver": p.driver, "data-pool": p.pool, "data-devices": p.devices,
-      "data-allocated": (p.allocations || []).length,
-    },
-      el("td", {}, p.driver), el("td", {}, p.pool), el("td", {class: "num"}, p.generation),
-      el("td", {}, p.complete ? "yes" : "no"), el("td", {class: "num"}, p.resourceSliceCount),
-      el("td", {class: "num"}, p.devices), el("td", {class: "num"}, (p.allocations || []).length),
-      el("td", {}, el("ul", {class: "counters"}, (p.counters || []).map((c) => {
-        const share = parseQuantity(c.consumed) / parseQuantity(c.capacity);
-        return el("li", {
-          "data-counter-set": c.counterSet, "data-counter": c.counter,
-          "data-consumed": c.consumed, "data-capacity": c.capacity,
-          class: share > 1 ? "over" : null,
-        }, `${c.counterSet}/${c.counter}: ${c.consumed} / ${c.capacity}`);
-      }))))));
+    renderPools(state.pools || []);
 
-    const findings = state.findings || [];
-    $("findings").dataset.findingsCount = String(findings.length);
-    $("findings-count").textContent = findings.length > MAX_FINDING_ROWS
-        ? `(${findings.length}, the first ${MAX_FINDING_ROWS} shown)` : `(${findings.length})`;
-    fillBody($("finding-table"), findings.slice(0, MAX_FINDING_ROWS).map((f) =>
-      el("tr", {"data-type": f.type},
-         el("td", {}, f.type), el("td", {}, f.object), el("td", {}, f.message))));
+    renderFindings();
     highlightHistory();
   }
 
+  // A pool's row: devices allocated of published, and its counters folded
+  // under the one most consumed (a GPU node publishes a counter per
+  // partitionable device, too many to list by default).
+  function renderPools(pools) {
+    let devices = 0, allocated = 0;
+    fillBody($("pool-table"), pools.map((p) => {
+      const used = (p.allocations || []).length;
+      devices += Number(p.devices) || 0;
+      allocated += used;
+      const counters = (p.counters || []).map((c) => {
+        const share = parseQuantity(c.consumed) / parseQuantity(c.capacity);
+        return {share, item: el("li", {
+          "data-counter-set": c.counterSet, "data-counter": c.counter,
+          "data-consumed": c.consumed, "data-capacity": c.capacity,
+          class: share > 1 ? "over" : null,
+        }, `${c.counterSet}/${c.counter}: ${c.consumed} / ${c.capacity}`)};
+      });
+      const top = Math.max(0, ...counters.map((c) => (Number.isFinite(c.share) ? c.share : 0)));
+      return el("tr", {
+        "data-driver": p.driver, "data-pool": p.pool, "data-devices": p.devices,
+        "data-allocated": used,
+      },
+        el("td", {}, p.driver), el("td", {}, p.pool), el("td", {class: "num"}, p.generation),
+        el("td", {}, p.complete ? "yes" : "no"), el("td", {class: "num"}, p.resourceSliceCount),
+        el("td", {class: "num"}, p.devices), el("td", {class: "num"}, used),
+        el("td", {}, el("details", {class: "counters", open: counters.length <= 4 ? "" : null},
+          el("summary", {}, `${counters.length} counters, most consumed ${Math.round(top * 100)}%`),
+          el("ul", {class: "counters"}, counters.map((c) => c.item)))));
+    }));
+    $("pools").open = pools.length <= 2 * MAX_OPEN_CHART_QUEUES;
+    $("pool-summary").textContent =
+        `${pools.length} pools, ${allocated} of ${devices} devices allocated`;
+  }
+
+  // ---- scope (?cq=, ?ns=) and findings (?finding=) ---------------------------
+
+  function scopeFromUrl() {
+    const params = new URLSearchParams(window.location.search);
+    return {cq: params.get("cq") || "", ns: params.get("ns") || "",
+            finding: params.get("finding") || ""};
+  }
+
+  function inScope(w) {
+    return (!view.scope.cq || w.clusterQueue === view.scope.cq) &&
+           (!view.scope.ns || w.namespace === view.scope.ns);
+  }
+
+  // A finding's object is "Kind name" (ledger-query's findings): a Workload's
+  // ClusterQueue comes from the state's workloads, a namespaced object's
+  // namespace from its "namespace/name".
+  function findingPlace(f, workloads) {
+    const object = String(f.object || "");
+    const space = object.indexOf(" ");
+    const kind = space < 0 ? object : object.slice(0, space);
+    const name = space < 0 ? "" : object.slice(space + 1);
+    const slash = name.indexOf("/");
+    const place = {workload: null, cq: kind === "ClusterQueue" ? name : null,
+                   ns: slash < 0 ? null : name.slice(0, slash)};
+    if (kind === "Workload") {
+      place.workload = name;
+      const w = workloads.get(name);
+      if (w) place.cq = w.clusterQueue;
+    }
+    return place;
+  }
+
+  function workloadIndex() {
+    const out = new Map();
+    for (const w of (view.state && view.state.workloads) || []) out.set(`${w.namespace}/${w.name}`, w);
+    return out;
+  }
+
+  function scopedFindings() {
+    const workloads = workloadIndex();
+    return ((view.state && view.state.findings) || []).filter((f) => {
+      const place = findingPlace(f, workloads);
+      return (!view.scope.cq || place.cq === view.scope.cq) &&
+             (!view.scope.ns || place.ns === view.scope.ns);
+    });
+  }
+
+  function linkWith(changes, hash) {
+    const url = new URL(window.location.href);
+    for (const [key, value] of Object.entries(changes)) {
+      if (value) url.searchParams.set(key, value);
+      else url.searchParams.delete(key);
+    }
+    url.hash = hash;
+    return url.pathname + url.search + url.hash;
+  }
+
+  // The overview's count per finding type, each a link to the findings list
+  // of that type; the findings list below, of the chosen type if any.
+  function renderFindings() {
+    const all = (view.state && view.state.findings) || [];
+    $("findings").dataset.findingsCount = String(all.length);
+    const scoped = scopedFindings();
+    const byType = new Map();
+    for (const f of scoped) byType.set(f.type, (byType.get(f.type) || 0) + 1);
+    const open = $("open-findings");
+    open.dataset.openFindings = String(scoped.length);
+    open.textContent = String(scoped.length);
+    open.className = scoped.length ? "alarm" : "";
+    $("scope-note").textContent = [view.scope.cq && `ClusterQueue ${view.scope.cq}`,
+                                   view.scope.ns && `namespace ${view.scope.ns}`]
+        .filter(Boolean).map((s) => `in ${s}`).join(", ");
+    $("finding-types").replaceChildren(...[...byType].sort((a, b) => b[1] - a[1]).map(
+        ([type, count]) => el("li", {"data-type": type, "data-count": count},
+                              el("a", {href: linkWith({finding: type}, "findings")},
+                                 `${count} ${type}`))));
+    const shown = view.scope.finding ? scoped.filter((f) => f.type === view.scope.finding) : scoped;
+    $("findings").dataset.shownCount = String(shown.length);
+    $("findings-all").hidden = !view.scope.finding;
+    $("findings-all").href = linkWith({finding: ""}, "findings");
+    $("findings-count").textContent = (shown.length > MAX_FINDING_ROWS
+        ? `(${shown.length}, the first ${MAX_FINDING_ROWS} shown)` : `(${shown.length})`) +
+        (view.scope.finding ? ` of type ${view.scope.finding}` : "");
+    fillBody($("finding-table"), shown.slice(0, MAX_FINDING_ROWS).map((f) =>
+      el("tr", {"data-type": f.type},
+         el("td", {}, f.type), el("td", {}, f.object), el("td", {}, f.message))));
+  }
+
+  function fillScopeChoices(state) {
+    const fill = (select, names, chosen) => {
+      const wanted = [...new Set(chosen ? [...names, chosen] : names)].sort();
+      select.replaceChildren(el("option", {value: ""}, "all"),
+                             ...wanted.map((n) => el("option", {value: n}, n)));
+      select.value = chosen;
+    };
+    fill($("scope-cq"), (state.clusterQueues || []).map((cq) => cq.name), view.scope.cq);
+    fill($("scope-ns"), (state.workloads || []).map((w) => w.namespace), view.scope.ns);
+  }
+
+  function setScope(changes) {
+    Object.assign(view.scope, changes);
+    syncUrl();
+    if (view.state) renderState(view.state);
+    if (view.usage) renderCharts(view.usage);
+  }
+
   function renderWorkloads() {
-    const all = (view.state && view.state.workloads) || [];
+    const all = ((view.state && view.state.workloads) || []).filter(inScope);
     const filter = $("workload-filter").value.trim().toLowerCase();
     const matching = filter
       ? all.filter((w) => [`${w.namespace}/${w.name}`, w.clusterQueue, w.localQueue, w.state]
           .some((s) => String(s || "").toLowerCase().includes(filter)))
       : all;
     const shown = matching.slice(0, MAX_WORKLOAD_ROWS);
+    const withFinding = new Map();
+    const index = workloadIndex();
+    for (const f of (view.state && view.state.findings) || []) {
+      const place = findingPlace(f, index);
+      if (place.workload) {
+        withFinding.set(place.workload, [...(withFinding.get(place.workload) || []), f.type]);
+      }
+    }
     $("workload-count").textContent = matching.length > shown.length
       ? `(${matching.length} of ${all.length}, the first ${shown.length} shown)`
       : filter ? `(${matching.length} of ${all.length})` : `(${all.length})`;
@@ -565,10 +812,14 @@
       const open = () => loadWorkload(target);
       return el("tr", {
         "data-workload": target, "data-state": w.state, "data-cq": w.clusterQueue,
+        "data-findings": (withFinding.get(target) || []).join(" ") || null,
+        class: withFinding.has(target) ? "has-finding" : null,
+        title: withFinding.has(target) ? `findings: ${withFinding.get(target).join(", ")}` : null,
         tabindex: 0, onclick: open,
         onkeydown: (event) => { if (event.key === "Enter") open(); },
       },
-        el("td", {}, target), el("td", {}, w.state), el("td", {}, w.clusterQueue),
+        el("td", {}, withFinding.has(target) ? "⚠ " : "", target), el("td", {}, w.state),
+        el("td", {}, w.clusterQueue),
         el("td", {}, w.localQueue), el("td", {}, formatUsageMap(w.recorded)),
         el("td", {}, formatUsageMap(w.computed)),
         el("td", {class: "errors-cell"}, (w.errors || []).join("; ")));
@@ -641,6 +892,9 @@
 
   async function start() {
     setupMomentControls();
+    view.scope = scopeFromUrl();
+    $("scope-cq").addEventListener("change", (e) => setScope({cq: e.target.value}));
+    $("scope-ns").addEventListener("change", (e) => setScope({ns: e.target.value}));
     $("workload-filter").addEventListener("input", renderWorkloads);
     $("workload-close").addEventListener("click", () => {
       view.workloadGeneration++;
@@ -657,7 +911,33 @@
     // Milliseconds from the navigation's start to the first loads' end
     // (tools/bench/web_load.py reads it).
     document.body.dataset.loadMs = String(Math.round(performance.now()));
+    // The first screen's question (tests/serve/web_view_test.py): is the
+    // count of open findings in view, and how tall is the page?
+    document.body.dataset.documentHeight = String(document.documentElement.scrollHeight);
+    document.body.dataset.findingsBottom =
+        String(Math.round($("open-findings").getBoundingClientRect().bottom));
     document.body.dataset.ready = "1";
+    document.body.dataset.refreshes = "0";
+    setInterval(refresh, REFRESH_MS);
+  }
+
+  // A ledger that grew since the last look: the newest records reach the
+  // charts, the range and (at `now`) the state, as a reload would show them.
+  let refreshing = false;
+  async function refresh() {
+    if (refreshing || document.hidden || !view.range) return;
+    refreshing = true;
+    try {
+      const latest = await getJson("/range");
+      if (Number(latest.lastSeq) <= Number(view.range.lastSeq)) return;
+      const range = await loadRange();
+      await Promise.all([loadUsage(range), view.at === "now" ? loadState("now") : null]);
+      document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes) + 1);
+    } catch (err) {
+      setError("range", err);  // the next poll tries again
+    } finally {
+      refreshing = false;
+    }
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
