@@ -284,6 +284,17 @@ def main():
             # Bad input: API errors with their message, never a crash.
             out = kubectl(srv.url("yesterday"), "get", "workloads", "-A")
             check(out.returncode != 0, "kubectl fails at a malformed time")
+            # kubectl prints the server's reason, not client-go's discovery
+            # lines ("the server rejected our request for an unknown reason").
+            for moment, reason in (("yesterday", "is not an RFC 3339 time"),
+                                   ("2026-11-20", "is not an RFC 3339 time"),
+                                   ("2000-01-01T00:00:00Z", "before the ledger's first record")):
+                out = kubectl(srv.url(moment), "get", "workloads", "-A")
+                check(out.returncode != 0 and "Error from server (BadRequest): " in out.stderr
+                      and "moment '%s' " % moment in out.stderr and reason in out.stderr
+                      and "unknown reason" not in out.stderr
+                      and "memcache.go" not in out.stderr,
+                      "kubectl prints why /at/%s is refused: %s" % (moment, out.stderr))
             code, body = raw(srv.url("yesterday") + "/api/v1/pods")
             check(code == 400 and body.get("kind") == "Status" and "not an RFC 3339 time" in body.get("message", ""),
                   "malformed time is a 400 Status: %r" % body)

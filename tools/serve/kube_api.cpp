@@ -273,17 +273,11 @@ std::string watchEventLine(const char* type, const json& object,
   return event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
-  const auto seg = splitPath(req.path);
-  if (seg.size() < 2 || seg[0] != "at") {
-    throw ApiError::notFound("the API is served under /at/{TIME}/ (RFC 3339, seq:N or now)");
-  }
-  if (req.method != "GET" && req.method != "HEAD") {
-    throw ApiError::methodNotAllowed("the ledger is read-only: " + req.method + " is not allowed");
-  }
+namespace {
+
+// /at/{TIME}, /version, /api, /apis and their group versions.
+ApiResponse discoveryResponse(const std::vector<std::string>& seg, ServeContext& ctx) {
   const std::size_t n = seg.size() - 2;
-  const bool discovery = n <= 1 || (seg[2] == "api" && n == 2) || (seg[2] == "apis" && n <= 3);
-  const Moment moment = resolveMoment(seg[1], ctx.ledger, ctx.nowNs, discovery);
   if (n == 0) {
     throw ApiError::notFound("ask /at/" + seg[1] + "/api or /at/" + seg[1] +
                              "/apis: the moment alone is not a resource");
@@ -311,6 +305,31 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
   if (n == 2 && seg[2] == "apis") {
     throw ApiError::notFound("ask /apis/" + seg[3] + "/{version}: see /apis for the versions");
   }
+  throw ApiError::notFound("path /" + seg[2] + " is not served");
+}
+
+}  // namespace
+
+ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
+  const auto seg = splitPath(req.path);
+  if (seg.size() < 2 || seg[0] != "at") {
+    throw ApiError::notFound("the API is served under /at/{TIME}/ (RFC 3339, seq:N or now)");
+  }
+  if (req.method != "GET" && req.method != "HEAD") {
+    throw ApiError::methodNotAllowed("the ledger is read-only: " + req.method + " is not allowed");
+  }
+  const std::size_t n = seg.size() - 2;
+  // The paths that name no object (/version, /api, /apis and their group
+  // versions) are the same at every moment: the catalog. kubectl asks them
+  // before anything and cannot print their refusal (client-go's discovery
+  // reads the raw body, so a 400 became five "the server rejected our request
+  // for an unknown reason" lines): they are answered whatever the moment
+  // says, and the request that names objects refuses a bad moment with the
+  // Status kubectl prints ("Error from server (BadRequest): ...").
+  if (n <= 1 || (seg[2] == "api" && n == 2) || (seg[2] == "apis" && n <= 3)) {
+    return discoveryResponse(seg, ctx);
+  }
+  const Moment moment = resolveMoment(seg[1], ctx.ledger, ctx.nowNs);
   if (!((seg[2] == "api" && n >= 3) || (seg[2] == "apis" && n >= 4))) {
     throw ApiError::notFound("path " + req.path + " is not served");
   }
