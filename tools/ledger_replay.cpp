@@ -24,16 +24,40 @@
 #include "replay/kueue/usage_rollups.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/cli.h"
+#include "tools/command_flags.h"
 #include "tools/fleet_command.h"
 #include "tools/fleet_query.h"
 #include "tools/progress.h"
 #include "tools/query_commands.h"
 #include "tools/render/report_format.h"
+#include "tools/report_filter.h"
 
 namespace po = boost::program_options;
 using namespace ledger;
 
 namespace {
+
+// What each command reads (docs/reference.md "ledger-replay"): anything else
+// given to it is bad usage. publish reads the NATS options
+// (tools/fleet_command.h), which check themselves.
+const cli::CommandFlags& replayFlags() {
+  static const cli::CommandFlags flags{
+      .everyCommand = {"ledger", "output", "log-format"},
+      .positional = {"command"},
+      .perCommand = {
+          {"",
+           {"until", "until-seq", "no-checkpoints", "ignore-failed-verify", "cluster-queue",
+            "namespace", "findings-only", "wide"}},
+          {"verify", {"kueue-config", "fleet", "trusted-keys"}},
+          {"stats", {}},
+          {"export", {"from-seq"}},
+          {"rebuild-projection", {"kueue-config"}},
+          {"checkpoint", {"every", "rewrite"}},
+          {"compact", {"family"}},
+          {"keygen", {"out"}},
+      }};
+  return flags;
+}
 
 int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputFormat output) {
   cli::warnIfOlderProjections(ledger);
@@ -47,6 +71,10 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
                           cli::lastRecordEnd([&]() -> const Ledger& { return ledger; }));
     seq = std::min(seq, replayer.seqAt(until));
   }
+  cli::ReportFilter filter;
+  if (vm.count("cluster-queue")) filter.clusterQueue = vm["cluster-queue"].as<std::string>();
+  if (vm.count("namespace")) filter.ns = vm["namespace"].as<std::string>();
+  filter.findingsOnly = vm.count("findings-only") > 0;
   cli::ProgressBar progress("replay");
   replay::FoldOptions fo;
   fo.useCheckpoints = !vm.count("no-checkpoints");
@@ -57,11 +85,13 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
   return cli::answerWithProof(ledger, output, policy, std::cout, [&](std::ostream& out) {
     replay::ClusterState state = replayer.foldTo(seq, fo);
     progress.done();
-    const replay::StateReport report = replay::buildReport(state);
+    replay::StateReport report = replay::buildReport(state);
+    cli::filterReport(report, filter);
     if (output == cli::OutputFormat::kJson) {
       out << render::reportJsonText(report) << "\n";
     } else {
-      out << render::reportToTable(report);
+      out << render::reportToTable(
+          report, {.wide = vm.count("wide") > 0, .findingsOnly = filter.findingsOnly});
     }
     return cli::kExitOk;
   });
@@ -277,6 +307,10 @@ int main(int argc, char** argv) {
     ("every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "checkpoint: records between checkpoints")
     ("no-checkpoints", "fold from the start, ignoring checkpoints")
     ("ignore-failed-verify", "the state report: answer even while the ledger's newest verification failed (with a warning)")
+    ("cluster-queue", po::value<std::string>(), "the state report: only this ClusterQueue, its workloads, claims and findings")
+    ("namespace", po::value<std::string>(), "the state report: only this namespace's workloads, their queues, claims and findings")
+    ("findings-only", "the state report: only the findings (with --cluster-queue/--namespace: theirs)")
+    ("wide", "the state report -o table: list every pool counter (default: one short line per pool)")
     ("rewrite", "checkpoint: drop existing checkpoints first")
     ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "rebuild-projection, verify: the ConfigMap, NAMESPACE/NAME, Kueue reads its configuration from (as given to ledger-ingest)")
     ("family", po::value<std::string>()->default_value(""), "compact: only this column family (e.g. projection)")
@@ -292,6 +326,7 @@ int main(int argc, char** argv) {
     cli::setUpLogging(vm["log-format"].as<std::string>(), "info");
     const cli::OutputFormat output = cli::resolveOutput(vm["output"].as<std::string>());
     const std::string command = vm["command"].as<std::string>();
+    cli::rejectUnusedFlags(vm, command, replayFlags());
     const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
     if (command.empty()) {
       if (vm.count("until") && vm.count("until-seq"))
