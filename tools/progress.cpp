@@ -7,8 +7,8 @@
 
 namespace ledger::cli {
 
-ProgressBar::ProgressBar(std::string label)
-    : ProgressBar(std::move(label), stderr, isatty(STDERR_FILENO) != 0,
+ProgressBar::ProgressBar(std::string label, bool quiet)
+    : ProgressBar(std::move(label), stderr, !quiet && isatty(STDERR_FILENO) != 0,
                   [] { return std::chrono::steady_clock::now(); }) {}
 
 ProgressBar::ProgressBar(std::string label, std::FILE* out, bool terminal, Clock now)
@@ -21,13 +21,26 @@ ProgressBar::ProgressBar(std::string label, std::FILE* out, bool terminal, Clock
 
 ProgressBar::~ProgressBar() { done(); }
 
-void ProgressBar::update(std::uint64_t done, std::uint64_t total) {
-  if (!terminal_ || total == 0) return;
+bool ProgressBar::due(bool last) {
+  if (!terminal_) return false;
   const auto now = now_();
-  if (now - start_ < std::chrono::seconds(1)) return;
-  if (shown_ && now - lastDraw_ < std::chrono::milliseconds(100) && done < total) return;
+  if (now - start_ < std::chrono::seconds(1)) return false;
+  if (shown_ && now - lastDraw_ < std::chrono::milliseconds(100) && !last) return false;
   lastDraw_ = now;
   shown_ = true;
+  return true;
+}
+
+void ProgressBar::count(std::uint64_t done) {
+  if (!due(false)) return;
+  const double seconds = std::chrono::duration<double>(lastDraw_ - start_).count();
+  std::fprintf(out_, "\r%s %llu records (%.0f/s)\033[K", label_.c_str(),
+               static_cast<unsigned long long>(done), static_cast<double>(done) / seconds);
+  std::fflush(out_);
+}
+
+void ProgressBar::update(std::uint64_t done, std::uint64_t total) {
+  if (total == 0 || !due(done >= total)) return;
   constexpr int kWidth = 40;
   const double frac = static_cast<double>(done) / static_cast<double>(total);
   const int filled = static_cast<int>(frac * kWidth);
