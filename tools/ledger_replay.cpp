@@ -47,8 +47,8 @@ const cli::CommandFlags& replayFlags() {
       .perCommand = {
           {"",
            {"until", "until-seq", "no-checkpoints", "ignore-failed-verify", "cluster-queue",
-            "namespace", "findings-only", "wide"}},
-          {"verify", {"kueue-config", "fleet", "trusted-keys"}},
+            "namespace", "findings-only", "wide", "quiet"}},
+          {"verify", {"kueue-config", "fleet", "trusted-keys", "quiet"}},
           {"stats", {}},
           {"export", {"from-seq"}},
           {"rebuild-projection", {"kueue-config"}},
@@ -75,7 +75,7 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
   if (vm.count("cluster-queue")) filter.clusterQueue = vm["cluster-queue"].as<std::string>();
   if (vm.count("namespace")) filter.ns = vm["namespace"].as<std::string>();
   filter.findingsOnly = vm.count("findings-only") > 0;
-  cli::ProgressBar progress("replay");
+  cli::ProgressBar progress("replay", vm.count("quiet") > 0);
   replay::FoldOptions fo;
   fo.useCheckpoints = !vm.count("no-checkpoints");
   fo.progress = progress.callback();
@@ -128,7 +128,7 @@ void recordResult(const Ledger& ledger, const VerifyReport& log, const std::stri
 }
 
 int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
-              cli::OutputFormat output, std::ostream& out) {
+              cli::OutputFormat output, bool quiet, std::ostream& out) {
   // The projection and the dedupe keys are derived again the way ingest
   // derived them: reports are computed from the projection, and ingest
   // trusts the dedupe keys, and the chain covers neither.
@@ -136,8 +136,12 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
   vo.project = [&](const Record& r) { return ingest::projectJsonText(r.objectJson, projection); };
   vo.dedupeKey = ingest::dedupeKeyOf;
   vo.legacyDedupeKeys = ingest::legacyDedupeKeysOf;
+  cli::ProgressBar progress("verify", quiet);
+  vo.progress = progress.callback();
   VerifyReport log;
-  if (Status st = verifyLog(ledger, &log, vo); !st.isOk()) {
+  const Status scanned = verifyLog(ledger, &log, vo);
+  progress.done();
+  if (Status st = scanned; !st.isOk()) {
     spdlog::error("{}", st.toString());
     return cli::exitCodeFor(st);
   }
@@ -311,6 +315,7 @@ int main(int argc, char** argv) {
     ("namespace", po::value<std::string>(), "the state report: only this namespace's workloads, their queues, claims and findings")
     ("findings-only", "the state report: only the findings (with --cluster-queue/--namespace: theirs)")
     ("wide", "the state report -o table: list every pool counter (default: one short line per pool)")
+    ("quiet", "the state report, verify: no progress bar on a terminal")
     ("rewrite", "checkpoint: drop existing checkpoints first")
     ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "rebuild-projection, verify: the ConfigMap, NAMESPACE/NAME, Kueue reads its configuration from (as given to ledger-ingest)")
     ("family", po::value<std::string>()->default_value(""), "compact: only this column family (e.g. projection)")
@@ -327,6 +332,7 @@ int main(int argc, char** argv) {
     const cli::OutputFormat output = cli::resolveOutput(vm["output"].as<std::string>());
     const std::string command = vm["command"].as<std::string>();
     cli::rejectUnusedFlags(vm, command, replayFlags());
+    const bool quiet = vm.count("quiet") > 0;
     const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
     if (command.empty()) {
       if (vm.count("until") && vm.count("until-seq"))
@@ -342,12 +348,12 @@ int main(int argc, char** argv) {
       return cli::runFleetVerify(vm["fleet"].as<std::string>(), keys,
                                  output == cli::OutputFormat::kJson, std::cout,
                                  [&](const Ledger& copy, std::ostream& out) {
-                                   return runVerify(copy, projection, output, out);
+                                   return runVerify(copy, projection, output, quiet, out);
                                  });
     }
     if (command == "verify") {
       const ingest::ProjectionOptions projection = projectionOptions(vm);
-      return runVerify(*cli::openForReading(dir), projection, output, std::cout);
+      return runVerify(*cli::openForReading(dir), projection, output, quiet, std::cout);
     }
     if (command == "publish") return cli::runPublish(vm, dir);
     if (command == "keygen") return cli::runKeygen(vm);
