@@ -3,6 +3,7 @@
 #include <charconv>
 #include <vector>
 
+#include "schema/k8s/rfc3339.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/ledger_api.h"
 #include "tools/serve/moment.h"
@@ -115,6 +116,7 @@ json objectOf(const Record& record) {
 // The objects a list or get answers, after the selectors.
 struct Listed {
   std::vector<json> items;
+  std::vector<std::int64_t> recordedNs;  // each item's record's time; 0: computed
   std::string continueValue;
   std::uint64_t remaining = 0;
 };
@@ -129,7 +131,8 @@ Listed listItems(const ApiResource& r, const Moment& moment, ServeContext& ctx,
     after = parseContinue(*token, moment.seq);
   }
   Listed out;
-  auto keep = [&](json object, const std::string& objectNs, const std::string& objectName) {
+  auto keep = [&](json object, const std::string& objectNs, const std::string& objectName,
+                  std::int64_t recordedNs) {
     if (!name.empty() && objectName != name) return;
     if (after && std::tie(objectNs, objectName) <= std::tie(after->first, after->second)) return;
     if (!fields.matches(objectNs, objectName)) return;
@@ -139,24 +142,27 @@ Listed listItems(const ApiResource& r, const Moment& moment, ServeContext& ctx,
       return;
     }
     out.items.push_back(std::move(object));
+    out.recordedNs.push_back(recordedNs);
   };
   if (r.ledgerOwn) {
     for (auto& object : ledgerObjects(r, moment, ctx, ns, name)) {
       const std::string objectNs = object["metadata"].value("namespace", "");
       const std::string objectName = object["metadata"].value("name", "");
-      keep(std::move(object), objectNs, objectName);
+      keep(std::move(object), objectNs, objectName, 0);
     }
   } else {
     for (const auto& v : listObjects(ctx.ledger, ctx.states, r, moment.seq, ns)) {
       if (!name.empty() && v.name != name) continue;
       if (after && std::tie(v.ns, v.name) <= std::tie(after->first, after->second)) continue;
       if (!fields.matches(v.ns, v.name)) continue;
-      keep(objectOf(readVersion(ctx.ledger, v.seq)), v.ns, v.name);
+      const Record record = readVersion(ctx.ledger, v.seq);
+      keep(objectOf(record), v.ns, v.name, record.timeNs);
     }
   }
   if (limit > 0 && out.items.size() > limit) {
     out.remaining = out.items.size() - limit;
     out.items.resize(limit);
+    out.recordedNs.resize(limit);
     const json& last = out.items.back()["metadata"];
     out.continueValue =
         continueToken(moment.seq, last.value("namespace", ""), last.value("name", ""));
@@ -252,9 +258,15 @@ TableRequest wantsTable(const std::string& accept) {
   return out;
 }
 
-std::string watchEventLine(const char* type, const json& object,
-                           const std::vector<TableColumn>* columns, bool headers,
-                           const std::string& tableApiVersion, std::int64_t momentNs) {
+std::string watchEventLine(const char* type, json object, const std::vector<TableColumn>* columns,
+                           bool headers, const std::string& tableApiVersion, std::int64_t momentNs,
+                           std::int64_t recordedNs) {
+  // Go's metadata.annotations: a map, absent or null when empty.
+  if (object.contains("metadata") && object["metadata"].is_object()) {
+    json& annotations = object["metadata"]["annotations"];
+    if (!annotations.is_object()) annotations = json::object();
+    annotations[kRecordedAtAnnotation] = formatRfc3339(recordedNs);
+  }
   json event = {{"type", type}};
   if (columns == nullptr) {
     event["object"] = object;
@@ -392,9 +404,11 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
     } else {
       // No version: the objects at the moment first, as synthetic ADDED events.
       bool headers = true;
-      for (const auto& object : listed.items) {
-        res.body += watchEventLine("ADDED", object, table.table ? &columns : nullptr, headers,
-                                   table.apiVersion, moment.timeNs);
+      const auto withRecorded = watchColumns(columns);
+      for (std::size_t i = 0; i < listed.items.size(); ++i) {
+        res.body += watchEventLine("ADDED", std::move(listed.items[i]),
+                                   table.table ? &withRecorded : nullptr, headers, table.apiVersion,
+                                   moment.timeNs, listed.recordedNs[i]);
         headers = false;
       }
       plan.headersSent = !headers;
