@@ -51,8 +51,8 @@ const cli::CommandFlags& replayFlags() {
           {"verify", {"kueue-config", "fleet", "trusted-keys", "quiet"}},
           {"stats", {}},
           {"export", {"from-seq"}},
-          {"rebuild-projection", {"kueue-config"}},
-          {"checkpoint", {"every", "rewrite"}},
+          {"rebuild-projection", {"kueue-config", "quiet"}},
+          {"checkpoint", {"every", "rewrite", "quiet"}},
           {"compact", {"family"}},
           {"keygen", {"out"}},
       }};
@@ -291,6 +291,69 @@ int runStats(const Ledger& ledger, cli::OutputFormat output) {
   return cli::kExitOk;
 }
 
+// Rewrites the table files with this build's storage options; the content
+// (and every answer) stays the same.
+int runCompact(Ledger& ledger, const std::string& family) {
+  if (Status st = ledger.compact(family); !st.isOk()) {
+    if (st.code() == Status::Code::kInvalidArgument) throw cli::UsageError(st.message());
+    spdlog::error("{}", st.toString());
+    return cli::exitCodeFor(st);
+  }
+  std::cout << "compacted " << (family.empty() ? "every column family" : family) << "\n";
+  return cli::kExitOk;
+}
+
+// The usage rollups after a rebuild or checkpoint, with their own bar (a
+// fold of the whole log).
+std::uint64_t writeRollups(Ledger& ledger, bool quiet) {
+  cli::ProgressBar progress("usage rollups", quiet);
+  replay::FoldOptions fo;
+  fo.progress = progress.callback();
+  const std::uint64_t written = replay::writeUsageRollups(ledger, fo);
+  progress.done();
+  return written;
+}
+
+int runCheckpoint(Ledger& ledger, const po::variables_map& vm, bool quiet) {
+  cli::warnIfOlderProjections(ledger);  // checkpoints are folds of the projection
+  if (vm.count("rewrite")) {
+    for (Status st : {ledger.dropCheckpoints(), ledger.dropUsageRollups()}) {
+      if (!st.isOk()) {
+        spdlog::error("{}", st.toString());
+        return cli::exitCodeFor(st);
+      }
+    }
+  }
+  const std::uint64_t every = vm["every"].as<std::uint64_t>();
+  cli::ProgressBar progress("checkpoint", quiet);
+  const auto written = replay::writeCheckpoints(ledger, every, progress.callback());
+  progress.done();
+  std::cout << "wrote " << written << " checkpoints (every " << every << " records)\n";
+  std::cout << "wrote " << writeRollups(ledger, quiet) << " usage rollups (hours, days, months)\n";
+  return cli::kExitOk;
+}
+
+int runRebuildProjection(Ledger& ledger, const ingest::ProjectionOptions& projection, bool quiet) {
+  std::uint64_t rewritten = 0;
+  const std::uint64_t last = ledger.lastSeq();
+  cli::ProgressBar progress("rebuild-projection", quiet);
+  Status st = ledger.rebuildProjection(
+      [&](const Record& r) {
+        progress.update(r.seq, last);
+        return ingest::projectJsonText(r.objectJson, projection);
+      },
+      &rewritten);
+  progress.done();
+  if (!st.isOk()) {
+    spdlog::error("{}", st.toString());
+    return cli::exitCodeFor(st);
+  }
+  std::cout << "rebuilt the projection of " << rewritten << " records\n";
+  // The rebuild dropped the usage rollups, integrals of the projection.
+  std::cout << "wrote " << writeRollups(ledger, quiet) << " usage rollups (hours, days, months)\n";
+  return cli::kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,7 +378,7 @@ int main(int argc, char** argv) {
     ("namespace", po::value<std::string>(), "the state report: only this namespace's workloads, their queues, claims and findings")
     ("findings-only", "the state report: only the findings (with --cluster-queue/--namespace: theirs)")
     ("wide", "the state report -o table: list every pool counter (default: one short line per pool)")
-    ("quiet", "the state report, verify: no progress bar on a terminal")
+    ("quiet", "the state report, verify, rebuild-projection, checkpoint: no progress bar on a terminal")
     ("rewrite", "checkpoint: drop existing checkpoints first")
     ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "rebuild-projection, verify: the ConfigMap, NAMESPACE/NAME, Kueue reads its configuration from (as given to ledger-ingest)")
     ("family", po::value<std::string>()->default_value(""), "compact: only this column family (e.g. projection)")
@@ -362,49 +425,9 @@ int main(int argc, char** argv) {
       return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());
     if (command == "rebuild-projection" || command == "checkpoint" || command == "compact") {
       std::unique_ptr<Ledger> ledger = cli::openForWriting(dir);
-      if (command == "compact") {
-        // Rewrites the table files with this build's storage options; the
-        // content (and every answer) stays the same.
-        const std::string family = vm["family"].as<std::string>();
-        if (Status st = ledger->compact(family); !st.isOk()) {
-          if (st.code() == Status::Code::kInvalidArgument) throw cli::UsageError(st.message());
-          spdlog::error("{}", st.toString());
-          return cli::exitCodeFor(st);
-        }
-        std::cout << "compacted " << (family.empty() ? "every column family" : family) << "\n";
-        return cli::kExitOk;
-      }
-      if (command == "checkpoint") {
-        cli::warnIfOlderProjections(*ledger);  // checkpoints are folds of the projection
-        if (vm.count("rewrite")) {
-          for (Status st : {ledger->dropCheckpoints(), ledger->dropUsageRollups()}) {
-            if (!st.isOk()) {
-              spdlog::error("{}", st.toString());
-              return cli::exitCodeFor(st);
-            }
-          }
-        }
-        const auto written = replay::writeCheckpoints(*ledger, vm["every"].as<std::uint64_t>());
-        std::cout << "wrote " << written << " checkpoints (every "
-                  << vm["every"].as<std::uint64_t>() << " records)\n";
-        std::cout << "wrote " << replay::writeUsageRollups(*ledger)
-                  << " usage rollups (hours, days, months)\n";
-        return cli::kExitOk;
-      }
-      std::uint64_t rewritten = 0;
-      const ingest::ProjectionOptions projection = projectionOptions(vm);
-      Status st = ledger->rebuildProjection(
-          [&](const Record& r) { return ingest::projectJsonText(r.objectJson, projection); },
-          &rewritten);
-      if (!st.isOk()) {
-        spdlog::error("{}", st.toString());
-        return cli::exitCodeFor(st);
-      }
-      std::cout << "rebuilt the projection of " << rewritten << " records\n";
-      // The rebuild dropped the usage rollups, integrals of the projection.
-      std::cout << "wrote " << replay::writeUsageRollups(*ledger)
-                << " usage rollups (hours, days, months)\n";
-      return cli::kExitOk;
+      if (command == "compact") return runCompact(*ledger, vm["family"].as<std::string>());
+      if (command == "checkpoint") return runCheckpoint(*ledger, vm, quiet);
+      return runRebuildProjection(*ledger, projectionOptions(vm), quiet);
     }
     throw cli::UsageError("unknown command '" + command + "'");
   });

@@ -3,13 +3,34 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 
 namespace ledger::cli {
 
+namespace {
+
+// LEDGER_PROGRESS_AFTER_MS (progress.h); the second when unset or not a
+// whole number.
+std::chrono::milliseconds delayBeforeShowing() {
+  const char* env = std::getenv("LEDGER_PROGRESS_AFTER_MS");
+  if (env == nullptr) return std::chrono::seconds(1);
+  const std::string_view text(env);
+  unsigned ms = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::chrono::seconds(1);
+  return std::chrono::milliseconds(ms);
+}
+
+}  // namespace
+
 ProgressBar::ProgressBar(std::string label, bool quiet)
     : ProgressBar(std::move(label), stderr, !quiet && isatty(STDERR_FILENO) != 0,
-                  [] { return std::chrono::steady_clock::now(); }) {}
+                  [] { return std::chrono::steady_clock::now(); }) {
+  after_ = delayBeforeShowing();
+}
 
 ProgressBar::ProgressBar(std::string label, std::FILE* out, bool terminal, Clock now)
     : label_(std::move(label)),
@@ -24,7 +45,7 @@ ProgressBar::~ProgressBar() { done(); }
 bool ProgressBar::due(bool last) {
   if (!terminal_) return false;
   const auto now = now_();
-  if (now - start_ < std::chrono::seconds(1)) return false;
+  if (now - start_ < after_) return false;
   if (shown_ && now - lastDraw_ < std::chrono::milliseconds(100) && !last) return false;
   lastDraw_ = now;
   shown_ = true;

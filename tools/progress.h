@@ -2,6 +2,10 @@
 // stderr is a terminal, the work has run for more than a second and the
 // user did not ask for quiet (--quiet); erased when done.
 //
+// LEDGER_PROGRESS_AFTER_MS, when set to a whole number, replaces the
+// second: the progress-terminal suite sets 0 so that a small ledger's
+// rebuild or checkpoint shows its bar.
+//
 // Not thread-safe; one bar per command. Never throws.
 #pragma once
 
@@ -43,6 +47,7 @@ class ProgressBar {
   // Whether to draw now: on a terminal, after a second, at most every 100 ms
   // (`last`: the final update, drawn whatever the interval).
   bool due(bool last);
+  std::chrono::milliseconds after_{1000};
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point lastDraw_;
 };

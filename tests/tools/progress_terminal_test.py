@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""ledger-ingest's progress on a terminal (tools/progress.h), through a pseudo-terminal.
+"""Progress on a terminal (tools/progress.h), through a pseudo-terminal.
 
-usage: tests/tools/progress_terminal_test.py LEDGER_INGEST
-With stderr on a terminal, `--from -` that runs past a second shows the records
-committed so far; with --quiet, or stderr not a terminal, no progress line.
+usage: tests/tools/progress_terminal_test.py LEDGER_INGEST LEDGER_REPLAY LEDGER_GEN
+With stderr on a terminal, `ledger-ingest --from -` that runs past a second
+shows the records committed so far; `ledger-replay rebuild-projection`,
+`ledger-replay checkpoint` and `ledger-gen` show their bar (the second's wait
+shortened by LEDGER_PROGRESS_AFTER_MS=0, so a small ledger will do); with
+--quiet, or stderr not a terminal, no progress line, and the same stdout.
 """
 import json
 import os
@@ -54,6 +57,56 @@ def ingest(program, ledger, extra, terminal):
     return out.decode(errors="replace"), proc.wait(timeout=30)
 
 
+def on_terminal(args, terminal):
+    """Runs a program to its end with stderr on a pseudo-terminal (or a
+    pipe); returns (stderr as shown, stdout, exit code)."""
+    reader, writer = pty.openpty() if terminal else os.pipe()
+    env = dict(os.environ, LEDGER_PROGRESS_AFTER_MS="0")
+    # stdout to a file: a pipe no one reads until the end would fill.
+    stdout_file = tempfile.TemporaryFile()
+    proc = subprocess.Popen(args, stdout=stdout_file, stderr=writer, env=env)
+    os.close(writer)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(reader, 4096)
+        except OSError:  # the pty's EIO once the writer is gone
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(reader)
+    code = proc.wait(timeout=120)
+    stdout_file.seek(0)
+    return out.decode(errors="replace"), stdout_file.read(), code
+
+
+def bars(replay, gen, tmp, failures):
+    """rebuild-projection, checkpoint and ledger-gen: a bar on a terminal,
+    erased; none with --quiet or off a terminal; stdout the same."""
+    ledger = os.path.join(tmp, "bars")
+    stream = os.path.join(tmp, "bars.jsonl")
+    with open(stream, "w") as f:
+        f.writelines(event(i) for i in range(40))
+    code = subprocess.run([sys.argv[1], "--ledger", ledger, "--from", stream, "--quiet"],
+                          capture_output=True).returncode
+    if code != 0:
+        failures.append(f"ingest for the bars: exit {code}")
+    cases = [("rebuild-projection", [replay, "--ledger", ledger, "rebuild-projection"]),
+             ("checkpoint", [replay, "--ledger", ledger, "checkpoint", "--every", "10", "--rewrite"]),
+             ("ledger-gen", [gen, "--events", "300", "--nodes", "1", "--queues", "1"])]
+    for label, args in cases:
+        shown, stdout, code = on_terminal(args, True)
+        if code != 0 or "\r" + label + " [" not in shown or "\r\033[K" not in shown:
+            failures.append(f"{label} on a terminal: no bar, or not erased (exit {code}): {shown!r}")
+        quiet, quiet_out, code = on_terminal(args + ["--quiet"], True)
+        if code != 0 or "\r" in quiet or quiet_out != stdout:
+            failures.append(f"{label} --quiet: a bar, or other output (exit {code}): {quiet!r}")
+        piped, piped_out, code = on_terminal(args, False)
+        if code != 0 or "\r" in piped or piped_out != stdout:
+            failures.append(f"{label} off a terminal: a bar, or other output (exit {code}): {piped!r}")
+
+
 def main():
     program = sys.argv[1]
     failures = []
@@ -69,6 +122,7 @@ def main():
         piped, code = ingest(program, os.path.join(tmp, "c"), [], False)
         if code != 0 or "\r" in piped:
             failures.append(f"stderr not a terminal: a progress line (exit {code}): {piped!r}")
+        bars(sys.argv[2], sys.argv[3], tmp, failures)
     for f in failures:
         print("FAIL", f)
     print(f"{len(failures)} failures")
