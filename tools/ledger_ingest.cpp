@@ -146,6 +146,25 @@ void ingestPaths(const std::vector<std::string>& paths, ingest::Ingester& ingest
   }
 }
 
+// The checkpoints and usage rollups due after the run, each with its bar on
+// a terminal. Derived data: failing to write them loses nothing (a warning).
+void writeDerived(Ledger& ledger, std::uint64_t every, bool quiet) {
+  try {
+    cli::ProgressBar checkpoints("checkpoint", quiet);
+    replay::writeCheckpoints(ledger, every, checkpoints.callback());
+    checkpoints.done();
+    if (every == 0) return;
+    cli::ProgressBar rollups("usage rollups", quiet);
+    replay::FoldOptions fo;
+    fo.progress = rollups.callback();
+    replay::writeUsageRollups(ledger, fo);
+  } catch (const replay::ReplayError& e) {
+    spdlog::warn("checkpoints or usage rollups not written: {}", e.what());
+  } catch (const kj::Exception& e) {
+    spdlog::warn("checkpoints or usage rollups not written: {}", replay::damagedObject(e).what());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -156,7 +175,7 @@ int main(int argc, char** argv) {
     ("version", "print the version")
     ("ledger", po::value<std::string>()->default_value(""), "ledger directory (default $LEDGER_DIR, else ./ledger-data)")
     ("from", po::value<std::vector<std::string>>(), "input file, or - for stdin (repeatable)")
-    ("quiet", "--from: no progress line on a terminal")
+    ("quiet", "--from: no progress line (nor checkpoint and rollup bars) on a terminal")
     ("batch", po::value<std::size_t>()->default_value(1000), "records per atomic commit")
     ("no-sync", "do not fsync each commit (faster; a crash may lose the last commits, never corrupt)")
     ("checkpoint-every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "write a checkpoint every N records and the usage rollups: after ingesting, or with --watch in the background as records are committed (0: neither)")
@@ -272,17 +291,8 @@ int main(int argc, char** argv) {
       // nothing, and an interrupted run leaves them to the run that finishes.
       std::signal(SIGINT, SIG_DFL);
       std::signal(SIGTERM, SIG_DFL);
-      try {
-        if (!totals.interrupted && !storageFailure) {
-          const auto every = vm["checkpoint-every"].as<std::uint64_t>();
-          replay::writeCheckpoints(*ledger, every);
-          if (every > 0) replay::writeUsageRollups(*ledger);
-        }
-      } catch (const replay::ReplayError& e) {
-        spdlog::warn("checkpoints or usage rollups not written: {}", e.what());
-      } catch (const kj::Exception& e) {
-        spdlog::warn("checkpoints or usage rollups not written: {}",
-                     replay::damagedObject(e).what());
+      if (!totals.interrupted && !storageFailure) {
+        writeDerived(*ledger, vm["checkpoint-every"].as<std::uint64_t>(), vm.count("quiet") > 0);
       }
     }
     const auto& s = ingester.stats();

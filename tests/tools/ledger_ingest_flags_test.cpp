@@ -165,7 +165,7 @@ TEST_CASE("a flag the command does not read is bad usage (exit 1) naming its fla
   CHECK(every.output.find("--until is not a flag of 'checkpoint': it reads --every, --rewrite") !=
         std::string::npos);
   const CommandRun missing =
-      runCommand(query + " state -o json --cluster-queue no-such-queue" + ledgerFlag);
+      runCommand(query + " state --at now -o json --cluster-queue no-such-queue" + ledgerFlag);
   INFO(missing.output);
   CHECK(missing.exitCode == 1);
   CHECK(missing.output.find("no ClusterQueue 'no-such-queue' at that moment") != std::string::npos);

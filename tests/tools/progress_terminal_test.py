@@ -3,7 +3,8 @@
 
 usage: tests/tools/progress_terminal_test.py LEDGER_INGEST LEDGER_REPLAY LEDGER_GEN
 With stderr on a terminal, `ledger-ingest --from -` that runs past a second
-shows the records committed so far; `ledger-replay rebuild-projection`,
+shows the records committed so far, and the checkpoints it writes after;
+`ledger-replay rebuild-projection`,
 `ledger-replay checkpoint` and `ledger-gen` show their bar (the second's wait
 shortened by LEDGER_PROGRESS_AFTER_MS=0, so a small ledger will do); with
 --quiet, or stderr not a terminal, no progress line, and the same stdout.
@@ -82,8 +83,9 @@ def on_terminal(args, terminal):
 
 
 def bars(replay, gen, tmp, failures):
-    """rebuild-projection, checkpoint and ledger-gen: a bar on a terminal,
-    erased; none with --quiet or off a terminal; stdout the same."""
+    """ledger-ingest's checkpoints, rebuild-projection, checkpoint and
+    ledger-gen: a bar on a terminal, erased; none with --quiet or off a
+    terminal; stdout the same."""
     ledger = os.path.join(tmp, "bars")
     stream = os.path.join(tmp, "bars.jsonl")
     with open(stream, "w") as f:
@@ -92,17 +94,23 @@ def bars(replay, gen, tmp, failures):
                           capture_output=True).returncode
     if code != 0:
         failures.append(f"ingest for the bars: exit {code}")
-    cases = [("rebuild-projection", [replay, "--ledger", ledger, "rebuild-projection"]),
-             ("checkpoint", [replay, "--ledger", ledger, "checkpoint", "--every", "10", "--rewrite"]),
-             ("ledger-gen", [gen, "--events", "300", "--nodes", "1", "--queues", "1"])]
+    # Each run of ledger-ingest gets a ledger of its own (`run`), so that
+    # each records the events and writes the checkpoints anew.
+    cases = [("checkpoint", lambda run: [sys.argv[1], "--ledger", os.path.join(tmp, "ingest-" + run),
+                                         "--from", stream, "--checkpoint-every", "10"]),
+             ("rebuild-projection", lambda run: [replay, "--ledger", ledger, "rebuild-projection"]),
+             ("checkpoint", lambda run: [replay, "--ledger", ledger, "checkpoint", "--every", "10",
+                                         "--rewrite"]),
+             ("ledger-gen", lambda run: [gen, "--events", "300", "--nodes", "1", "--queues", "1"])]
     for label, args in cases:
-        shown, stdout, code = on_terminal(args, True)
+        shown, stdout, code = on_terminal(args("terminal"), True)
         if code != 0 or "\r" + label + " [" not in shown or "\r\033[K" not in shown:
-            failures.append(f"{label} on a terminal: no bar, or not erased (exit {code}): {shown!r}")
-        quiet, quiet_out, code = on_terminal(args + ["--quiet"], True)
+            failures.append(f"{args('')[0]} {label} on a terminal: no bar, or not erased "
+                            f"(exit {code}): {shown!r}")
+        quiet, quiet_out, code = on_terminal(args("quiet") + ["--quiet"], True)
         if code != 0 or "\r" in quiet or quiet_out != stdout:
             failures.append(f"{label} --quiet: a bar, or other output (exit {code}): {quiet!r}")
-        piped, piped_out, code = on_terminal(args, False)
+        piped, piped_out, code = on_terminal(args("piped"), False)
         if code != 0 or "\r" in piped or piped_out != stdout:
             failures.append(f"{label} off a terminal: a bar, or other output (exit {code}): {piped!r}")
 
