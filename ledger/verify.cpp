@@ -473,6 +473,7 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
     report->recordsChecked++;
     report->lastSeq = r.seq;
     ++expected;
+    if (options.progress) options.progress(r.seq, head);
     return true;
   });
   if (!st.isOk()) {

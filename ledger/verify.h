@@ -69,6 +69,10 @@ struct VerifyOptions {
   // names the record is derived from the log as surely as today's key, and
   // stands for it: a ledger an earlier build wrote has only those.
   std::function<std::vector<std::string>(const Record&)> legacyDedupeKeys;
+  // Called on the calling thread after each record of the log's scan, the
+  // longest part of the check: (records checked, the head verified). For a
+  // progress line (tools/progress.h); must not throw.
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
 
 [[nodiscard]] Status verifyLog(const Ledger& ledger, VerifyReport* report,

@@ -2,12 +2,16 @@
 // lines with times), deterministic for a seed: the benchmark's input, and a
 // realistic stream for trying the ledger out.
 //
-//   ledger-gen --events N --seed S [--nodes N --queues M] > out.jsonl
+//   ledger-gen --events N --seed S [--nodes N --queues M] [--quiet] > out.jsonl
+//
+// A progress bar on stderr while stderr is a terminal (tools/progress.h):
+// millions of events take minutes.
 #include <boost/program_options.hpp>
 #include <iostream>
 
 #include "tools/cli.h"
 #include "tools/generator/cluster_sim.h"
+#include "tools/progress.h"
 
 namespace po = boost::program_options;
 
@@ -21,7 +25,8 @@ int main(int argc, char** argv) {
     ("seed", po::value<std::uint64_t>()->default_value(1), "simulation seed (same seed, same bytes)")
     ("nodes", po::value<int>()->default_value(64), "GPU nodes (8 A100s each, MIG-partitionable)")
     ("queues", po::value<int>()->default_value(16), "ClusterQueues (4 per cohort), one namespace each")
-    ("cohort-size", po::value<int>()->default_value(4), "ClusterQueues per cohort");
+    ("cohort-size", po::value<int>()->default_value(4), "ClusterQueues per cohort")
+    ("quiet", "no progress bar on a terminal");
   // clang-format on
   po::variables_map vm;
   if (auto exit = ledger::cli::parseCommandLine("ledger-gen", argc, argv, opts, {}, &vm)) {
@@ -37,7 +42,15 @@ int main(int argc, char** argv) {
     std::ios::sync_with_stdio(false);
     try {
       ledger::gen::ClusterSim sim(so);
-      sim.writeAll(std::cout);
+      ledger::cli::ProgressBar progress("ledger-gen", vm.count("quiet") > 0);
+      std::string line;
+      std::uint64_t written = 0;
+      while (sim.next(&line)) {
+        line.push_back('\n');
+        std::cout.write(line.data(), static_cast<std::streamsize>(line.size()));
+        progress.update(++written, so.events);
+      }
+      progress.done();
     } catch (const std::invalid_argument& e) {
       throw ledger::cli::UsageError(e.what());
     }

@@ -27,6 +27,7 @@
 #include "replay/kueue/usage_rollups.h"
 #include "tools/cli.h"
 #include "tools/fleet_command.h"
+#include "tools/progress.h"
 #include "tools/watch_command.h"
 
 namespace po = boost::program_options;
@@ -103,6 +104,71 @@ void ingestFrom(std::istream& in, const std::string& label, const std::string& s
   }
 }
 
+// Each --from in order: a file, or stdin for "-"; after a signal the rest
+// are named as not read.
+void ingestPaths(const std::vector<std::string>& paths, ingest::Ingester& ingester,
+                 const ingest::ProjectionOptions& projection, SourceTotals* totals) {
+  for (const std::string& path : paths) {
+    if (gStop) {
+      if (!totals->interrupted) {
+        spdlog::error("interrupted by {} before reading {}",
+                      gSignal == SIGINT ? "SIGINT" : "SIGTERM", path);
+      } else {
+        spdlog::error("{}: not read (interrupted)", path);
+      }
+      totals->interrupted = true;
+      continue;
+    }
+    if (path == "-") {
+      StdinBuffer buffer;
+      std::istream in(&buffer);
+      ingestFrom(in, "stdin", "stdin", ingester, projection, totals);
+      continue;
+    }
+    // A directory opens as a stream that reads nothing: without this
+    // check it "succeeded" with 0 values. It is input that cannot be read,
+    // like a missing file: named, counted as rejected, exit 2.
+    std::error_code dirError;
+    if (std::filesystem::is_directory(path, dirError)) {
+      spdlog::error("{}: cannot read: is a directory", path);
+      ++totals->rejected;
+      continue;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      spdlog::error("{}: cannot open: {}", path, std::strerror(errno));
+      ++totals->rejected;
+      continue;
+    }
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(path, ec);
+    ingestFrom(in, path, "file:" + (ec ? path : abs.string()), ingester, projection, totals);
+  }
+}
+
+// The checkpoints and usage rollups due after the run, each with its bar on
+// a terminal. Derived data: failing to write them loses nothing (a warning).
+void writeDerived(Ledger& ledger, std::uint64_t every, bool quiet) {
+  try {
+    cli::ProgressBar checkpoints("checkpoint", quiet);
+    replay::writeCheckpoints(ledger, every, checkpoints.callback());
+    checkpoints.done();
+    if (every == 0) return;
+    cli::ProgressBar rollups("usage rollups", quiet);
+    replay::FoldOptions fo;
+    fo.progress = rollups.callback();
+    replay::writeUsageRollups(ledger, fo);
+  } catch (const replay::ReplayError& e) {
+    spdlog::warn("checkpoints or usage rollups not written: {}", e.what());
+  } catch (const kj::Exception& e) {
+    spdlog::warn("checkpoints or usage rollups not written: {}", replay::damagedObject(e).what());
+  } catch (const std::overflow_error& e) {
+    // A quantity past the exact range: the state report names it as a
+    // finding; the integrals cannot be stored, the records are.
+    spdlog::warn("checkpoints or usage rollups not written: {}", e.what());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -113,6 +179,7 @@ int main(int argc, char** argv) {
     ("version", "print the version")
     ("ledger", po::value<std::string>()->default_value(""), "ledger directory (default $LEDGER_DIR, else ./ledger-data)")
     ("from", po::value<std::vector<std::string>>(), "input file, or - for stdin (repeatable)")
+    ("quiet", "--from: no progress line (nor checkpoint and rollup bars) on a terminal")
     ("batch", po::value<std::size_t>()->default_value(1000), "records per atomic commit")
     ("no-sync", "do not fsync each commit (faster; a crash may lose the last commits, never corrupt)")
     ("checkpoint-every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "write a checkpoint every N records and the usage rollups: after ingesting, or with --watch in the background as records are committed (0: neither)")
@@ -187,8 +254,15 @@ int main(int argc, char** argv) {
     if (vm.count("publish")) {
       publisher = cli::makePublisher(vm, *ledger, vm["publish"].as<std::string>());
       publisher->start();
-      io.onCommit = [p = publisher.get()](const AppendResult&) { p->wake(); };
     }
+    // On a terminal, the records committed so far (the total of a stream is
+    // unknown); the ingester commits on one thread, the bar's only caller.
+    cli::ProgressBar progress("ingest", vm.count("quiet") > 0);
+    io.onCommit = [p = publisher.get(), &progress,
+                   first = ledger->lastSeq() + 1](const AppendResult& r) {
+      if (p) p->wake();
+      if (r.lastSeq >= first) progress.count(r.lastSeq - first + 1);
+    };
     ingest::Ingester ingester(*ledger, io);
     SourceTotals totals;
     const std::uint64_t firstSeq = ledger->lastSeq() + 1;
@@ -197,45 +271,11 @@ int main(int argc, char** argv) {
     // exit code is the storage's (4).
     std::optional<Status> storageFailure;
     try {
-      for (const std::string& path : vm["from"].as<std::vector<std::string>>()) {
-        if (gStop) {
-          if (!totals.interrupted) {
-            spdlog::error("interrupted by {} before reading {}",
-                          gSignal == SIGINT ? "SIGINT" : "SIGTERM", path);
-          } else {
-            spdlog::error("{}: not read (interrupted)", path);
-          }
-          totals.interrupted = true;
-          continue;
-        }
-        if (path == "-") {
-          StdinBuffer buffer;
-          std::istream in(&buffer);
-          ingestFrom(in, "stdin", "stdin", ingester, io.projection, &totals);
-          continue;
-        }
-        // A directory opens as a stream that reads nothing: without this
-        // check it "succeeded" with 0 values. It is input that cannot be read,
-        // like a missing file: named, counted as rejected, exit 2.
-        std::error_code dirError;
-        if (std::filesystem::is_directory(path, dirError)) {
-          spdlog::error("{}: cannot read: is a directory", path);
-          ++totals.rejected;
-          continue;
-        }
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-          spdlog::error("{}: cannot open: {}", path, std::strerror(errno));
-          ++totals.rejected;
-          continue;
-        }
-        std::error_code ec;
-        auto abs = std::filesystem::absolute(path, ec);
-        ingestFrom(in, path, "file:" + (ec ? path : abs.string()), ingester, io.projection,
-                   &totals);
-      }
+      ingestPaths(vm["from"].as<std::vector<std::string>>(), ingester, io.projection, &totals);
       ingester.flush();
+      progress.done();
     } catch (const ingest::LedgerError& e) {
+      progress.done();
       storageFailure = e.status();
       spdlog::error("the ledger refused a write; what is committed up to seq {} stays: {}",
                     ledger->lastSeq(), e.what());
@@ -255,21 +295,8 @@ int main(int argc, char** argv) {
       // nothing, and an interrupted run leaves them to the run that finishes.
       std::signal(SIGINT, SIG_DFL);
       std::signal(SIGTERM, SIG_DFL);
-      try {
-        if (!totals.interrupted && !storageFailure) {
-          const auto every = vm["checkpoint-every"].as<std::uint64_t>();
-          replay::writeCheckpoints(*ledger, every);
-          if (every > 0) replay::writeUsageRollups(*ledger);
-        }
-      } catch (const replay::ReplayError& e) {
-        spdlog::warn("checkpoints or usage rollups not written: {}", e.what());
-      } catch (const kj::Exception& e) {
-        spdlog::warn("checkpoints or usage rollups not written: {}",
-                     replay::damagedObject(e).what());
-      } catch (const std::overflow_error& e) {
-        // A quantity past the exact range: the state report names it as a
-        // finding; the integrals cannot be stored, the records are.
-        spdlog::warn("checkpoints or usage rollups not written: {}", e.what());
+      if (!totals.interrupted && !storageFailure) {
+        writeDerived(*ledger, vm["checkpoint-every"].as<std::uint64_t>(), vm.count("quiet") > 0);
       }
     }
     const auto& s = ingester.stats();

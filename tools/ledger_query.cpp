@@ -14,6 +14,7 @@
 
 #include "replay/fold/replayer.h"
 #include "tools/cli.h"
+#include "tools/command_flags.h"
 #include "tools/fleet_query.h"
 #include "tools/progress.h"
 #include "tools/query_commands.h"
@@ -21,6 +22,35 @@
 
 namespace po = boost::program_options;
 using namespace ledger;
+
+namespace {
+
+// What each command reads (docs/reference.md "ledger-query"): anything else
+// given to it is bad usage.
+const cli::CommandFlags& queryFlags() {
+  static const cli::CommandFlags flags{
+      .everyCommand = {"ledger", "output", "log-format"},
+      .positional = {"command", "target"},
+      .perCommand = {
+          {"state",
+           {"at", "seq", "cluster-queue", "namespace", "findings-only", "wide", "fleet",
+            "no-checkpoints", "ignore-failed-verify"}},
+          {"usage",
+           {"at", "seq", "cluster-queue", "from", "to", "step", "fleet", "no-checkpoints",
+            "ignore-failed-verify"}},
+          {"workload", {"from", "to", "fleet", "no-checkpoints", "ignore-failed-verify"}},
+          {"report",
+           {"from", "to", "cluster-queue", "by", "svg", "fleet", "no-checkpoints",
+            "ignore-failed-verify"}},
+          {"admit", {"at", "seq", "workload", "no-checkpoints", "ignore-failed-verify"}},
+          {"serve",
+           {"listen", "token-file", "tls-cert", "tls-key", "tls-client-ca",
+            "max-connections-per-address"}},
+      }};
+  return flags;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   po::options_description opts(
@@ -35,7 +65,10 @@ int main(int argc, char** argv) {
     ("output,o", po::value<std::string>()->default_value(""), "json or table (report: also csv)")
     ("at", po::value<std::string>(), "the moment (TIME: RFC 3339, a date, -2h, now or end)")
     ("seq", po::value<std::uint64_t>(), "the moment as a seq")
-    ("cluster-queue", po::value<std::string>(), "usage/report: only this ClusterQueue")
+    ("cluster-queue", po::value<std::string>(), "state/usage/report: only this ClusterQueue")
+    ("namespace", po::value<std::string>(), "state: only this namespace's workloads, their queues, claims and findings")
+    ("findings-only", "state: only the findings (with --cluster-queue/--namespace: theirs)")
+    ("wide", "state -o table: list every pool counter (default: one short line per pool)")
     ("from", po::value<std::string>(), "workload/report/usage --step: period start (TIME: RFC 3339, a date, -7d, now or end)")
     ("to", po::value<std::string>(), "workload/report/usage --step: period end (TIME)")
     ("step", po::value<std::string>(), "usage: a series from --from to --to, one point per step (5m, 1h, 1d)")
@@ -62,6 +95,7 @@ int main(int argc, char** argv) {
   return cli::runProgram("ledger-query", [&]() -> int {
     cli::setUpLogging(vm["log-format"].as<std::string>(), "info");
     const std::string command = vm["command"].as<std::string>();
+    cli::rejectUnusedFlags(vm, command, queryFlags());
     const bool csv = command == "report" || (command == "usage" && vm.count("step"));
     cli::QueryArgs args;
     args.output = cli::resolveOutput(vm["output"].as<std::string>(), csv);
@@ -97,6 +131,14 @@ int main(int argc, char** argv) {
       args.stepText = vm["step"].as<std::string>();
       args.stepNs = cli::parseStepArg(args.stepText, "--step");
     }
+    if (vm.count("cluster-queue") && command == "state")
+      args.filter.clusterQueue = vm["cluster-queue"].as<std::string>();
+    if (vm.count("namespace")) args.filter.ns = vm["namespace"].as<std::string>();
+    args.filter.findingsOnly = vm.count("findings-only") > 0;
+    args.wide = vm.count("wide") > 0;
+    if (vm.count("fleet") && !args.filter.empty())
+      throw cli::UsageError(
+          "--cluster-queue, --namespace and --findings-only on state go without --fleet");
     if (vm.count("svg")) args.svg = vm["svg"].as<std::string>();
     if (vm.count("workload")) args.workloadFile = vm["workload"].as<std::string>();
     args.by = vm["by"].as<std::string>();

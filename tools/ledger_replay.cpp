@@ -24,16 +24,40 @@
 #include "replay/kueue/usage_rollups.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/cli.h"
+#include "tools/command_flags.h"
 #include "tools/fleet_command.h"
 #include "tools/fleet_query.h"
 #include "tools/progress.h"
 #include "tools/query_commands.h"
 #include "tools/render/report_format.h"
+#include "tools/report_filter.h"
 
 namespace po = boost::program_options;
 using namespace ledger;
 
 namespace {
+
+// What each command reads (docs/reference.md "ledger-replay"): anything else
+// given to it is bad usage. publish reads the NATS options
+// (tools/fleet_command.h), which check themselves.
+const cli::CommandFlags& replayFlags() {
+  static const cli::CommandFlags flags{
+      .everyCommand = {"ledger", "output", "log-format"},
+      .positional = {"command"},
+      .perCommand = {
+          {"",
+           {"until", "until-seq", "no-checkpoints", "ignore-failed-verify", "cluster-queue",
+            "namespace", "findings-only", "wide", "quiet"}},
+          {"verify", {"kueue-config", "fleet", "trusted-keys", "quiet"}},
+          {"stats", {}},
+          {"export", {"from-seq"}},
+          {"rebuild-projection", {"kueue-config", "quiet"}},
+          {"checkpoint", {"every", "rewrite", "quiet"}},
+          {"compact", {"family"}},
+          {"keygen", {"out"}},
+      }};
+  return flags;
+}
 
 int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputFormat output) {
   cli::warnIfOlderProjections(ledger);
@@ -47,7 +71,11 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
                           cli::lastRecordEnd([&]() -> const Ledger& { return ledger; }));
     seq = std::min(seq, replayer.seqAt(until));
   }
-  cli::ProgressBar progress("replay");
+  cli::ReportFilter filter;
+  if (vm.count("cluster-queue")) filter.clusterQueue = vm["cluster-queue"].as<std::string>();
+  if (vm.count("namespace")) filter.ns = vm["namespace"].as<std::string>();
+  filter.findingsOnly = vm.count("findings-only") > 0;
+  cli::ProgressBar progress("replay", vm.count("quiet") > 0);
   replay::FoldOptions fo;
   fo.useCheckpoints = !vm.count("no-checkpoints");
   fo.progress = progress.callback();
@@ -57,11 +85,13 @@ int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputForm
   return cli::answerWithProof(ledger, output, policy, std::cout, [&](std::ostream& out) {
     replay::ClusterState state = replayer.foldTo(seq, fo);
     progress.done();
-    const replay::StateReport report = replay::buildReport(state);
+    replay::StateReport report = replay::buildReport(state);
+    cli::filterReport(report, filter);
     if (output == cli::OutputFormat::kJson) {
       out << render::reportJsonText(report) << "\n";
     } else {
-      out << render::reportToTable(report);
+      out << render::reportToTable(
+          report, {.wide = vm.count("wide") > 0, .findingsOnly = filter.findingsOnly});
     }
     return cli::kExitOk;
   });
@@ -98,7 +128,7 @@ void recordResult(const Ledger& ledger, const VerifyReport& log, const std::stri
 }
 
 int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
-              cli::OutputFormat output, std::ostream& out) {
+              cli::OutputFormat output, bool quiet, std::ostream& out) {
   // The projection and the dedupe keys are derived again the way ingest
   // derived them: reports are computed from the projection, and ingest
   // trusts the dedupe keys, and the chain covers neither.
@@ -106,8 +136,12 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
   vo.project = [&](const Record& r) { return ingest::projectJsonText(r.objectJson, projection); };
   vo.dedupeKey = ingest::dedupeKeyOf;
   vo.legacyDedupeKeys = ingest::legacyDedupeKeysOf;
+  cli::ProgressBar progress("verify", quiet);
+  vo.progress = progress.callback();
   VerifyReport log;
-  if (Status st = verifyLog(ledger, &log, vo); !st.isOk()) {
+  const Status scanned = verifyLog(ledger, &log, vo);
+  progress.done();
+  if (Status st = scanned; !st.isOk()) {
     spdlog::error("{}", st.toString());
     return cli::exitCodeFor(st);
   }
@@ -260,6 +294,69 @@ int runStats(const Ledger& ledger, cli::OutputFormat output) {
   return cli::kExitOk;
 }
 
+// Rewrites the table files with this build's storage options; the content
+// (and every answer) stays the same.
+int runCompact(Ledger& ledger, const std::string& family) {
+  if (Status st = ledger.compact(family); !st.isOk()) {
+    if (st.code() == Status::Code::kInvalidArgument) throw cli::UsageError(st.message());
+    spdlog::error("{}", st.toString());
+    return cli::exitCodeFor(st);
+  }
+  std::cout << "compacted " << (family.empty() ? "every column family" : family) << "\n";
+  return cli::kExitOk;
+}
+
+// The usage rollups after a rebuild or checkpoint, with their own bar (a
+// fold of the whole log).
+std::uint64_t writeRollups(Ledger& ledger, bool quiet) {
+  cli::ProgressBar progress("usage rollups", quiet);
+  replay::FoldOptions fo;
+  fo.progress = progress.callback();
+  const std::uint64_t written = replay::writeUsageRollups(ledger, fo);
+  progress.done();
+  return written;
+}
+
+int runCheckpoint(Ledger& ledger, const po::variables_map& vm, bool quiet) {
+  cli::warnIfOlderProjections(ledger);  // checkpoints are folds of the projection
+  if (vm.count("rewrite")) {
+    for (Status st : {ledger.dropCheckpoints(), ledger.dropUsageRollups()}) {
+      if (!st.isOk()) {
+        spdlog::error("{}", st.toString());
+        return cli::exitCodeFor(st);
+      }
+    }
+  }
+  const std::uint64_t every = vm["every"].as<std::uint64_t>();
+  cli::ProgressBar progress("checkpoint", quiet);
+  const auto written = replay::writeCheckpoints(ledger, every, progress.callback());
+  progress.done();
+  std::cout << "wrote " << written << " checkpoints (every " << every << " records)\n";
+  std::cout << "wrote " << writeRollups(ledger, quiet) << " usage rollups (hours, days, months)\n";
+  return cli::kExitOk;
+}
+
+int runRebuildProjection(Ledger& ledger, const ingest::ProjectionOptions& projection, bool quiet) {
+  std::uint64_t rewritten = 0;
+  const std::uint64_t last = ledger.lastSeq();
+  cli::ProgressBar progress("rebuild-projection", quiet);
+  Status st = ledger.rebuildProjection(
+      [&](const Record& r) {
+        progress.update(r.seq, last);
+        return ingest::projectJsonText(r.objectJson, projection);
+      },
+      &rewritten);
+  progress.done();
+  if (!st.isOk()) {
+    spdlog::error("{}", st.toString());
+    return cli::exitCodeFor(st);
+  }
+  std::cout << "rebuilt the projection of " << rewritten << " records\n";
+  // The rebuild dropped the usage rollups, integrals of the projection.
+  std::cout << "wrote " << writeRollups(ledger, quiet) << " usage rollups (hours, days, months)\n";
+  return cli::kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -280,6 +377,11 @@ int main(int argc, char** argv) {
     ("every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "checkpoint: records between checkpoints")
     ("no-checkpoints", "fold from the start, ignoring checkpoints")
     ("ignore-failed-verify", "the state report: answer even while the ledger's newest verification failed (with a warning)")
+    ("cluster-queue", po::value<std::string>(), "the state report: only this ClusterQueue, its workloads, claims and findings")
+    ("namespace", po::value<std::string>(), "the state report: only this namespace's workloads, their queues, claims and findings")
+    ("findings-only", "the state report: only the findings (with --cluster-queue/--namespace: theirs)")
+    ("wide", "the state report -o table: list every pool counter (default: one short line per pool)")
+    ("quiet", "the state report, verify, rebuild-projection, checkpoint: no progress bar on a terminal")
     ("rewrite", "checkpoint: drop existing checkpoints first")
     ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "rebuild-projection, verify: the ConfigMap, NAMESPACE/NAME, Kueue reads its configuration from (as given to ledger-ingest)")
     ("family", po::value<std::string>()->default_value(""), "compact: only this column family (e.g. projection)")
@@ -295,6 +397,8 @@ int main(int argc, char** argv) {
     cli::setUpLogging(vm["log-format"].as<std::string>(), "info");
     const cli::OutputFormat output = cli::resolveOutput(vm["output"].as<std::string>());
     const std::string command = vm["command"].as<std::string>();
+    cli::rejectUnusedFlags(vm, command, replayFlags());
+    const bool quiet = vm.count("quiet") > 0;
     const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
     if (command.empty()) {
       if (vm.count("until") && vm.count("until-seq"))
@@ -310,12 +414,12 @@ int main(int argc, char** argv) {
       return cli::runFleetVerify(vm["fleet"].as<std::string>(), keys,
                                  output == cli::OutputFormat::kJson, std::cout,
                                  [&](const Ledger& copy, std::ostream& out) {
-                                   return runVerify(copy, projection, output, out);
+                                   return runVerify(copy, projection, output, quiet, out);
                                  });
     }
     if (command == "verify") {
       const ingest::ProjectionOptions projection = projectionOptions(vm);
-      return runVerify(*cli::openForReading(dir), projection, output, std::cout);
+      return runVerify(*cli::openForReading(dir), projection, output, quiet, std::cout);
     }
     if (command == "publish") return cli::runPublish(vm, dir);
     if (command == "keygen") return cli::runKeygen(vm);
@@ -324,49 +428,9 @@ int main(int argc, char** argv) {
       return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());
     if (command == "rebuild-projection" || command == "checkpoint" || command == "compact") {
       std::unique_ptr<Ledger> ledger = cli::openForWriting(dir);
-      if (command == "compact") {
-        // Rewrites the table files with this build's storage options; the
-        // content (and every answer) stays the same.
-        const std::string family = vm["family"].as<std::string>();
-        if (Status st = ledger->compact(family); !st.isOk()) {
-          if (st.code() == Status::Code::kInvalidArgument) throw cli::UsageError(st.message());
-          spdlog::error("{}", st.toString());
-          return cli::exitCodeFor(st);
-        }
-        std::cout << "compacted " << (family.empty() ? "every column family" : family) << "\n";
-        return cli::kExitOk;
-      }
-      if (command == "checkpoint") {
-        cli::warnIfOlderProjections(*ledger);  // checkpoints are folds of the projection
-        if (vm.count("rewrite")) {
-          for (Status st : {ledger->dropCheckpoints(), ledger->dropUsageRollups()}) {
-            if (!st.isOk()) {
-              spdlog::error("{}", st.toString());
-              return cli::exitCodeFor(st);
-            }
-          }
-        }
-        const auto written = replay::writeCheckpoints(*ledger, vm["every"].as<std::uint64_t>());
-        std::cout << "wrote " << written << " checkpoints (every "
-                  << vm["every"].as<std::uint64_t>() << " records)\n";
-        std::cout << "wrote " << replay::writeUsageRollups(*ledger)
-                  << " usage rollups (hours, days, months)\n";
-        return cli::kExitOk;
-      }
-      std::uint64_t rewritten = 0;
-      const ingest::ProjectionOptions projection = projectionOptions(vm);
-      Status st = ledger->rebuildProjection(
-          [&](const Record& r) { return ingest::projectJsonText(r.objectJson, projection); },
-          &rewritten);
-      if (!st.isOk()) {
-        spdlog::error("{}", st.toString());
-        return cli::exitCodeFor(st);
-      }
-      std::cout << "rebuilt the projection of " << rewritten << " records\n";
-      // The rebuild dropped the usage rollups, integrals of the projection.
-      std::cout << "wrote " << replay::writeUsageRollups(*ledger)
-                << " usage rollups (hours, days, months)\n";
-      return cli::kExitOk;
+      if (command == "compact") return runCompact(*ledger, vm["family"].as<std::string>());
+      if (command == "checkpoint") return runCheckpoint(*ledger, vm, quiet);
+      return runRebuildProjection(*ledger, projectionOptions(vm), quiet);
     }
     throw cli::UsageError("unknown command '" + command + "'");
   });

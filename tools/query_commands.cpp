@@ -11,6 +11,7 @@
 #include "tools/render/coverage_format.h"
 #include "tools/render/json_text.h"
 #include "tools/render/proof_format.h"
+#include "tools/render/quantity_text.h"
 #include "tools/render/report_format.h"
 #include "tools/render/usage_chart.h"
 #include "tools/report_command.h"
@@ -55,11 +56,13 @@ replay::ClusterState stateAt(const Ledger& ledger, std::uint64_t seq, const Quer
 
 int runState(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   const auto state = stateAt(ledger, resolveSeq(ledger, args, true), args);
-  const auto report = replay::buildReport(state);
+  auto report = replay::buildReport(state);
+  filterReport(report, args.filter);
   if (args.output == OutputFormat::kJson) {
     out << render::reportJsonText(report) << "\n";
   } else {
-    out << render::reportToTable(report);
+    out << render::reportToTable(report,
+                                 {.wide = args.wide, .findingsOnly = args.filter.findingsOnly});
   }
   return kExitOk;
 }
@@ -146,14 +149,18 @@ void printSeries(const Series& series, const std::vector<std::int64_t>& boundari
     out << j.text() << "\n";
     return;
   }
+  // The CSV keeps the exact means; the table reads as `state` does (80Gi).
+  const bool human = args.output != OutputFormat::kCsv;
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < steps; ++i) {
     for (const auto& [key, points] : series) {
-      rows.push_back(
-          {formatRfc3339(boundaries[i]), std::get<0>(key), std::get<1>(key), std::get<2>(key),
-           meanText(points[i].reserved, lengthOf(i)), meanText(points[i].admitted, lengthOf(i)),
-           meanText(points[i].nominal, lengthOf(i)), meanText(points[i].held, lengthOf(i)),
-           meanText(points[i].uncharged, lengthOf(i))});
+      auto mean = [&](const replay::Integral& level) {
+        const std::string text = meanText(level, lengthOf(i));
+        return human ? render::humanMean(text, std::get<2>(key)) : text;
+      };
+      rows.push_back({formatRfc3339(boundaries[i]), std::get<0>(key), std::get<1>(key),
+                      std::get<2>(key), mean(points[i].reserved), mean(points[i].admitted),
+                      mean(points[i].nominal), mean(points[i].held), mean(points[i].uncharged)});
     }
   }
   if (args.output == OutputFormat::kCsv) {

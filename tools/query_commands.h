@@ -15,6 +15,7 @@
 #include "ledger/ledger.h"
 #include "ledger/verification_record.h"
 #include "tools/cli.h"
+#include "tools/report_filter.h"
 
 namespace ledger::cli {
 
@@ -37,6 +38,8 @@ struct QueryArgs {
   std::optional<std::uint64_t> seq;
   std::optional<std::string> clusterQueue, svg, workloadFile;
   std::string by = "cluster-queue";
+  ReportFilter filter;  // state
+  bool wide = false;    // state -o table: every pool counter
 };
 
 // Every answer carries the ledger's proof (tools/render/proof_format.h):

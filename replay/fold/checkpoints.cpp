@@ -75,7 +75,8 @@ std::vector<std::string> copyLongLived(const ClusterState& state, std::uint64_t 
   return chunks;
 }
 
-std::uint64_t writeCheckpoints(Ledger& ledger, std::uint64_t interval) {
+std::uint64_t writeCheckpoints(Ledger& ledger, std::uint64_t interval,
+                               const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   if (interval == 0) return 0;
   Replayer replayer(ledger);
   const std::uint64_t last = ledger.lastSeq();
@@ -106,6 +107,7 @@ std::uint64_t writeCheckpoints(Ledger& ledger, std::uint64_t interval) {
     if (Status st = ledger.putCheckpoint(next, state.serialize(copies), chunks); !st.isOk())
       throw ReplayError(st);
     ++written;
+    if (progress) progress(next, last);
   }
   return written;
 }

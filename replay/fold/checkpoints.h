@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,10 @@ inline constexpr std::uint64_t kDefaultCheckpointInterval = 2000;
 // Writes the checkpoints due after the newest existing one; returns how many.
 // Each copies the versions older than `interval` that no earlier checkpoint
 // copied into chunks of its own (copyLongLived), and names the rest by seq.
-std::uint64_t writeCheckpoints(Ledger& ledger, std::uint64_t interval);
+// `progress`, when set, is called after each with (its seq, the last seq).
+std::uint64_t writeCheckpoints(
+    Ledger& ledger, std::uint64_t interval,
+    const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
 // The chunks of copies a checkpoint of `state` adds: every live version at
 // least `age` records old that `copies` does not hold yet, in seq order.

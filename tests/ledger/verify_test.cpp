@@ -229,3 +229,20 @@ TEST_CASE("an earlier build's ledger: its keys pass, its projections ask for the
   INFO(after.problem);
   CHECK(after.ok());
 }
+
+// `ledger-replay verify` draws its progress bar from this callback
+// (tools/progress.h): one call per record scanned, counting up to the head.
+TEST_CASE("verifyLog reports its progress once per record, up to the head", "[verify]") {
+  TempDir dir;
+  auto ledger = openLedger(dir.path("l"));
+  tamper::smallLedger(*ledger);
+  VerifyOptions options = tamper::ingestDerivations();
+  std::vector<std::uint64_t> done;
+  options.progress = [&](std::uint64_t d, std::uint64_t total) {
+    CHECK(total == ledger->lastSeq());
+    done.push_back(d);
+  };
+  REQUIRE(verified(*ledger, options).ok());
+  REQUIRE(done.size() == ledger->lastSeq());
+  for (std::size_t i = 0; i < done.size(); ++i) CHECK(done[i] == i + 1);
+}

@@ -79,15 +79,16 @@ def kubectl(server, *args, token=None):
     return run(KUBECTL, "--server", server, *extra, *args)
 
 
-def watched(proc, count):
+def watched(proc, count, with_time=False):
     """The first `count` events a `kubectl get -w --output-watch-events`
-    prints, as "TYPE NAME" (30 s at most); stops kubectl."""
+    prints, as "TYPE NAME" (and the RECORDED column, the last, when
+    `with_time`) (30 s at most); stops kubectl."""
     got = []
     deadline = time.time() + 30
     while len(got) < count and time.time() < deadline:
         fields = proc.stdout.readline().split()
         if len(fields) >= 3 and fields[0] != "EVENT":
-            got.append("%s %s" % (fields[0], fields[2]))
+            got.append("%s %s" % (fields[0], fields[2]) + (" " + fields[-1] if with_time else ""))
     proc.kill()
     proc.wait()
     return got
@@ -143,6 +144,116 @@ def lists_equal_state(srv, ledger, seq):
     check(len(json.loads(out.stdout)["items"]) == len(report["findings"]),
           "one LedgerFinding per finding at seq %d" % seq)
     return report
+
+
+def table(out):
+    """kubectl's table output as (header, rows): columns split at two or
+    more spaces, so a cell with one space ("2 (5m ago)") stays whole."""
+    lines = [l for l in out.splitlines() if l.strip()]
+    split = lambda l: re.split(r"\s{2,}", l.strip())
+    return (split(lines[0]), [split(l) for l in lines[1:]]) if lines else ([], [])
+
+
+def pod_cells(pod):
+    """READY, STATUS and NODE as Kubernetes' printPod writes them, for a pod
+    without init containers (kubernetes pkg/printers/internalversion)."""
+    status = pod.get("status", {})
+    reason = status.get("reason") or status.get("phase", "")
+    ready = 0
+    for c in reversed(status.get("containerStatuses", [])):
+        state = c.get("state", {})
+        if state.get("waiting", {}).get("reason"):
+            reason = state["waiting"]["reason"]
+        elif "terminated" in state:
+            t = state["terminated"]
+            reason = t.get("reason") or ("Signal:%d" % t["signal"] if t.get("signal")
+                                         else "ExitCode:%d" % t.get("exitCode", 0))
+        elif c.get("ready") and "running" in state:
+            ready += 1
+    if pod["metadata"].get("deletionTimestamp") and status.get("phase") not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+    return ["%d/%d" % (ready, len(pod["spec"]["containers"])), reason,
+            pod["spec"].get("nodeName") or "<none>"]
+
+
+def claim_cells(claim):
+    """STATE as Kubernetes' resourceClaimState writes it; the ledger's
+    ALLOCATED (POOL/DEVICE) and RESERVED FOR (RESOURCE/NAME)."""
+    status = claim.get("status", {})
+    states = ["deleted"] if claim["metadata"].get("deletionTimestamp") else []
+    if status.get("allocation") is None:
+        if not states:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if status.get("reservedFor"):
+            states.append("reserved")
+    results = (status.get("allocation") or {}).get("devices", {}).get("results", [])
+    allocated = ",".join("%s/%s" % (r["pool"], r["device"]) for r in results) or "<none>"
+    reserved = ",".join("%s/%s" % (r["resource"], r["name"])
+                        for r in status.get("reservedFor", [])) or "<none>"
+    return [",".join(states), allocated, reserved]
+
+
+def core_tables(srv, stream, seq):
+    """Pods and ResourceClaims get Kubernetes' printer columns (and -o
+    wide's), WorkloadHistories their record count, two-flavor QueueUsages
+    name each flavor."""
+    url = srv.url("seq:%d" % seq)
+    pods = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in
+            json.loads(kubectl(url, "get", "pods", "-A", "-o", "json").stdout)["items"]}
+    header, rows = table(kubectl(url, "get", "pods", "-A").stdout)
+    check(header == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"],
+          "pods table header is Kubernetes': %r" % header)
+    header, rows = table(kubectl(url, "get", "pods", "-A", "-o", "wide").stdout)
+    check(header == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE",
+                     "NOMINATED NODE", "READINESS GATES"], "pods -o wide header: %r" % header)
+    check(len(rows) == len(pods) > 0, "one pod row per pod at seq %d" % seq)
+    for row in rows:
+        pod = pods[(row[0], row[1])]
+        check([row[2], row[3], row[7]] == pod_cells(pod),
+              "pod %s/%s: READY STATUS NODE %r, want %r" % (row[0], row[1],
+                                                            [row[2], row[3], row[7]], pod_cells(pod)))
+    claims = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in
+              json.loads(kubectl(url, "get", "resourceclaims", "-A", "-o", "json").stdout)["items"]}
+    header, rows = table(kubectl(url, "get", "resourceclaims", "-A").stdout)
+    check(header == ["NAMESPACE", "NAME", "STATE", "AGE"], "claims header is Kubernetes': %r" % header)
+    header, rows = table(kubectl(url, "get", "resourceclaims", "-A", "-o", "wide").stdout)
+    check(header == ["NAMESPACE", "NAME", "STATE", "AGE", "ALLOCATED", "RESERVED FOR"],
+          "claims -o wide header: %r" % header)
+    check(len(rows) == len(claims) > 0, "one claim row per claim at seq %d" % seq)
+    states = set()
+    for row in rows:
+        want = claim_cells(claims[(row[0], row[1])])
+        states.add(want[0])
+        check([row[2], row[4], row[5]] == want, "claim %s: %r, want %r" % (row[1], row[2:], want))
+    check("allocated,reserved" in states, "some claim is allocated and reserved: %r" % states)
+    # RECORDS: the Workload's records up to the moment (one per stream line).
+    records = {}
+    with open(stream) as f:
+        for line in f.readlines()[:seq]:
+            o = json.loads(line)["object"]
+            if o.get("kind") == "Workload":
+                key = (o["metadata"]["namespace"], o["metadata"]["name"])
+                records[key] = records.get(key, 0) + 1
+    header, rows = table(kubectl(url, "get", "wlh", "-A").stdout)
+    check(header[-1] == "RECORDS" and rows, "wlh table ends RECORDS: %r" % header)
+    for row in rows:
+        check(row[-1] == str(records.get((row[0], row[1]))),
+              "wlh %s/%s RECORDS %s, want %s" % (row[0], row[1], row[-1], records.get((row[0], row[1]))))
+    # Two flavors: each named once, before its resources.
+    usages = json.loads(kubectl(url, "get", "queueusages", "-o", "json").stdout)["items"]
+    header, rows = table(kubectl(url, "get", "queueusages").stdout)
+    for u in usages:
+        groups = {}
+        for q in u["status"]["quotas"]:
+            groups.setdefault(q["flavor"], []).append("%s %s/%s" % (q["resource"], q["reserved"], q["nominal"]))
+        want = "; ".join("%s: %s" % (f, ", ".join(r)) for f, r in groups.items()) if len(groups) > 1 \
+            else ", ".join(r for rs in groups.values() for r in rs)
+        row = [r for r in rows if r[0] == u["metadata"]["name"]]
+        check(len(groups) > 1, "queue %s has two flavors" % u["metadata"]["name"])
+        check(len(row) == 1 and row[0][5] == want,
+              "queueusages USAGE of %s names its flavors: %r, want %r" % (u["metadata"]["name"], row, want))
 
 
 def held_column(srv, demo):
@@ -260,6 +371,8 @@ def main():
                 "http://127.0.0.1:%d/ledger/v1/range" % srv.port).read())["lastSeq"]
             for seq in (last // 3, last // 2, last):
                 lists_equal_state(srv, gen, seq)
+            for seq in (last // 2, last):
+                core_tables(srv, stream, seq)
             url = srv.url("seq:%d" % (last // 2))
             # limit/continue: kubectl's chunks add up to the whole list.
             whole = kubectl(url, "get", "pods", "-A", "-o", "name").stdout.split()
@@ -284,6 +397,17 @@ def main():
             # Bad input: API errors with their message, never a crash.
             out = kubectl(srv.url("yesterday"), "get", "workloads", "-A")
             check(out.returncode != 0, "kubectl fails at a malformed time")
+            # kubectl prints the server's reason, not client-go's discovery
+            # lines ("the server rejected our request for an unknown reason").
+            for moment, reason in (("yesterday", "is not an RFC 3339 time"),
+                                   ("2026-11-20", "is not an RFC 3339 time"),
+                                   ("2000-01-01T00:00:00Z", "before the ledger's first record")):
+                out = kubectl(srv.url(moment), "get", "workloads", "-A")
+                check(out.returncode != 0 and "Error from server (BadRequest): " in out.stderr
+                      and "moment '%s' " % moment in out.stderr and reason in out.stderr
+                      and "unknown reason" not in out.stderr
+                      and "memcache.go" not in out.stderr,
+                      "kubectl prints why /at/%s is refused: %s" % (moment, out.stderr))
             code, body = raw(srv.url("yesterday") + "/api/v1/pods")
             check(code == 400 and body.get("kind") == "Status" and "not an RFC 3339 time" in body.get("message", ""),
                   "malformed time is a 400 Status: %r" % body)
@@ -315,13 +439,32 @@ def main():
             held_column(srv, demo)
             events = [json.loads(l) for l in open(os.environ["DEMO_STREAM"]) if l.strip()]
             after = 10
-            want = ["%s %s" % (e["type"], e["object"]["metadata"]["name"])
+            want = ["%s %s %s" % (e["type"], e["object"]["metadata"]["name"], e["time"])
                     for e in events[after:] if e["object"].get("kind") == "Workload"]
             proc = subprocess.Popen([KUBECTL, "--server", srv.url("seq:%d" % after), "get", "workloads",
                                      "-A", "-w", "--output-watch-events"],
                                     stdout=subprocess.PIPE, text=True)
-            got = watched(proc, len(want))
-            check(got == want, "kubectl get -w sees the recorded changes in order:\n%r\n%r" % (got, want))
+            got = watched(proc, len(want), with_time=True)
+            check(got == want, "kubectl get -w sees the recorded changes in order, each with its "
+                  "time:\n%r\n%r" % (got, want))
+            # The time is an annotation on each event's object.
+            proc = subprocess.Popen([KUBECTL, "--server", srv.url("seq:%d" % after), "get", "workloads",
+                                     "-A", "--watch-only", "-o",
+                                     r"custom-columns=NAME:.metadata.name,"
+                                     r"RECORDED:.metadata.annotations.quota-ledger\.io/recorded-at"],
+                                    stdout=subprocess.PIPE, text=True)
+            got = []
+            deadline = time.time() + 30
+            while len(got) < len(want) and time.time() < deadline:
+                fields = proc.stdout.readline().split()
+                if len(fields) == 2 and fields[0] != "NAME":
+                    got.append(fields)
+            proc.kill()
+            proc.wait()
+            check(got == [w.split()[1:] for w in want],
+                  "-o custom-columns shows the recorded-at annotation:\n%r" % got)
+            out = kubectl(srv.url("seq:%d" % after), "get", "workloads", "-A", "-o", "json")
+            check("recorded-at" not in out.stdout, "a list answers objects as recorded, unannotated")
         finally:
             srv.stop()
 

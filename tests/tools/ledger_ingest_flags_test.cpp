@@ -133,3 +133,41 @@ TEST_CASE("--batch 0 and state --seq past the end are bad usage (exit 1)", "[cli
   CHECK(past.exitCode == 1);
   CHECK(past.output.find("--seq 2 is past the ledger's end (seq 1)") != std::string::npos);
 }
+
+// A flag a command does not read used to be ignored: `state --cluster-queue
+// x` printed the whole state, `state --by` and `--step` went unnoticed.
+TEST_CASE("a flag the command does not read is bad usage (exit 1) naming its flags", "[cli]") {
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  const std::string query = programFromEnv("LEDGER_QUERY");
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  TempDir dir;
+  const std::string events = dir.path("events.jsonl");
+  std::ofstream(events)
+      << R"({"type":"ADDED","object":{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor",)"
+      << R"("metadata":{"name":"f","uid":"u","resourceVersion":"1"},"spec":{}}})"
+      << "\n";
+  REQUIRE(runCommand(ingest + " --ledger " + dir.path("l") + " --from " + events).exitCode == 0);
+  const std::string ledgerFlag = " --ledger " + dir.path("l");
+  for (const std::string& args : {query + " state --by flavor", query + " state --step 5m",
+                                  query + " workload a/b --at now"}) {
+    const CommandRun r = runCommand(args + ledgerFlag);
+    INFO(args << "\n" << r.output);
+    CHECK(r.exitCode == 1);
+    CHECK(r.output.find("is not a flag of '") != std::string::npos);
+    CHECK(r.output.find("it reads ") != std::string::npos);
+  }
+  const CommandRun by = runCommand(query + " state --by flavor" + ledgerFlag);
+  CHECK(by.output.find("--by is not a flag of 'state': it reads --at, --seq, --cluster-queue, "
+                       "--namespace, --findings-only, --wide") != std::string::npos);
+  const CommandRun every = runCommand(replay + " checkpoint --until now" + ledgerFlag);
+  INFO(every.output);
+  CHECK(every.exitCode == 1);
+  CHECK(every.output.find("--until is not a flag of 'checkpoint': it reads --every, --rewrite") !=
+        std::string::npos);
+  const CommandRun missing =
+      runCommand(query + " state --at now -o json --cluster-queue no-such-queue" + ledgerFlag);
+  INFO(missing.output);
+  CHECK(missing.exitCode == 1);
+  CHECK(missing.output.find("no ClusterQueue 'no-such-queue' at that moment") != std::string::npos);
+  CHECK(runCommand(replay + " -o json --findings-only" + ledgerFlag).exitCode == 0);
+}

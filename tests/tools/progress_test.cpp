@@ -86,3 +86,17 @@ TEST_CASE("progress: an unknown total draws nothing", "[progress]") {
   bar.done();
   CHECK(screen.text().empty());
 }
+
+TEST_CASE("progress: a count without a total, after a second, with its rate", "[progress]") {
+  Screen screen;
+  ProgressBar bar("ingest", screen.file, true, screen.clock());
+  screen.now += 500ms;
+  bar.count(1000);
+  CHECK(screen.text().empty());
+  screen.now += 1500ms;
+  bar.count(4000);
+  CHECK(screen.text() == "\ringest 4000 records (2000/s)\033[K");
+  screen.now += 50ms;
+  bar.count(4100);  // within 100 ms of the last draw
+  CHECK(screen.text() == "\ringest 4000 records (2000/s)\033[K");
+}

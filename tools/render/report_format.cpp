@@ -360,11 +360,48 @@ std::string clusterQueuesToTable(const std::vector<ClusterQueueReport>& queues) 
                      rows);
 }
 
-std::string reportToTable(const StateReport& report) {
+// One line per pool: at a real cluster's size a pool publishes dozens of
+// counters, and listing them all made lines thousands of characters long.
+// The default says how many counters there are and how many are used up;
+// --wide lists them.
+std::string poolsToTable(const std::vector<replay::PoolReport>& pools,
+                         const TableOptions& options) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : pools) {
+    std::string counters;
+    int full = 0;
+    for (const auto& c : p.counters) {
+      if (!c.consumedUnrepresentable && c.consumed >= c.capacity) ++full;
+      counters += (counters.empty() ? "" : " ") + c.counterSet + "/" + c.counter + "=" +
+                  exactOrText(c.consumed, c.consumedUnrepresentable) + "/" + c.capacity.toString();
+    }
+    std::vector<std::string> row = {p.driver,
+                                    p.pool,
+                                    std::to_string(p.generation),
+                                    p.complete ? "yes" : "no",
+                                    std::to_string(p.devices),
+                                    std::to_string(p.allocations.size())};
+    if (options.wide) {
+      row.push_back(counters.empty() ? "-" : counters);
+    } else {
+      row.push_back(std::to_string(p.counters.size()));
+      row.push_back(std::to_string(full));
+    }
+    rows.push_back(std::move(row));
+  }
+  std::vector<std::string> headers = {"DRIVER",   "POOL",    "GENERATION",
+                                      "COMPLETE", "DEVICES", "ALLOCATED"};
+  if (options.wide) {
+    headers.push_back("COUNTERS (consumed/capacity)");
+  } else {
+    headers.insert(headers.end(), {"COUNTERS", "USED-UP"});
+  }
+  return renderTable(headers, rows);
+}
+
+// The queues, workloads (with their errors) and pools tables.
+static std::string tablesBeforeFindings(const StateReport& report, const TableOptions& options) {
   std::ostringstream out;
-  out << "At seq " << report.seq;
-  if (report.seq != 0) out << " (" << formatRfc3339(report.timeNs) << ")";
-  out << ", state digest " << report.digest.substr(0, 16) << "\n\n";
   out << clusterQueuesToTable(report.clusterQueues) << "\n";
   std::vector<std::vector<std::string>> wl;
   for (const auto& w : report.workloads) {
@@ -379,21 +416,16 @@ std::string reportToTable(const StateReport& report) {
   for (const auto& w : report.workloads) {
     for (const auto& e : w.errors) out << "error: " << w.ns << "/" << w.name << ": " << e << "\n";
   }
-  std::vector<std::vector<std::string>> pools;
-  for (const auto& p : report.pools) {
-    std::string counters;
-    for (const auto& c : p.counters) {
-      counters += (counters.empty() ? "" : " ") + c.counterSet + "/" + c.counter + "=" +
-                  exactOrText(c.consumed, c.consumedUnrepresentable) + "/" + c.capacity.toString();
-    }
-    pools.push_back({p.driver, p.pool, std::to_string(p.generation), p.complete ? "yes" : "no",
-                     std::to_string(p.devices), std::to_string(p.allocations.size()),
-                     counters.empty() ? "-" : counters});
-  }
-  out << renderTable({"DRIVER", "POOL", "GENERATION", "COMPLETE", "DEVICES", "ALLOCATED",
-                      "COUNTERS (consumed/capacity)"},
-                     pools)
-      << "\n";
+  out << poolsToTable(report.pools, options) << "\n";
+  return out.str();
+}
+
+std::string reportToTable(const StateReport& report, const TableOptions& options) {
+  std::ostringstream out;
+  out << "At seq " << report.seq;
+  if (report.seq != 0) out << " (" << formatRfc3339(report.timeNs) << ")";
+  out << ", state digest " << report.digest.substr(0, 16) << "\n\n";
+  if (!options.findingsOnly) out << tablesBeforeFindings(report, options);
   std::vector<std::vector<std::string>> findings;
   for (const auto& f : report.findings) findings.push_back({f.type, f.object, f.message});
   if (findings.empty()) {

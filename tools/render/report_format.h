@@ -26,7 +26,16 @@ std::string reportJsonText(const StateReport& report);
 nlohmann::ordered_json reportToJson(const StateReport& report);
 nlohmann::ordered_json clusterQueueToJson(const ClusterQueueReport& q);
 nlohmann::ordered_json atToJson(std::uint64_t seq, std::int64_t timeNs);
-std::string reportToTable(const StateReport& report);
+// The state report's table. By default one line per pool (the number of its
+// counters and of those used up); `wide` lists every counter, consumed of
+// capacity (`--wide`).
+struct TableOptions {
+  bool wide = false;
+  bool findingsOnly = false;  // the moment and the findings, no other table
+};
+std::string reportToTable(const StateReport& report, const TableOptions& options = {});
+std::string poolsToTable(const std::vector<replay::PoolReport>& pools,
+                         const TableOptions& options = {});
 std::string clusterQueuesToTable(const std::vector<ClusterQueueReport>& queues);
 
 // A simple aligned text table (kubectl get style: upper-case headers).

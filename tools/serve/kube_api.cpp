@@ -3,6 +3,7 @@
 #include <charconv>
 #include <vector>
 
+#include "schema/k8s/rfc3339.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/ledger_api.h"
 #include "tools/serve/moment.h"
@@ -115,6 +116,7 @@ json objectOf(const Record& record) {
 // The objects a list or get answers, after the selectors.
 struct Listed {
   std::vector<json> items;
+  std::vector<std::int64_t> recordedNs;  // each item's record's time; 0: computed
   std::string continueValue;
   std::uint64_t remaining = 0;
 };
@@ -129,7 +131,8 @@ Listed listItems(const ApiResource& r, const Moment& moment, ServeContext& ctx,
     after = parseContinue(*token, moment.seq);
   }
   Listed out;
-  auto keep = [&](json object, const std::string& objectNs, const std::string& objectName) {
+  auto keep = [&](json object, const std::string& objectNs, const std::string& objectName,
+                  std::int64_t recordedNs) {
     if (!name.empty() && objectName != name) return;
     if (after && std::tie(objectNs, objectName) <= std::tie(after->first, after->second)) return;
     if (!fields.matches(objectNs, objectName)) return;
@@ -139,24 +142,27 @@ Listed listItems(const ApiResource& r, const Moment& moment, ServeContext& ctx,
       return;
     }
     out.items.push_back(std::move(object));
+    out.recordedNs.push_back(recordedNs);
   };
   if (r.ledgerOwn) {
     for (auto& object : ledgerObjects(r, moment, ctx, ns, name)) {
       const std::string objectNs = object["metadata"].value("namespace", "");
       const std::string objectName = object["metadata"].value("name", "");
-      keep(std::move(object), objectNs, objectName);
+      keep(std::move(object), objectNs, objectName, 0);
     }
   } else {
     for (const auto& v : listObjects(ctx.ledger, ctx.states, r, moment.seq, ns)) {
       if (!name.empty() && v.name != name) continue;
       if (after && std::tie(v.ns, v.name) <= std::tie(after->first, after->second)) continue;
       if (!fields.matches(v.ns, v.name)) continue;
-      keep(objectOf(readVersion(ctx.ledger, v.seq)), v.ns, v.name);
+      const Record record = readVersion(ctx.ledger, v.seq);
+      keep(objectOf(record), v.ns, v.name, record.timeNs);
     }
   }
   if (limit > 0 && out.items.size() > limit) {
     out.remaining = out.items.size() - limit;
     out.items.resize(limit);
+    out.recordedNs.resize(limit);
     const json& last = out.items.back()["metadata"];
     out.continueValue =
         continueToken(moment.seq, last.value("namespace", ""), last.value("name", ""));
@@ -252,9 +258,15 @@ TableRequest wantsTable(const std::string& accept) {
   return out;
 }
 
-std::string watchEventLine(const char* type, const json& object,
-                           const std::vector<TableColumn>* columns, bool headers,
-                           const std::string& tableApiVersion, std::int64_t momentNs) {
+std::string watchEventLine(const char* type, json object, const std::vector<TableColumn>* columns,
+                           bool headers, const std::string& tableApiVersion, std::int64_t momentNs,
+                           std::int64_t recordedNs) {
+  // Go's metadata.annotations: a map, absent or null when empty.
+  if (object.contains("metadata") && object["metadata"].is_object()) {
+    json& annotations = object["metadata"]["annotations"];
+    if (!annotations.is_object()) annotations = json::object();
+    annotations[kRecordedAtAnnotation] = formatRfc3339(recordedNs);
+  }
   json event = {{"type", type}};
   if (columns == nullptr) {
     event["object"] = object;
@@ -273,17 +285,11 @@ std::string watchEventLine(const char* type, const json& object,
   return event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
-  const auto seg = splitPath(req.path);
-  if (seg.size() < 2 || seg[0] != "at") {
-    throw ApiError::notFound("the API is served under /at/{TIME}/ (RFC 3339, seq:N or now)");
-  }
-  if (req.method != "GET" && req.method != "HEAD") {
-    throw ApiError::methodNotAllowed("the ledger is read-only: " + req.method + " is not allowed");
-  }
+namespace {
+
+// /at/{TIME}, /version, /api, /apis and their group versions.
+ApiResponse discoveryResponse(const std::vector<std::string>& seg, ServeContext& ctx) {
   const std::size_t n = seg.size() - 2;
-  const bool discovery = n <= 1 || (seg[2] == "api" && n == 2) || (seg[2] == "apis" && n <= 3);
-  const Moment moment = resolveMoment(seg[1], ctx.ledger, ctx.nowNs, discovery);
   if (n == 0) {
     throw ApiError::notFound("ask /at/" + seg[1] + "/api or /at/" + seg[1] +
                              "/apis: the moment alone is not a resource");
@@ -311,6 +317,31 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
   if (n == 2 && seg[2] == "apis") {
     throw ApiError::notFound("ask /apis/" + seg[3] + "/{version}: see /apis for the versions");
   }
+  throw ApiError::notFound("path /" + seg[2] + " is not served");
+}
+
+}  // namespace
+
+ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
+  const auto seg = splitPath(req.path);
+  if (seg.size() < 2 || seg[0] != "at") {
+    throw ApiError::notFound("the API is served under /at/{TIME}/ (RFC 3339, seq:N or now)");
+  }
+  if (req.method != "GET" && req.method != "HEAD") {
+    throw ApiError::methodNotAllowed("the ledger is read-only: " + req.method + " is not allowed");
+  }
+  const std::size_t n = seg.size() - 2;
+  // The paths that name no object (/version, /api, /apis and their group
+  // versions) are the same at every moment: the catalog. kubectl asks them
+  // before anything and cannot print their refusal (client-go's discovery
+  // reads the raw body, so a 400 became five "the server rejected our request
+  // for an unknown reason" lines): they are answered whatever the moment
+  // says, and the request that names objects refuses a bad moment with the
+  // Status kubectl prints ("Error from server (BadRequest): ...").
+  if (n <= 1 || (seg[2] == "api" && n == 2) || (seg[2] == "apis" && n <= 3)) {
+    return discoveryResponse(seg, ctx);
+  }
+  const Moment moment = resolveMoment(seg[1], ctx.ledger, ctx.nowNs);
   if (!((seg[2] == "api" && n >= 3) || (seg[2] == "apis" && n >= 4))) {
     throw ApiError::notFound("path " + req.path + " is not served");
   }
@@ -373,9 +404,11 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
     } else {
       // No version: the objects at the moment first, as synthetic ADDED events.
       bool headers = true;
-      for (const auto& object : listed.items) {
-        res.body += watchEventLine("ADDED", object, table.table ? &columns : nullptr, headers,
-                                   table.apiVersion, moment.timeNs);
+      const auto withRecorded = watchColumns(columns);
+      for (std::size_t i = 0; i < listed.items.size(); ++i) {
+        res.body += watchEventLine("ADDED", std::move(listed.items[i]),
+                                   table.table ? &withRecorded : nullptr, headers, table.apiVersion,
+                                   moment.timeNs, listed.recordedNs[i]);
         headers = false;
       }
       plan.headersSent = !headers;

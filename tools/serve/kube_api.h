@@ -39,9 +39,12 @@ TableRequest wantsTable(const std::string& accept);
 
 // One watch event line for `object` ("ADDED", "MODIFIED", "DELETED"): the
 // object itself, or a one-row Table (with the column definitions when
-// `headers`) when `columns` is given.
-std::string watchEventLine(const char* type, const nlohmann::json& object,
+// `headers`) when `columns` is given (watchColumns: the row's cells read
+// the annotation). The object carries kRecordedAtAnnotation with
+// `recordedNs`; AGE counts to `momentNs`.
+std::string watchEventLine(const char* type, nlohmann::json object,
                            const std::vector<TableColumn>* columns, bool headers,
-                           const std::string& tableApiVersion, std::int64_t momentNs);
+                           const std::string& tableApiVersion, std::int64_t momentNs,
+                           std::int64_t recordedNs);
 
 }  // namespace ledger::serve

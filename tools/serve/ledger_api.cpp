@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 
+#include "ledger/format.h"
+#include "ledger/object_index.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/serve/api_error.h"
 
@@ -58,31 +60,86 @@ std::string findingName(const std::string& type, const std::string& object) {
   return out;
 }
 
-std::string usageSummary(const json& quotas) {
-  std::string out;
+// Whether the queue's quota rows name more than one ResourceFlavor: then
+// its summaries name each flavor once, before its resources
+// ("on-demand: cpu 170/384, memory 1Ti/2Ti; spot: cpu 51/384"), since a
+// resource alone repeats once per flavor.
+bool manyFlavors(const json& quotas) {
+  std::string first;
   for (const auto& q : quotas) {
-    if (!out.empty()) out += ", ";
-    out += q.value("resource", "") + " " + q.value("reserved", "0") + "/" + q.value("nominal", "0");
+    const std::string flavor = q.value("flavor", "");
+    if (first.empty()) first = flavor;
+    if (flavor != first) return true;
+  }
+  return false;
+}
+
+// Joins quota or held rows, each written by `entry`, grouped by flavor as
+// above when `withFlavor` (a held row whose quota no flavor covers says
+// "-" and is written without one).
+template <typename Entry>
+std::string joinRows(const json& rows, bool withFlavor, const Entry& entry) {
+  std::string out;
+  std::string flavor = "\n";  // no flavor written yet
+  for (const auto& row : rows) {
+    const std::string f = row.value("flavor", "");
+    if (!withFlavor || f == flavor) {
+      if (!out.empty()) out += ", ";
+    } else {
+      if (!out.empty()) out += "; ";
+      if (!f.empty() && f != "-") out += f + ": ";
+      flavor = f;
+    }
+    out += entry(row);
   }
   return out;
+}
+
+std::string usageSummary(const json& quotas) {
+  return joinRows(quotas, manyFlavors(quotas), [](const json& q) {
+    return q.value("resource", "") + " " + q.value("reserved", "0") + "/" + q.value("nominal", "0");
+  });
 }
 
 // What the queue's pods hold through ResourceClaims per flavor and resource
 // (draHeld.quota), the uncharged part named when there is one:
 // "nvidia.com/gpu 1 (1 uncharged)". Empty when nothing is held.
-std::string heldSummary(const json& draHeld) {
-  std::string out;
-  if (!draHeld.is_object() || !draHeld.contains("quota")) return out;
+std::string heldSummary(const json& draHeld, bool withFlavor) {
+  if (!draHeld.is_object() || !draHeld.contains("quota")) return "";
   auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : std::string("?"); };
-  for (const auto& h : draHeld["quota"]) {
-    if (!out.empty()) out += ", ";
-    out += h.value("resource", "") + " " + text(h["held"]);
+  return joinRows(draHeld["quota"], withFlavor, [&](const json& h) {
+    std::string out = h.value("resource", "") + " " + text(h["held"]);
     const json& uncharged = h["uncharged"];
     if (!uncharged.is_string() || uncharged.get<std::string>() != "0") {
       out += " (" + text(uncharged) + " uncharged)";
     }
+    return out;
+  });
+}
+
+// The records of one Workload object at or before `lastSeq`, read from
+// object_index (ledger/format.h): one prefix scan per Workload, so a list of
+// WorkloadHistories costs no replay. Null on a ledger whose index does not
+// cover every record (`ledger-replay rebuild-projection` indexes it).
+json workloadRecords(const Ledger& ledger, bool indexed, const std::string& ns,
+                     const std::string& name, std::uint64_t lastSeq) {
+  if (!indexed) return nullptr;
+  // The group whose Workloads the projector indexes (ingest/projector.cpp).
+  const std::string objectKey = "kueue.x-k8s.io/Workload/" + ns + "/" + name;
+  std::vector<std::uint64_t> seqs;
+  bool readable = true;
+  const Status st = ledger.scanObjectIndex(
+      format::objectRecordsPrefix(objectKey), [&](std::string_view key, std::string_view value) {
+        std::string_view entryObject;
+        std::uint64_t first = 0;
+        if (!parseRecordEntryKey(key, &entryObject, &first) || entryObject != objectKey) return;
+        if (!decodeRecordEntry(first, value, seqs)) readable = false;
+      });
+  if (!st.isOk() || !readable) {
+    throw ApiError::internal("the object index entries of Workload " + ns + "/" + name +
+                             " do not read (`ledger-replay verify`)");
   }
-  return out;
+  return std::count_if(seqs.begin(), seqs.end(), [&](std::uint64_t s) { return s <= lastSeq; });
 }
 
 bool wanted(const json& object, std::string_view ns, std::string_view name) {
@@ -105,7 +162,7 @@ std::vector<json> ledgerObjects(const ApiResource& r, const Moment& moment, Serv
                      {"workloads", cq["workloads"]},
                      {"draHeld", cq["draHeld"]},
                      {"summary", usageSummary(cq["quotas"])},
-                     {"heldSummary", heldSummary(cq["draHeld"])},
+                     {"heldSummary", heldSummary(cq["draHeld"], manyFlavors(cq["quotas"]))},
                      {"at", state["at"]}};
       if (wanted(o, ns, name)) out.push_back(std::move(o));
     }
@@ -119,6 +176,8 @@ std::vector<json> ledgerObjects(const ApiResource& r, const Moment& moment, Serv
       if (wanted(o, ns, name)) out.push_back(std::move(o));
     }
   } else if (r.kind == "WorkloadHistory") {
+    bool indexed = false;
+    if (!ctx.ledger.objectIndexComplete(&indexed).isOk()) indexed = false;
     for (const auto& w : state["workloads"]) {
       json o = ownObject("WorkloadHistory", w.value("namespace", ""), w.value("name", ""), moment);
       o["status"] = {{"uid", w["uid"]},
@@ -126,12 +185,13 @@ std::vector<json> ledgerObjects(const ApiResource& r, const Moment& moment, Serv
                      {"localQueue", w["localQueue"]},
                      {"state", w["state"]}};
       if (!wanted(o, ns, name)) continue;
+      o["status"]["recordCount"] = workloadRecords(ctx.ledger, indexed, w.value("namespace", ""),
+                                                   w.value("name", ""), moment.seq);
       if (!name.empty()) {
         QueryRequest q;
         q.command = "workload";
         q.target = w.value("namespace", "") + "/" + w.value("name", "");
         json history = parseAnswer(ctx.query(ctx.ledger, q));
-        o["status"]["recordCount"] = history["changes"].size();
         o["status"]["changes"] = std::move(history["changes"]);
       }
       out.push_back(std::move(o));

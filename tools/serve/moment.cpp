@@ -9,8 +9,7 @@
 
 namespace ledger::serve {
 
-Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t nowNs,
-                     bool discovery) {
+Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t nowNs) {
   Moment m;
   if (text == "now") {
     m.now = true;
@@ -45,7 +44,7 @@ Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t n
   throwIfFailed(ledger.seqAtOrBefore(*t, &m.seq));
   // Before its first record the ledger saw nothing: an empty answer would
   // say the cluster was empty (docs/reference.md "Observation").
-  if (m.seq == 0 && ledger.lastSeq() != 0 && !discovery) {
+  if (m.seq == 0 && ledger.lastSeq() != 0) {
     std::int64_t first = 0;
     throwIfFailed(ledger.timeOf(1, &first));
     throw ApiError::badRequest("moment '" + std::string(text) +

@@ -20,11 +20,9 @@ struct Moment {
 };
 
 // `nowNs`: the wall clock, for `now`. A time before the ledger's first
-// record is an ApiError (400): the ledger observed nothing then; unless
-// `discovery`, for the paths that name no object (/version, /api, /apis),
-// which kubectl asks before anything and whose refusal it cannot print.
-Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t nowNs,
-                     bool discovery = false);
+// record is an ApiError (400): the ledger observed nothing then. (The paths
+// that name no object, /version, /api, /apis, do not ask: kube_api.h.)
+Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t nowNs);
 
 // The Warning header ("299 - \"...\"") for a request under /at/{TIME}/
 // whose moment lies in a gap of the ledger's observation, else "". Never

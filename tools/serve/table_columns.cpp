@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "schema/k8s/rfc3339.h"
+#include "tools/serve/core_printers.h"
 
 namespace ledger::serve {
 
@@ -24,9 +25,46 @@ TableColumn col(const char* name, const char* type, const char* path, int priori
   return {name, type, "", description, priority, path};
 }
 
+TableColumn computed(const char* name, CellFunction cell, int priority, const char* description) {
+  return {name, "string", "", description, priority, "", cell};
+}
+
+// printers.go's podColumnDefinitions and printPod.
+std::vector<TableColumn> podColumns() {
+  return {
+      nameColumn(),
+      computed("Ready", podReadyCell, 0,
+               "The aggregate readiness state of this pod for accepting traffic."),
+      computed("Status", podStatusCell, 0, "The aggregate status of the containers in this pod."),
+      computed("Restarts", podRestartsCell, 0,
+               "The number of times the containers in this pod have been restarted and when "
+               "the last container in this pod has restarted."),
+      ageColumn(),
+      computed("IP", podIpCell, 1, "IP address allocated to the pod."),
+      computed("Node", podNodeCell, 1, "The node the pod is bound to (spec.nodeName)."),
+      computed("Nominated Node", podNominatedNodeCell, 1,
+               "The node the scheduler nominated for the pod to preempt on."),
+      computed("Readiness Gates", podReadinessGatesCell, 1,
+               "The readiness gates whose condition is True, of all.")};
+}
+
+// printers.go's resourceClaimColumnDefinitions (Name, State, Age), then the
+// ledger's devices and consumers under -o wide.
+std::vector<TableColumn> claimColumns() {
+  return {nameColumn(),
+          computed("State", claimStateCell, 0,
+                   "A summary of the current state (allocated, pending, reserved, etc.)."),
+          ageColumn(),
+          computed("Allocated", claimAllocatedCell, 1, "The allocated devices, POOL/DEVICE."),
+          computed("Reserved For", claimReservedForCell, 1,
+                   "The consumers the claim is reserved for, RESOURCE/NAME.")};
+}
+
 }  // namespace
 
 std::vector<TableColumn> tableColumns(const ApiResource& r, std::string_view version) {
+  if (r.group.empty() && r.kind == "Pod") return podColumns();
+  if (r.group == "resource.k8s.io" && r.kind == "ResourceClaim") return claimColumns();
   std::vector<TableColumn> c{nameColumn()};
   if (r.group == "kueue.x-k8s.io") {
     if (r.kind == "ClusterQueue") {
@@ -90,6 +128,25 @@ std::vector<TableColumn> tableColumns(const ApiResource& r, std::string_view ver
   }
   c.push_back(ageColumn());
   return c;
+}
+
+namespace {
+
+nlohmann::json recordedAtCell(const nlohmann::json& object, std::int64_t) {
+  const nlohmann::json* at = &object;
+  for (const char* key : {"metadata", "annotations", kRecordedAtAnnotation}) {
+    if (!at->is_object() || !at->contains(key)) return nullptr;
+    at = &(*at)[key];
+  }
+  return *at;
+}
+
+}  // namespace
+
+std::vector<TableColumn> watchColumns(std::vector<TableColumn> columns) {
+  columns.push_back(
+      {"Recorded", "string", "", "When the ledger recorded this change", 0, "", recordedAtCell});
+  return columns;
 }
 
 nlohmann::json columnDefinitions(const std::vector<TableColumn>& columns) {
@@ -191,6 +248,10 @@ nlohmann::json tableCells(const std::vector<TableColumn>& columns, const nlohman
                           std::int64_t momentNs) {
   nlohmann::json cells = nlohmann::json::array();
   for (const auto& c : columns) {
+    if (c.cell != nullptr) {
+      cells.push_back(c.cell(object, momentNs));
+      continue;
+    }
     if (c.jsonPath.empty()) {
       cells.push_back(evalJsonPath(object, ".metadata.name"));
       continue;

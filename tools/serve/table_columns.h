@@ -5,7 +5,9 @@
 // Kueue's kinds get their CRDs' additionalPrinterColumns (config/components/
 // crd/bases: ClusterQueue's Cohort is .spec.cohort in v1beta1 and
 // .spec.cohortName in v1beta2); the ledger's own kinds their own; every
-// other kind NAME and AGE. AGE, and any date column, is the time from the
+// Pods and ResourceClaims the columns Kubernetes' own printer gives them
+// (core_printers.h), claims with two more under -o wide; every other kind
+// NAME and AGE. AGE, and any date column, is the time from the
 // object's creationTimestamp to the chosen moment, written as the API
 // machinery writes durations (duration.HumanDuration: 45s, 3m20s, 5h, 3d4h).
 //
@@ -22,13 +24,26 @@
 
 namespace ledger::serve {
 
+// A cell computed from the whole object and the moment (core_printers.h).
+using CellFunction = nlohmann::json (*)(const nlohmann::json& object, std::int64_t momentNs);
+
 struct TableColumn {
   std::string name, type, format, description;
-  int priority = 0;      // 1: only with -o wide
-  std::string jsonPath;  // ".spec.queueName"; "" for the Name column
+  int priority = 0;             // 1: only with -o wide
+  std::string jsonPath;         // ".spec.queueName"; "" for the Name column (and a computed one)
+  CellFunction cell = nullptr;  // when set, the cell instead of jsonPath's value
 };
 
 std::vector<TableColumn> tableColumns(const ApiResource& resource, std::string_view version);
+
+// The annotation every watch event's object carries: the RFC 3339 time of
+// the record the event replays (a synthetic ADDED event: of the record
+// holding the version live at the moment). An object as recorded never
+// holds it; lists and gets answer objects without it.
+inline constexpr const char* kRecordedAtAnnotation = "quota-ledger.io/recorded-at";
+// A watch's columns: the kind's, then "Recorded" (the annotation above), so
+// `kubectl get -w` prints when each change was recorded.
+std::vector<TableColumn> watchColumns(std::vector<TableColumn> columns);
 nlohmann::json columnDefinitions(const std::vector<TableColumn>& columns);
 nlohmann::json tableCells(const std::vector<TableColumn>& columns, const nlohmann::json& object,
                           std::int64_t momentNs);

@@ -39,7 +39,7 @@ bool WatchStream::next(const std::function<bool(std::string_view)>& write, int i
   resource.group = plan_.group;
   resource.version = plan_.version;
   resource.kind = plan_.kind;
-  const auto columns = tableColumns(resource, plan_.version);
+  const auto columns = watchColumns(tableColumns(resource, plan_.version));
   auto ledger = ledger_();
   const std::uint64_t last = ledger->lastSeq();
   if (nextSeq_ > last) {
@@ -62,7 +62,7 @@ bool WatchStream::next(const std::function<bool(std::string_view)>& write, int i
       return true;
     }
     open = write(watchEventLine(eventTypeName(r.type), object, plan_.table ? &columns : nullptr,
-                                !headersSent_, plan_.tableApiVersion, r.timeNs));
+                                !headersSent_, plan_.tableApiVersion, r.timeNs, r.timeNs));
     headersSent_ = true;
     return open;
   });

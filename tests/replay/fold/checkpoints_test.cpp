@@ -98,8 +98,14 @@ TEST_CASE("writing checkpoints is incremental", "[checkpoints]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("l"));
   ingestText(*ledger, demoStream());
-  const auto first = replay::writeCheckpoints(*ledger, 10);
+  // Progress: each checkpoint's seq, of the last seq.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+  const auto first = replay::writeCheckpoints(
+      *ledger, 10, [&](std::uint64_t seq, std::uint64_t last) { calls.emplace_back(seq, last); });
   CHECK(first == ledger->lastSeq() / 10);
+  REQUIRE(calls.size() == first);
+  CHECK(calls.front() == std::pair<std::uint64_t, std::uint64_t>{10, ledger->lastSeq()});
+  CHECK(calls.back().first == first * 10);
   CHECK(replay::writeCheckpoints(*ledger, 10) == 0);
 }
 

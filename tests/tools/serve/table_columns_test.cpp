@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "schema/k8s/rfc3339.h"
+
 using namespace ledger::serve;
 using nlohmann::json;
 
@@ -57,9 +59,87 @@ TEST_CASE("Kueue's kinds get their CRDs' columns; other kinds NAME and AGE") {
   CHECK(cells[2].is_null());
   CHECK(cells.back() == "5m");
 
-  ApiResource pod{"", "v1", "Pod", "pods", "pod", {}, true, false};
-  cols = tableColumns(pod, "v1");
+  ApiResource node{"", "v1", "Node", "nodes", "node", {}, false, false};
+  cols = tableColumns(node, "v1");
   REQUIRE(cols.size() == 2);
   CHECK(cols[0].name == "Name");
   CHECK(cols[1].name == "Age");
 }
+
+namespace core_printer_cases {
+
+std::vector<std::string> headers(const std::vector<TableColumn>& cols, int priority) {
+  std::vector<std::string> out;
+  for (const auto& c : cols) {
+    if (c.priority <= priority) out.push_back(c.name);
+  }
+  return out;
+}
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+TEST_CASE("pods get the columns and cells of Kubernetes' printPod") {
+  ApiResource pod{"", "v1", "Pod", "pods", "pod", {}, true, false};
+  const auto cols = tableColumns(pod, "v1");
+  CHECK(headers(cols, 0) == std::vector<std::string>{"Name", "Ready", "Status", "Restarts", "Age"});
+  CHECK(headers(cols, 1) == std::vector<std::string>{"Name", "Ready", "Status", "Restarts", "Age",
+                                                     "IP", "Node", "Nominated Node",
+                                                     "Readiness Gates"});
+  const json running = json::parse(R"({"metadata": {"name": "job-1-0",
+      "creationTimestamp": "2026-11-20T08:00:00Z"},
+    "spec": {"nodeName": "node-1", "containers": [{"name": "a"}, {"name": "b"}]},
+    "status": {"phase": "Running", "podIPs": [{"ip": "10.0.0.7"}],
+      "containerStatuses": [
+        {"name": "a", "ready": true, "restartCount": 2, "state": {"running": {}},
+         "lastState": {"terminated": {"exitCode": 1, "finishedAt": "2026-11-20T08:50:00Z"}}},
+        {"name": "b", "ready": false, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}})");
+  const std::int64_t moment = *ledger::tryParseRfc3339("2026-11-20T09:00:00Z");
+  CHECK(tableCells(cols, running, moment) == json{"job-1-0", "1/2", "CrashLoopBackOff",
+                                                  "2 (10m ago)", "60m", "10.0.0.7", "node-1",
+                                                  "<none>", "<none>"});
+  const json pending = json::parse(R"({"metadata": {"name": "p"},
+    "spec": {"containers": [{"name": "a"}]}, "status": {"phase": "Pending",
+      "conditions": [{"type": "PodScheduled", "reason": "SchedulingGated"}]}})");
+  CHECK(tableCells(cols, pending, moment)[2] == "SchedulingGated");
+  CHECK(tableCells(cols, pending, moment)[6] == "<none>");
+  json init = pending;
+  init["spec"]["initContainers"] = json::parse(R"([{"name": "i1"}, {"name": "i2"}])");
+  init["status"] = json::parse(R"({"phase": "Pending", "initContainerStatuses": [
+      {"name": "i1", "state": {"terminated": {"exitCode": 0}}},
+      {"name": "i2", "state": {"running": {}}}]})");
+  CHECK(tableCells(cols, init, moment)[2] == "Init:1/2");
+  json terminating = running;
+  terminating["metadata"]["deletionTimestamp"] = "2026-11-20T08:59:00Z";
+  CHECK(tableCells(cols, terminating, moment)[2] == "Terminating");
+  json done = running;
+  done["status"]["phase"] = "Succeeded";
+  done["status"]["containerStatuses"] = json::parse(
+      R"([{"name": "a", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}])");
+  CHECK(tableCells(cols, done, moment)[1] == "0/2");
+  CHECK(tableCells(cols, done, moment)[2] == "Completed");
+}
+
+TEST_CASE("ResourceClaims get Kubernetes' STATE and, under -o wide, devices and consumers") {
+  ApiResource claim{
+      "resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", "resourceclaim", {}, true, false};
+  const auto cols = tableColumns(claim, "v1");
+  CHECK(headers(cols, 0) == std::vector<std::string>{"Name", "State", "Age"});
+  CHECK(headers(cols, 1) ==
+        std::vector<std::string>{"Name", "State", "Age", "Allocated", "Reserved For"});
+  json c = json::parse(R"({"metadata": {"name": "gpu-claim"}, "status": {}})");
+  CHECK(tableCells(cols, c, 0) == json{"gpu-claim", "pending", nullptr, "<none>", "<none>"});
+  c["status"]["allocation"] = json::parse(R"({"devices": {"results": [
+      {"driver": "gpu.nvidia.com", "pool": "node-1", "device": "gpu-0"},
+      {"driver": "gpu.nvidia.com", "pool": "node-1", "device": "gpu-1"}]}})");
+  CHECK(tableCells(cols, c, 0)[1] == "allocated");
+  CHECK(tableCells(cols, c, 0)[3] == "node-1/gpu-0,node-1/gpu-1");
+  c["status"]["reservedFor"] = json::parse(R"([{"resource": "pods", "name": "job-1-0"}])");
+  CHECK(tableCells(cols, c, 0)[1] == "allocated,reserved");
+  CHECK(tableCells(cols, c, 0)[4] == "pods/job-1-0");
+  c["metadata"]["deletionTimestamp"] = "2026-11-20T08:00:00Z";
+  CHECK(tableCells(cols, c, 0)[1] == "deleted,allocated,reserved");
+  c["status"].erase("allocation");
+  CHECK(tableCells(cols, c, 0)[1] == "deleted");
+}
+
+}  // namespace core_printer_cases

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Progress on a terminal (tools/progress.h), through a pseudo-terminal.
+
+usage: tests/tools/progress_terminal_test.py LEDGER_INGEST LEDGER_REPLAY LEDGER_GEN
+With stderr on a terminal, `ledger-ingest --from -` that runs past a second
+shows the records committed so far, and the checkpoints it writes after;
+`ledger-replay rebuild-projection`,
+`ledger-replay checkpoint` and `ledger-gen` show their bar (the second's wait
+shortened by LEDGER_PROGRESS_AFTER_MS=0, so a small ledger will do); with
+--quiet, or stderr not a terminal, no progress line, and the same stdout.
+"""
+import json
+import os
+import pty
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def event(i):
+    return json.dumps({"type": "ADDED", "time": "2026-11-01T00:00:%02dZ" % i, "object": {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"namespace": "a", "name": "c%d" % i, "uid": "u%d" % i,
+                     "resourceVersion": str(i + 1)}}}) + "\n"
+
+
+def ingest(program, ledger, extra, terminal):
+    """Feeds three events, waits past the bar's first second, feeds three
+    more; returns what stderr showed and the exit code."""
+    if terminal:
+        reader, writer = pty.openpty()
+    else:
+        reader, writer = os.pipe()
+    proc = subprocess.Popen([program, "--ledger", ledger, "--from", "-", "--batch", "1", "--no-sync"]
+                            + extra, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=writer)
+    os.close(writer)
+    for i in range(3):
+        proc.stdin.write(event(i).encode())
+    proc.stdin.flush()
+    time.sleep(1.3)
+    for i in range(3, 6):
+        proc.stdin.write(event(i).encode())
+        proc.stdin.flush()
+        time.sleep(0.15)
+    proc.stdin.close()
+    out = b""
+    while True:
+        try:
+            chunk = os.read(reader, 4096)
+        except OSError:  # the pty's EIO once the writer is gone
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(reader)
+    return out.decode(errors="replace"), proc.wait(timeout=30)
+
+
+def on_terminal(args, terminal):
+    """Runs a program to its end with stderr on a pseudo-terminal (or a
+    pipe); returns (stderr as shown, stdout, exit code)."""
+    reader, writer = pty.openpty() if terminal else os.pipe()
+    env = dict(os.environ, LEDGER_PROGRESS_AFTER_MS="0")
+    # stdout to a file: a pipe no one reads until the end would fill.
+    stdout_file = tempfile.TemporaryFile()
+    proc = subprocess.Popen(args, stdout=stdout_file, stderr=writer, env=env)
+    os.close(writer)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(reader, 4096)
+        except OSError:  # the pty's EIO once the writer is gone
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(reader)
+    code = proc.wait(timeout=120)
+    stdout_file.seek(0)
+    return out.decode(errors="replace"), stdout_file.read(), code
+
+
+def bars(replay, gen, tmp, failures):
+    """ledger-ingest's checkpoints, rebuild-projection, checkpoint and
+    ledger-gen: a bar on a terminal, erased; none with --quiet or off a
+    terminal; stdout the same."""
+    ledger = os.path.join(tmp, "bars")
+    stream = os.path.join(tmp, "bars.jsonl")
+    with open(stream, "w") as f:
+        f.writelines(event(i) for i in range(40))
+    code = subprocess.run([sys.argv[1], "--ledger", ledger, "--from", stream, "--quiet"],
+                          capture_output=True).returncode
+    if code != 0:
+        failures.append(f"ingest for the bars: exit {code}")
+    # Each run of ledger-ingest gets a ledger of its own (`run`), so that
+    # each records the events and writes the checkpoints anew.
+    cases = [("checkpoint", lambda run: [sys.argv[1], "--ledger", os.path.join(tmp, "ingest-" + run),
+                                         "--from", stream, "--checkpoint-every", "10"]),
+             ("rebuild-projection", lambda run: [replay, "--ledger", ledger, "rebuild-projection"]),
+             ("checkpoint", lambda run: [replay, "--ledger", ledger, "checkpoint", "--every", "10",
+                                         "--rewrite"]),
+             ("ledger-gen", lambda run: [gen, "--events", "300", "--nodes", "1", "--queues", "1"])]
+    for label, args in cases:
+        shown, stdout, code = on_terminal(args("terminal"), True)
+        if code != 0 or "\r" + label + " [" not in shown or "\r\033[K" not in shown:
+            failures.append(f"{args('')[0]} {label} on a terminal: no bar, or not erased "
+                            f"(exit {code}): {shown!r}")
+        quiet, quiet_out, code = on_terminal(args("quiet") + ["--quiet"], True)
+        if code != 0 or "\r" in quiet or quiet_out != stdout:
+            failures.append(f"{label} --quiet: a bar, or other output (exit {code}): {quiet!r}")
+        piped, piped_out, code = on_terminal(args("piped"), False)
+        if code != 0 or "\r" in piped or piped_out != stdout:
+            failures.append(f"{label} off a terminal: a bar, or other output (exit {code}): {piped!r}")
+
+
+def main():
+    program = sys.argv[1]
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        shown, code = ingest(program, os.path.join(tmp, "a"), [], True)
+        if code != 0 or "\ringest " not in shown or " records (" not in shown:
+            failures.append(f"terminal: no progress line (exit {code}): {shown!r}")
+        if "\r\033[K" not in shown:
+            failures.append(f"terminal: the progress line is not erased at the end: {shown!r}")
+        quiet, code = ingest(program, os.path.join(tmp, "b"), ["--quiet"], True)
+        if code != 0 or "\r" in quiet:
+            failures.append(f"--quiet: a progress line (exit {code}): {quiet!r}")
+        piped, code = ingest(program, os.path.join(tmp, "c"), [], False)
+        if code != 0 or "\r" in piped:
+            failures.append(f"stderr not a terminal: a progress line (exit {code}): {piped!r}")
+        bars(sys.argv[2], sys.argv[3], tmp, failures)
+    for f in failures:
+        print("FAIL", f)
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
