@@ -33,23 +33,24 @@ namespace ledger {
 
 namespace {
 
-// A dictionary trained on a table file's own blocks (RocksDB samples them
-// when a flush or compaction writes the file and stores the dictionary in
-// it): successive versions of one object, and objects of one kind, share
-// most of their JSON, which a block alone cannot exploit. Readers need no
-// option: a table file names its dictionary, and files without one stay
-// readable, so this is not a format change (docs/performance.md).
+// A dictionary per table file, sampled from the file's own blocks when a
+// flush, a compaction or a large commit (ledger/internal/log_table.h) writes
+// it, and stored in the file: successive versions of one object, and objects
+// of one kind, share most of their JSON, which a block compressed alone
+// cannot exploit. The samples are the dictionary as they are: zstd's trainer
+// stored a few percent less but ran on the writing thread for every large
+// commit and made ingest much slower. Readers need no option: a table file
+// names its dictionary, and files without one stay readable, so this is not a
+// format change (docs/performance.md).
 void useDictionary(rocksdb::ColumnFamilyOptions& cf) {
   constexpr std::uint32_t kDictBytes = 64 * 1024;
-  // zstd's trainer wants about a hundred times the dictionary in samples.
-  constexpr std::uint64_t kTrainBytes = 100 * kDictBytes;
   for (rocksdb::CompressionOptions* opts :
        {&cf.compression_opts, &cf.bottommost_compression_opts}) {
     opts->max_dict_bytes = kDictBytes;
-    opts->zstd_max_train_bytes = kTrainBytes;
-    // Bounds the blocks a writer buffers before it trains: without a bound
-    // a compaction holds its whole output file in memory.
-    opts->max_dict_buffer_bytes = 4 * kTrainBytes;
+    opts->zstd_max_train_bytes = 0;
+    // Bounds the blocks a writer buffers before it samples them: without a
+    // bound a compaction holds its whole output file in memory.
+    opts->max_dict_buffer_bytes = 16 * 1024 * 1024;
   }
   cf.bottommost_compression_opts.enabled = true;
 }
