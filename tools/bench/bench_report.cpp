@@ -205,13 +205,20 @@ void printSizeTable(std::ostream& out, const SizeRun& r, std::size_t batch, cons
   out << "| ingest, events/s, against the raw write as table files (as the ledger writes its "
          "log) | "
       << human(d.ingestEps) << " | " << human(tableEps) << " (" << fmt("%.1f", tableMbps)
-      << " MB/s) | " << fmt("%.2f", ratio(d.ingestEps, tableEps)) << " | (for reference) |\n";
+      << " MB/s) | " << fmt("%.2f", ratio(d.ingestEps, tableEps)) << " | >= " << t.tableWriteRatio
+      << ": " << verdict(ratio(d.ingestEps, tableEps) >= t.tableWriteRatio) << " |\n";
   printReadRows(out, r, d, t);
   const double share = ratio(d.stored, r.jsonBytes);
   out << "| stored bytes (ledger, no checkpoints) | " << fmt("%.1f", d.stored / mb) << " MB | "
       << fmt("%.1f", r.jsonBytes / mb) << " MB raw JSON | " << fmt("%.1f%%", share * 100)
       << " | <= " << fmt("%.0f%%", t.storedShare * 100) << ": " << verdict(share <= t.storedShare)
       << " |\n";
+  // Everything on disk after ingest, checkpoints included, as `ledger-replay
+  // stats` reports it (bytesOnDisk).
+  const double perRecord = ratio(get(r.settle, "bytes.total"), static_cast<double>(r.events));
+  out << "| bytes per record on disk (after ingest, checkpoints included) | "
+      << fmt("%.0f", perRecord) << " | | | <= " << fmt("%.0f", t.bytesPerRecord) << ": "
+      << verdict(perRecord <= t.bytesPerRecord) << " |\n";
   out << "| stored bytes: log / projection / indexes | "
       << fmt("%.1f", get(r.settle, "bytes.log") / mb) << " / "
       << fmt("%.1f", get(r.settle, "bytes.projection") / mb) << " / "

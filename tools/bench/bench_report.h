@@ -55,6 +55,10 @@ struct Targets {
   double replayRatio = 0.5;
   double pointInTimeSpeedup = 1000;  // at 10M events
   double storedShare = 0.25;
+  // Issue 50: ingest against the raw write as table files, and the whole
+  // ledger directory after ingest per record.
+  double tableWriteRatio = 0.5;
+  double bytesPerRecord = 350;
 };
 
 // The nearest-rank percentile (0 < p <= 1) of samples in any order; 0 when
