@@ -295,7 +295,7 @@ TEST_CASE("waits of hand-made workloads", "[waits]") {
 TEST_CASE("a simulated cluster's waits are the brute-force pass's", "[generator][waits]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("ledger"));
-  REQUIRE(ingestText(*ledger, simulatedStream(3, 6000), "test", 500).rejected == 0);
+  REQUIRE(ingestText(*ledger, simulatedStream(3, 3000), "test", 500).rejected == 0);
   const Log log = readLog(*ledger);
   std::int64_t first = 0, last = 0;
   REQUIRE(ledger->timeOf(1, &first).isOk());
