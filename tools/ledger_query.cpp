@@ -2,6 +2,8 @@
 //   state --at TIME | --seq N        the state report as of that moment
 //   usage --at TIME [--cluster-queue NAME]
 //   usage --from T1 --to T2 --step 5m [--cluster-queue NAME]   a time series
+//   waits --from T1 --to T2 [--by cluster-queue|namespace|local-queue]
+//   why NS/NAME [--from T1] [--to T2]   why it waited, why it was evicted
 //   serve [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F]
 //         a read-only Kubernetes API at any moment, and the web view: runs
 //         ledger-serve, installed beside this program
@@ -39,6 +41,8 @@ const cli::CommandFlags& queryFlags() {
            {"at", "seq", "cluster-queue", "from", "to", "step", "fleet", "no-checkpoints",
             "ignore-failed-verify"}},
           {"workload", {"from", "to", "fleet", "no-checkpoints", "ignore-failed-verify"}},
+          {"why", {"from", "to", "no-checkpoints", "ignore-failed-verify"}},
+          {"waits", {"from", "to", "by", "ignore-failed-verify"}},
           {"report",
            {"from", "to", "cluster-queue", "by", "svg", "fleet", "no-checkpoints",
             "ignore-failed-verify"}},
@@ -55,24 +59,24 @@ const cli::CommandFlags& queryFlags() {
 int main(int argc, char** argv) {
   po::options_description opts(
       "ledger-query COMMAND [options]\n"
-      "commands: state | usage | workload NS/NAME | report | admit | serve\n"
+      "commands: state | usage | workload NS/NAME | why NS/NAME | report | waits | admit | serve\n"
       "options");
   // clang-format off
   opts.add_options()
     ("help,h", "show this help")
     ("version", "print the version")
     ("ledger", po::value<std::string>()->default_value(""), "ledger directory (default $LEDGER_DIR, else ./ledger-data)")
-    ("output,o", po::value<std::string>()->default_value(""), "json or table (report: also csv)")
+    ("output,o", po::value<std::string>()->default_value(""), "json or table (report, waits: also csv)")
     ("at", po::value<std::string>(), "the moment (TIME: RFC 3339, a date, -2h, now or end)")
     ("seq", po::value<std::uint64_t>(), "the moment as a seq")
     ("cluster-queue", po::value<std::string>(), "state/usage/report: only this ClusterQueue")
     ("namespace", po::value<std::string>(), "state: only this namespace's workloads, their queues, claims and findings")
     ("findings-only", "state: only the findings (with --cluster-queue/--namespace: theirs)")
     ("wide", "state -o table: list every pool counter (default: one short line per pool)")
-    ("from", po::value<std::string>(), "workload/report/usage --step: period start (TIME: RFC 3339, a date, -7d, now or end)")
-    ("to", po::value<std::string>(), "workload/report/usage --step: period end (TIME)")
+    ("from", po::value<std::string>(), "workload/why/report/waits/usage --step: period start (TIME: RFC 3339, a date, -7d, now or end)")
+    ("to", po::value<std::string>(), "workload/why/report/waits/usage --step: period end (TIME)")
     ("step", po::value<std::string>(), "usage: a series from --from to --to, one point per step (5m, 1h, 1d)")
-    ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace, workload or flavor, or several joined by commas (cluster-queue,flavor); with --fleet also cluster")
+    ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace, workload or flavor, or several joined by commas (cluster-queue,flavor); with --fleet also cluster; waits: cluster-queue, namespace or local-queue")
     ("svg", po::value<std::string>(), "report: also write a usage chart to this SVG file")
     ("workload", po::value<std::string>(), "admit: a Workload (or Job) manifest file, YAML or JSON")
     ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "serve: HOST:PORT (beyond loopback only over TLS, with --token-file or client certificates)")
@@ -96,7 +100,8 @@ int main(int argc, char** argv) {
     cli::setUpLogging(vm["log-format"].as<std::string>(), "info");
     const std::string command = vm["command"].as<std::string>();
     cli::rejectUnusedFlags(vm, command, queryFlags());
-    const bool csv = command == "report" || (command == "usage" && vm.count("step"));
+    const bool csv =
+        command == "report" || command == "waits" || (command == "usage" && vm.count("step"));
     cli::QueryArgs args;
     args.output = cli::resolveOutput(vm["output"].as<std::string>(), csv);
     args.useCheckpoints = !vm.count("no-checkpoints");
@@ -143,7 +148,8 @@ int main(int argc, char** argv) {
     if (vm.count("workload")) args.workloadFile = vm["workload"].as<std::string>();
     args.by = vm["by"].as<std::string>();
     if (command.empty())
-      throw cli::UsageError("give a command: state, usage, workload, report, admit or serve");
+      throw cli::UsageError(
+          "give a command: state, usage, workload, why, report, waits, admit or serve");
     if (command == "serve") {
       // ledger-serve, beside this program (tools/sibling_program.h): the
       // HTTP server's libraries are not loaded by every question.

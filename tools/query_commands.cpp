@@ -8,6 +8,8 @@
 #include "schema/k8s/rfc3339.h"
 #include "tools/admit_command.h"
 #include "tools/progress.h"
+#include "tools/query/waits_command.h"
+#include "tools/query/why_command.h"
 #include "tools/render/coverage_format.h"
 #include "tools/render/json_text.h"
 #include "tools/render/proof_format.h"
@@ -424,7 +426,7 @@ int answerWithProof(const Ledger& ledger, OutputFormat output, FailedVerificatio
 int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& args,
              std::ostream& out) {
   if (command != "state" && command != "usage" && command != "workload" && command != "report" &&
-      command != "admit") {
+      command != "admit" && command != "waits" && command != "why") {
     throw UsageError("unknown command '" + command + "'");
   }
   warnIfOlderProjections(ledger);
@@ -434,6 +436,8 @@ int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& 
                            if (command == "usage") return runUsage(ledger, args, answer);
                            if (command == "workload") return runWorkload(ledger, args, answer);
                            if (command == "report") return runReport(ledger, args, answer);
+                           if (command == "waits") return runWaits(ledger, args, answer);
+                           if (command == "why") return runWhy(ledger, args, answer);
                            return runAdmit(ledger, args, answer);
                          });
 }

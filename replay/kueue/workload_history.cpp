@@ -192,7 +192,9 @@ class Tracker {
     }
     if (!a.admitted && b.admitted) emit(seq, t, "Admitted", conditionDetail(*wl, "Admitted"));
     if (!a.evicted && b.evicted) emit(seq, t, "Evicted", conditionDetail(*wl, "Evicted"));
-    if (a.quotaReserved && !b.quotaReserved && !b.evicted) {
+    // Losing the reservation, after an eviction or not, puts the workload
+    // back in its queue: the interval that follows is pending.
+    if (a.quotaReserved && !b.quotaReserved && !b.finished) {
       emit(seq, t, "Requeued", conditionDetail(*wl, "QuotaReserved"));
     }
     if (!a.finished && b.finished) emit(seq, t, "Finished", conditionDetail(*wl, "Finished"));

@@ -224,8 +224,9 @@ TEST_CASE("workload history: every change with time and seq, and the devices hel
   auto j = nlohmann::json::parse(out.str());
   std::vector<std::string> events;
   for (const auto& c : j["changes"]) events.push_back(c["event"]);
+  // Evicted, then back in the queue (QuotaReserved False), then admitted again.
   CHECK(events == std::vector<std::string>{"Created", "QuotaReserved", "Admitted", "Evicted",
-                                           "QuotaReserved", "Admitted", "Finished"});
+                                           "Requeued", "QuotaReserved", "Admitted", "Finished"});
   CHECK(j["changes"][3]["time"] == "2026-11-01T10:30:00Z");
   CHECK(j["changes"][3]["detail"] == "Preempted: preempted");
   args.target = "ns/nope";
