@@ -12,10 +12,12 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "ingest/ingester.h"
 #include "ingest/projector.h"
+#include "ledger/archive.h"
 #include "ledger/format.h"
 #include "ledger/verification_record.h"
 #include "ledger/verify.h"
@@ -97,6 +99,16 @@ void recordResult(const Ledger& ledger, const VerifyReport& log, const std::stri
   }
 }
 
+// An archive (ledger/archive.h) must end where its seal says: records
+// appended after the seal, or lost, are not the archive that was sealed.
+// Empty for a sound archive and for a ledger that is none.
+std::string archiveSealProblem(const Ledger& ledger) {
+  std::optional<ArchiveSeal> seal;
+  Status st = readArchiveSeal(ledger.directory(), &seal);
+  if (st.isOk() && seal) st = checkArchiveSeal(ledger, *seal);
+  return st.isOk() ? std::string() : st.message();
+}
+
 int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
               cli::OutputFormat output, std::ostream& out) {
   // The projection and the dedupe keys are derived again the way ingest
@@ -111,22 +123,28 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
     spdlog::error("{}", st.toString());
     return cli::exitCodeFor(st);
   }
+  const std::string seal = log.ok() ? archiveSealProblem(ledger) : std::string();
   replay::CheckpointVerification cps;
-  if (log.ok()) cps = replay::verifyCheckpoints(ledger);
+  if (log.ok() && seal.empty()) cps = replay::verifyCheckpoints(ledger);
   replay::RollupVerification rollups;
-  if (log.ok() && cps.firstBadSeq == 0) rollups = replay::verifyUsageRollups(ledger);
-  const bool ok = log.ok() && cps.firstBadSeq == 0 && rollups.firstBad.empty();
+  if (log.ok() && seal.empty() && cps.firstBadSeq == 0) {
+    rollups = replay::verifyUsageRollups(ledger);
+  }
+  const bool ok = log.ok() && seal.empty() && cps.firstBadSeq == 0 && rollups.firstBad.empty();
   // Where verification failed: a seq, or a derived family's key.
   std::string where;
   if (!log.ok()) {
     where = log.firstBadSeq != 0 ? "seq " + std::to_string(log.firstBadSeq)
                                  : log.badFamily + " key " + log.badKey;
+  } else if (!seal.empty()) {
+    where = std::string("the archive's seal (") + kArchiveSealFile + ")";
   } else if (cps.firstBadSeq != 0) {
     where = "seq " + std::to_string(cps.firstBadSeq);
   } else if (!rollups.firstBad.empty()) {
     where = "the usage rollup of the " + rollups.firstBad;
   }
   const std::string& problem = !log.ok()              ? log.problem
+                               : !seal.empty()        ? seal
                                : cps.firstBadSeq != 0 ? cps.problem
                                                       : rollups.problem;
   if (output == cli::OutputFormat::kJson) {
@@ -147,6 +165,7 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                    "object index holds exactly the entries the records form (when it covers "
                    "every record)",
                    "head matches last record",
+                   "an archive ends where its seal says",
                    "checkpoints equal a fresh replay, their copies the projection records",
                    "usage rollups equal a fresh integration of the log, and none is stored "
                    "outside the hours they cover"};
@@ -160,6 +179,9 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
         j["key"] = log.badKey;
       }
       j["problem"] = log.problem;
+    } else if (!seal.empty()) {
+      j["file"] = kArchiveSealFile;
+      j["problem"] = seal;
     } else if (cps.firstBadSeq != 0) {
       j["firstBadSeq"] = cps.firstBadSeq;
       j["problem"] = cps.problem;
