@@ -408,29 +408,39 @@ RollupVerification verifyUsageRollups(const Ledger& ledger) {
       stored.erase(it);
     }
   };
+  // A cut ledger integrates from the first whole hour after the cut; the
+  // buckets before it were integrated from the archived records and are
+  // taken as the link to the archive is.
+  std::int64_t start = coverage->startNs;
+  if (const auto& cut = ledger.archiveCut()) {
+    start = std::max(start, ceilTo(cut->timeNs, kHourNs));
+    std::erase_if(stored,
+                  [&](const auto& entry) { return format::usageRollupStart(entry.first) < start; });
+  }
   std::vector<std::int64_t> boundaries;
-  for (std::int64_t t = coverage->startNs; t <= coverage->endNs; t += kHourNs) {
+  for (std::int64_t t = start; t <= coverage->endNs; t += kHourNs) {
     boundaries.push_back(t);
   }
   std::optional<UsageBucket> day, month;
-  integrateUsage(ledger, boundaries, UsageScope{}, {}, [&](UsageBucket&& hour) {
-    for (auto* sum : {&day, &month}) {
-      if (*sum) {
-        (*sum)->append(hour);
-      } else {
-        *sum = hour;
+  if (boundaries.size() >= 2)
+    integrateUsage(ledger, boundaries, UsageScope{}, {}, [&](UsageBucket&& hour) {
+      for (auto* sum : {&day, &month}) {
+        if (*sum) {
+          (*sum)->append(hour);
+        } else {
+          *sum = hour;
+        }
       }
-    }
-    check(kHour, hour);
-    if (floorTo(hour.endNs, kDayNs) == hour.endNs) {
-      if (floorTo(day->startNs, kDayNs) == day->startNs) check(kDay, *day);
-      day.reset();
-    }
-    if (monthStart(hour.endNs) == hour.endNs) {
-      if (monthStart(month->startNs) == month->startNs) check(kMonth, *month);
-      month.reset();
-    }
-  });
+      check(kHour, hour);
+      if (floorTo(hour.endNs, kDayNs) == hour.endNs) {
+        if (floorTo(day->startNs, kDayNs) == day->startNs) check(kDay, *day);
+        day.reset();
+      }
+      if (monthStart(hour.endNs) == hour.endNs) {
+        if (monthStart(month->startNs) == month->startNs) check(kMonth, *month);
+        month.reset();
+      }
+    });
   if (v.firstBad.empty() && !stored.empty()) {
     const auto& key = stored.begin()->first;
     v.firstBad = describe(key[0], format::usageRollupStart(key));
