@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "replay/fold/replayer.h"
+#include "tools/archive/archive_command.h"
 #include "tools/cli.h"
 #include "tools/fleet_query.h"
 #include "tools/progress.h"
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
     ("output,o", po::value<std::string>()->default_value(""), "json or table (report: also csv)")
     ("at", po::value<std::string>(), "the moment (TIME: RFC 3339, a date, -2h, now or end)")
     ("seq", po::value<std::uint64_t>(), "the moment as a seq")
+    ("archive", po::value<std::string>(), "the archive of a cut ledger (ledger-replay archive): answers a moment before the cut")
     ("cluster-queue", po::value<std::string>(), "usage/report: only this ClusterQueue")
     ("from", po::value<std::string>(), "workload/report/usage --step: period start (TIME: RFC 3339, a date, -7d, now or end)")
     ("to", po::value<std::string>(), "workload/report/usage --step: period end (TIME)")
@@ -120,6 +122,13 @@ int main(int argc, char** argv) {
     }
     if (vm.count("fleet")) {
       return cli::runFleetQuery(vm["fleet"].as<std::string>(), command, args, std::cout);
+    }
+    // A moment before the cut is the archive's (it holds records 1..cut).
+    if (const auto& cut = openLedger().archiveCut();
+        cut && vm.count("archive") &&
+        ((args.at && *args.at < cut->timeNs) || (args.seq && *args.seq < cut->seq))) {
+      auto archive = cli::openArchiveOf(openLedger(), vm["archive"].as<std::string>());
+      return cli::runQuery(*archive, command, args, std::cout);
     }
     return cli::runQuery(openLedger(), command, args, std::cout);
   });

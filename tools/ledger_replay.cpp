@@ -25,6 +25,7 @@
 #include "replay/fold/replayer.h"
 #include "replay/kueue/usage_rollups.h"
 #include "schema/k8s/rfc3339.h"
+#include "tools/archive/archive_command.h"
 #include "tools/cli.h"
 #include "tools/fleet_command.h"
 #include "tools/fleet_query.h"
@@ -36,6 +37,18 @@ namespace po = boost::program_options;
 using namespace ledger;
 
 namespace {
+
+// Whether --until or --until-seq names a moment before the ledger's cut,
+// which its archive answers.
+bool beforeCut(const Ledger& ledger, const po::variables_map& vm) {
+  const auto& cut = ledger.archiveCut();
+  if (!cut) return false;
+  if (vm.count("until-seq")) return vm["until-seq"].as<std::uint64_t>() < cut->seq;
+  if (!vm.count("until")) return false;
+  return cli::parseTimeArg(vm["until"].as<std::string>(), "--until", cli::TimeBeyondRange::kClamp,
+                           cli::lastRecordEnd([&]() -> const Ledger& { return ledger; })) <
+         cut->timeNs;
+}
 
 int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputFormat output) {
   cli::warnIfOlderProjections(ledger);
@@ -131,6 +144,9 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
     rollups = replay::verifyUsageRollups(ledger);
   }
   const bool ok = log.ok() && seal.empty() && cps.firstBadSeq == 0 && rollups.firstBad.empty();
+  const std::string dense = ledger.archiveCut() ? "dense sequence from the link to the archive " +
+                                                      ledger.archiveCut()->archiveDir
+                                                : std::string("dense sequence from 1");
   // Where verification failed: a seq, or a derived family's key.
   std::string where;
   if (!log.ok()) {
@@ -153,7 +169,7 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
     j["recordsChecked"] = log.recordsChecked;
     j["lastSeq"] = log.lastSeq;
     j["lastHash"] = log.lastHashHex;
-    j["checks"] = {"dense sequence from 1",
+    j["checks"] = {dense,
                    "SHA-256 hash chain",
                    "records decode",
                    "times never go backwards",
@@ -192,8 +208,8 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
     }
     out << j.dump(2) << "\n";
   } else {
-    out << "checked " << log.recordsChecked
-        << " records: dense sequence from 1, SHA-256 hash chain, decoding, monotonic times, "
+    out << "checked " << log.recordsChecked << " records: " << dense
+        << ", SHA-256 hash chain, decoding, monotonic times, "
            "projection (derived again), time index, dedupe keys, live view, head\n";
     if (log.ok()) {
       out << "checked " << cps.checked << " checkpoints against a fresh replay\n";
@@ -217,6 +233,28 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                                 : where + ": " + problem,
                failedSeq);
   return ok ? cli::kExitOk : cli::kExitCorrupt;
+}
+
+// `verify`, of the ledger alone or (--archive) with its archive as one chain.
+int runVerifyCommand(const std::string& dir, const po::variables_map& vm,
+                     cli::OutputFormat output) {
+  const ingest::ProjectionOptions projection = projectionOptions(vm);
+  if (vm.count("archive")) {
+    return cli::runVerifyWithArchive(
+        *cli::openForReading(dir), vm["archive"].as<std::string>(),
+        output == cli::OutputFormat::kJson,
+        [&](const Ledger& l, std::ostream& out) { return runVerify(l, projection, output, out); },
+        std::cout);
+  }
+  return runVerify(*cli::openForReading(dir), projection, output, std::cout);
+}
+
+int runArchiveCommand(const std::string& dir, const po::variables_map& vm) {
+  if (!vm.count("before") || !vm.count("to"))
+    throw cli::UsageError("archive needs --before TIME and --to DIR");
+  cli::ArchiveRequest request{vm["before"].as<std::string>(), vm["to"].as<std::string>(),
+                              projectionOptions(vm), vm["every"].as<std::uint64_t>()};
+  return cli::runArchive(*cli::openForWriting(dir), request);
 }
 
 int runExport(const Ledger& ledger, std::uint64_t from) {
@@ -285,7 +323,7 @@ int main(int argc, char** argv) {
   po::options_description opts(
       "ledger-replay [COMMAND] [options]\n"
       "commands: (none) the state report | verify | export | rebuild-projection | checkpoint | "
-      "stats | compact | publish | keygen\n"
+      "stats | compact | publish | keygen | archive\n"
       "options");
   // clang-format off
   opts.add_options()
@@ -295,6 +333,8 @@ int main(int argc, char** argv) {
     ("output,o", po::value<std::string>()->default_value(""), "json or table (default: table on a terminal)")
     ("until", po::value<std::string>(), "report the state as of this time (RFC 3339 or now)")
     ("until-seq", po::value<std::uint64_t>(), "report the state after this seq")
+    ("archive", po::value<std::string>(), "verify: the archive of a cut ledger, checked with it as one chain; the state report: answers a moment before the cut")
+    ("before", po::value<std::string>(), "archive: move the records before this TIME to the archive (--to DIR)")
     ("from-seq", po::value<std::uint64_t>()->default_value(1), "export: first seq")
     ("every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "checkpoint: records between checkpoints")
     ("no-checkpoints", "fold from the start, ignoring checkpoints")
@@ -319,6 +359,9 @@ int main(int argc, char** argv) {
       if (vm.count("until") && vm.count("until-seq"))
         throw cli::UsageError("give --until or --until-seq, not both");
       auto ledger = cli::openForReading(dir);
+      if (vm.count("archive") && beforeCut(*ledger, vm)) {
+        return runReport(*cli::openArchiveOf(*ledger, vm["archive"].as<std::string>()), vm, output);
+      }
       return runReport(*ledger, vm, output);
     }
     if (vm.count("fleet")) {
@@ -332,15 +375,17 @@ int main(int argc, char** argv) {
                                    return runVerify(copy, projection, output, out);
                                  });
     }
-    if (command == "verify") {
-      const ingest::ProjectionOptions projection = projectionOptions(vm);
-      return runVerify(*cli::openForReading(dir), projection, output, std::cout);
-    }
+    if (command == "verify") return runVerifyCommand(dir, vm, output);
     if (command == "publish") return cli::runPublish(vm, dir);
+    if (command == "archive") return runArchiveCommand(dir, vm);
     if (command == "keygen") return cli::runKeygen(vm);
     if (command == "stats") return runStats(*cli::openForReading(dir), output);
-    if (command == "export")
-      return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());
+    if (command == "export") {
+      // By default from the ledger's first record: 1, or the seq after its cut.
+      auto ledger = cli::openForReading(dir);
+      return runExport(*ledger, vm["from-seq"].defaulted() ? ledger->firstSeq()
+                                                           : vm["from-seq"].as<std::uint64_t>());
+    }
     if (command == "rebuild-projection" || command == "checkpoint" || command == "compact") {
       std::unique_ptr<Ledger> ledger = cli::openForWriting(dir);
       if (command == "compact") {
