@@ -129,6 +129,7 @@ TEST_CASE("ledger-replay archive: the cut ledger answers after the cut and whole
 
   l.sameWithArchive("state --at 2026-11-20T10:00:00Z");
   l.sameWithArchive("state --seq 7");
+  l.sameWithArchive("usage --at 2026-11-20T10:00:00Z");
   {
     const std::string until = " --until 2026-11-20T11:00:00Z -o json";
     const CommandRun cut =
