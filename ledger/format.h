@@ -66,6 +66,11 @@
 //                `ledger-replay rebuild-projection`).
 //                "projection-format" -> decimal kProjectionFormat of the
 //                projector that wrote the oldest projections (below).
+//                "archive-cut" -> the cut (ledger/ledger.h, cutArchived):
+//                the last archived seq (8 bytes BE), its chain hash (32), its
+//                time (8 bytes BE), record 1's time (8 bytes BE), then the
+//                archive's directory; records
+//                up to that seq are in the archive, not here. Since format 6.
 //
 // Chain: hash(seq) = SHA-256(hash(seq-1) ++ LogRecord bytes), hash(0) = 32 zero
 // bytes. Sequence numbers start at 1 and are dense.
@@ -112,11 +117,13 @@
 //      upgraded in place: its entries stay as they are. A build that reads
 //      at most 4 would take a listing entry for one record, hence the
 //      version.
-//   6  usage_rollups also holds the held levels ('x', 'y', 'z' keys). An
+//   6  usage_rollups also holds the held levels ('x', 'y', 'z' keys), and
+//      the cut ("archive-cut" above): a ledger may start after seq 1. An
 //      older ledger opened for writing is upgraded in place; the next rollup
-//      pass writes them. A build that reads at most 5 would take them for
-//      malformed rollups, fail its verify and refuse answers after it, hence
-//      the version.
+//      pass writes the held levels. A build that reads at most 5 would take
+//      them for malformed rollups (its verify fails, and answers after it are
+//      refused), and a cut ledger for a whole one (answering moments before
+//      the cut from nothing), hence the version.
 #pragma once
 
 #include <cstdint>
@@ -178,6 +185,7 @@ inline constexpr std::string_view kHeadKey = "head";
 inline constexpr std::string_view kCursorPrefix = "cursor/";
 inline constexpr std::string_view kObjectIndexKey = "object_index";
 inline constexpr std::string_view kObjectIndexComplete = "complete";
+inline constexpr std::string_view kArchiveCutKey = "archive-cut";
 
 inline constexpr std::size_t kHashSize = 32;
 inline constexpr std::size_t kChunkHeaderSize = 8;

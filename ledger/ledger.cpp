@@ -659,6 +659,7 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
       }
     }
   }
+  if (Status st = ledger->loadArchiveCut(); !st.isOk()) return st;
   ledger->committedSeq_.store(ledger->head_.seq, std::memory_order_release);
   if (!options.readOnly) {
     if (Status st = ledger->dropUncommittedLog(); !st.isOk()) return st;

@@ -124,6 +124,19 @@ struct LiveObject {
   std::optional<Digest> contentHash;
 };
 
+// Where the live ledger was cut (ledger/ledger_cut.cpp, format.h
+// "archive-cut"): records 1..seq moved to the sealed archive in
+// `archiveDir`; seq's chain hash and time are the link the live chain
+// continues from. `firstTimeNs` is record 1's time, when the ledger began
+// to observe (timeOf(1) answers it: reports state it as their coverage).
+struct ArchiveCut {
+  std::uint64_t seq = 0;
+  Digest hash{};
+  std::int64_t timeNs = 0;
+  std::int64_t firstTimeNs = 0;
+  std::string archiveDir;
+};
+
 class Ledger {
  public:
   struct Options {
@@ -160,6 +173,28 @@ class Ledger {
   std::uint64_t lastSeq() const { return committedSeq_.load(std::memory_order_acquire); }
   const Digest& lastHash() const { return head_.hash; }
   std::int64_t lastTimeNs() const { return head_.timeNs; }
+
+  // The cut, when `ledger-replay archive` moved the first records out
+  // (set at open and by cutArchived; the appender's thread or before any
+  // reader starts). Readers asked for a record at or before it (but
+  // timeOf(1)), or a time before its record's, get InvalidArgument naming
+  // the archive (refusedBeforeCut); so does rebuildProjection.
+  const std::optional<ArchiveCut>& archiveCut() const { return cut_; }
+  // The first seq the ledger holds: 1, or the seq after the cut.
+  std::uint64_t firstSeq() const { return cut_ ? cut_->seq + 1 : 1; }
+  // The refusal for a reader that wants seq (or a time before the cut).
+  [[nodiscard]] Status refusedBeforeCut(const std::string& what) const;
+  // The cut (contract "Retention"): in ONE synced write batch, deletes
+  // records 1..cut.seq (log, projection, time index), rewrites the object
+  // index's record entries that list them, replaces every checkpoint by
+  // the one at the cut (`checkpoint` with its `chunks`, which must copy
+  // every object it names: no record before the cut stays to name), and
+  // records the cut and format 6 in `meta`. Dedupe keys, the live view
+  // and usage rollups stay. InvalidArgument when the ledger was cut
+  // already, when cut.seq is 0 or not below the head, or when cut.hash is
+  // not the stored hash at cut.seq. Writers only.
+  [[nodiscard]] Status cutArchived(const ArchiveCut& cut, std::string_view checkpoint,
+                                   const std::vector<std::string>& chunks);
 
   [[nodiscard]] Status read(std::uint64_t seq, Record* out) const;
   // Calls `fn` for each record in [from, to] (inclusive, to=0: to the end) with
@@ -322,11 +357,20 @@ class Ledger {
   // Records format::kProjectionFormat in `meta`, in `batch` when given
   // (committed by the caller), else on its own, synced.
   [[nodiscard]] Status writeProjectionFormat(rocksdb::WriteBatch* batch);
+  // Adds a checkpoint and its chunks to `wb` (putCheckpoint, the cut).
+  void addCheckpoint(rocksdb::WriteBatch& wb, std::uint64_t seq, std::string_view bytes,
+                     const std::vector<std::string>& chunks) const;
+  // Reads the cut marker from `meta` into cut_ (open).
+  [[nodiscard]] Status loadArchiveCut();
+  // Deletes or rewrites, in `wb`, the object index's record entries that
+  // list seqs at or before `seq` (the cut).
+  [[nodiscard]] Status cutObjectIndex(rocksdb::WriteBatch& wb, std::uint64_t seq) const;
 
   std::string dir_;
   Options options_;
   int formatVersion_ = 0;
   int projectionFormat_ = 1;  // format::kProjectionFormatBeforeItWasRecorded
+  std::optional<ArchiveCut> cut_;
   Head head_;
   // head_.seq for readers on other threads than the appender: records past
   // it are not committed (format.h).

@@ -341,6 +341,9 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
 Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>& project,
                                  std::uint64_t* rewritten) {
   *rewritten = 0;
+  // It reads every record from seq 1, and would drop the rollups of the
+  // hours only the archive's records could write again.
+  if (cut_) return refusedBeforeCut("rebuilding the projection");
   rocksdb::WriteBatch wb;
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;

@@ -27,6 +27,14 @@ Status Ledger::putCheckpoint(std::uint64_t seq, std::string_view bytes,
                              const std::vector<std::string>& chunks) {
   if (chunks.size() > UINT32_MAX) return Status::invalidArgument("putCheckpoint: too many chunks");
   rocksdb::WriteBatch wb;
+  addCheckpoint(wb, seq, bytes, chunks);
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  return fromRocks(db_->Write(wo, &wb), "writing checkpoint");
+}
+
+void Ledger::addCheckpoint(rocksdb::WriteBatch& wb, std::uint64_t seq, std::string_view bytes,
+                           const std::vector<std::string>& chunks) const {
   // One batch: a checkpoint is never stored without the chunks it names.
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     const std::string header = chunkHeader(chunks[i]);
@@ -38,9 +46,6 @@ Status Ledger::putCheckpoint(std::uint64_t seq, std::string_view bytes,
   }
   wb.Put(family(format::kCheckpointsFamily), format::seqKey(seq),
          rocksdb::Slice(bytes.data(), bytes.size()));
-  rocksdb::WriteOptions wo;
-  wo.sync = options_.sync;
-  return fromRocks(db_->Write(wo, &wb), "writing checkpoint");
 }
 
 Status Ledger::readCheckpointChunks(

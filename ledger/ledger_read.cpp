@@ -17,6 +17,7 @@ Status Ledger::read(std::uint64_t seq, Record* out) const {
   // Past the head: not committed (format.h), whatever the family holds.
   if (seq > committedSeq_.load(std::memory_order_acquire))
     return Status::notFound("no record at seq " + std::to_string(seq));
+  if (seq < firstSeq()) return refusedBeforeCut("seq " + std::to_string(seq));
   std::string value;
   auto s =
       db_->Get(rocksdb::ReadOptions(), family(format::kLogFamily), format::seqKey(seq), &value);
@@ -44,6 +45,7 @@ Status Ledger::scanRecords(std::uint64_t from, std::uint64_t to,
 Status Ledger::scanLogBytes(
     std::uint64_t from, std::uint64_t to,
     const std::function<bool(std::uint64_t, const Digest&, std::string_view)>& fn) const {
+  if (from < firstSeq()) return refusedBeforeCut("the records from seq " + std::to_string(from));
   // Records past the head are not committed (format.h).
   const std::uint64_t head = committedSeq_.load(std::memory_order_acquire);
   const std::uint64_t last = to == 0 ? head : std::min(to, head);
@@ -71,6 +73,7 @@ constexpr std::uint64_t kShortScanRecords = 50000;
 Status Ledger::scanProjectionWords(
     std::uint64_t from, std::uint64_t to,
     const std::function<bool(std::uint64_t, kj::ArrayPtr<const capnp::word>)>& fn) const {
+  if (from < firstSeq()) return refusedBeforeCut("the records from seq " + std::to_string(from));
   rocksdb::ReadOptions ro;
   std::string upper;
   rocksdb::Slice upperSlice;
@@ -111,6 +114,7 @@ Status Ledger::scanProjections(
 
 Status Ledger::readProjectionWords(
     std::uint64_t seq, const std::function<void(kj::ArrayPtr<const capnp::word>)>& fn) const {
+  if (seq < firstSeq()) return refusedBeforeCut("seq " + std::to_string(seq));
   rocksdb::PinnableSlice value;
   auto s = db_->Get(rocksdb::ReadOptions(), family(format::kProjectionFamily), format::seqKey(seq),
                     &value);
@@ -133,6 +137,8 @@ Status Ledger::readProjectionsWords(
       return Status::invalidArgument("readProjectionsWords: seqs must ascend");
     }
   }
+  if (!seqs.empty() && seqs.front() < firstSeq())
+    return refusedBeforeCut("seq " + std::to_string(seqs.front()));
   AlignedBuffer buffer;
   return lookUpSorted(
       *db_, family(format::kProjectionFamily), seqs.size(), 256,
@@ -219,10 +225,23 @@ Status Ledger::seqAtOrBefore(std::int64_t timeNs, std::uint64_t* seq) const {
       db_->NewIterator(rocksdb::ReadOptions(), family(format::kTimeIndexFamily)));
   it->SeekForPrev(format::timeKey(timeNs, UINT64_MAX));
   if (it->Valid()) *seq = format::seqFromTimeKey(it->key().ToStringView());
-  return fromRocks(it->status(), "seeking time index");
+  if (!it->status().ok()) return fromRocks(it->status(), "seeking time index");
+  // After the cut the index starts after it: a moment from the last archived
+  // record's time on is the state at the cut (its checkpoint); an earlier
+  // one needs the archive.
+  if (cut_ && *seq == 0) {
+    if (timeNs < cut_->timeNs) return refusedBeforeCut("the moment " + std::to_string(timeNs));
+    *seq = cut_->seq;
+  }
+  return Status::ok();
 }
 
 Status Ledger::timeOf(std::uint64_t seq, std::int64_t* timeNs) const {
+  if (cut_ && (seq == cut_->seq || seq == 1)) {
+    *timeNs = seq == 1 ? cut_->firstTimeNs : cut_->timeNs;
+    return Status::ok();
+  }
+  if (seq < firstSeq()) return refusedBeforeCut("seq " + std::to_string(seq));
   std::string value;
   auto s = db_->Get(rocksdb::ReadOptions(), family(format::kProjectionFamily), format::seqKey(seq),
                     &value);

@@ -117,16 +117,17 @@ struct LiveExpectation {
   // format.h: the digest of the record's JSON for an object without uid or
   // resourceVersion (PendingRecord::contentHash); none for the others.
   std::optional<Digest> contentHash;
+  // The last record deletes the object: it has no live entry. Kept, not
+  // erased, for a cut ledger, where an entry no record describes may be an
+  // object whose last record is in the archive, but not one deleted since.
+  bool deleted = false;
 };
 
 void noteLive(const Record& r, std::unordered_map<std::string, LiveExpectation>& live) {
-  std::string key = r.identity.objectKey();
-  if (r.type == EventType::kDeleted) {
-    live.erase(key);
-    return;
-  }
-  LiveExpectation& e = live[std::move(key)];
+  LiveExpectation& e = live[r.identity.objectKey()];
   e.seq = r.seq;
+  e.deleted = r.type == EventType::kDeleted;
+  if (e.deleted) return;
   e.uid = r.identity.uid;
   e.resourceVersion = r.identity.resourceVersion;
   e.contentHash.reset();
@@ -141,9 +142,9 @@ void noteLive(const Record& r, std::unordered_map<std::string, LiveExpectation>&
 // compares them with the log. Entries of records past those read are
 // skipped unless the whole log was read (`complete`): then they are extra.
 Status checkTimeIndex(const Ledger& ledger, const std::vector<std::int64_t>& times,
-                      std::uint64_t head, bool complete, Findings& findings) {
-  const std::uint64_t checked = times.size();
-  std::uint64_t next = 1;
+                      std::uint64_t first, std::uint64_t head, bool complete, Findings& findings) {
+  const std::uint64_t checked = first - 1 + times.size();
+  std::uint64_t next = first;
   bool done = false;
   Status st =
       ledger.scanRaw(format::kTimeIndexFamily, [&](std::string_view key, std::string_view value) {
@@ -155,7 +156,7 @@ Status checkTimeIndex(const Ledger& ledger, const std::vector<std::int64_t>& tim
         }
         const std::uint64_t seq = format::seqFromTimeKey(key);
         if (seq > checked && !complete) return;
-        if (next <= checked && key == format::timeKey(times[next - 1], next)) {
+        if (next <= checked && key == format::timeKey(times[next - first], next)) {
           if (!value.empty()) {
             findings.atSeq(next, "time index entry holds a value");
             done = true;
@@ -163,8 +164,12 @@ Status checkTimeIndex(const Ledger& ledger, const std::vector<std::int64_t>& tim
           ++next;
           return;
         }
-        if (next <= checked && key > format::timeKey(times[next - 1], next)) {
+        if (next <= checked && key > format::timeKey(times[next - first], next)) {
           findings.atSeq(next, "time index entry missing");
+        } else if (seq < first) {
+          findings.atKey(format::kTimeIndexFamily, key,
+                         "time index entry for seq " + std::to_string(seq) +
+                             ", which the archive holds (the cut removes it)");
         } else if (seq == 0 || seq > head) {
           findings.atKey(format::kTimeIndexFamily, key,
                          "time index entry for seq " + std::to_string(seq) + ", beyond the head " +
@@ -174,7 +179,7 @@ Status checkTimeIndex(const Ledger& ledger, const std::vector<std::int64_t>& tim
           // that time would stop at it (Ledger::seqAtOrBefore).
           findings.atSeq(seq, "time index has an entry for it at " +
                                   std::to_string(format::timeFromKey(key)) + " ns, not its time " +
-                                  std::to_string(times[seq - 1]) + " ns");
+                                  std::to_string(times[seq - first]) + " ns");
         }
         done = true;
       });
@@ -214,6 +219,12 @@ Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected,
           findings.atKey(format::kEventsFamily, key,
                          "dedupe key names seq " + std::to_string(seq) + ", beyond the head " +
                              std::to_string(head));
+          return;
+        }
+        // A key naming a record the archive holds: ingest keeps it so that a
+        // relist does not record that version again; taken as the link is.
+        if (seq < ledger.firstSeq()) {
+          done = false;
           return;
         }
         if (options.dedupeKey) {
@@ -269,6 +280,9 @@ Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected,
 Status checkLive(const Ledger& ledger,
                  const std::unordered_map<std::string, LiveExpectation>& expected,
                  Findings& findings) {
+  // A cut ledger keeps the live entries of objects whose last record the
+  // archive holds: taken as the link is.
+  const bool cut = ledger.archiveCut().has_value();
   std::vector<const std::pair<const std::string, LiveExpectation>*> wanted;
   wanted.reserve(expected.size());
   for (const auto& e : expected) wanted.push_back(&e);
@@ -276,6 +290,7 @@ Status checkLive(const Ledger& ledger,
             [](const auto* a, const auto* b) { return a->first < b->first; });
   std::size_t next = 0;
   auto missing = [&](const LiveExpectation& e) {
+    if (e.deleted) return;
     findings.atSeq(e.seq,
                    "the object's live entry is missing (ingest would take its next "
                    "version for a new object)");
@@ -285,10 +300,16 @@ Status checkLive(const Ledger& ledger,
                                                       std::string_view value) {
     for (; next < wanted.size() && wanted[next]->first < key; ++next) missing(wanted[next]->second);
     if (next == wanted.size() || wanted[next]->first != key) {
-      findings.atKey(format::kLiveFamily, key, "live entry for an object no record leaves live");
+      if (!cut) {
+        findings.atKey(format::kLiveFamily, key, "live entry for an object no record leaves live");
+      }
       return;
     }
     const LiveExpectation& e = wanted[next++]->second;
+    if (e.deleted) {
+      findings.atSeq(e.seq, "the object's live entry is there after its deletion");
+      return;
+    }
     decodeLive(value, &stored);
     PendingRecord encoded;
     encoded.identity.uid = stored.uid;
@@ -352,6 +373,10 @@ Status checkObjectIndex(const Ledger& ledger, std::vector<std::uint64_t> expecte
             findings.atKey(format::kObjectIndexFamily, key, "object index entry holds a value");
             return;
           }
+          // A referrer key may be formed by a record the archive holds only.
+          const std::uint64_t h = XXH3_64bits(key.data(), key.size());
+          if (ledger.archiveCut() && !std::binary_search(expected.begin(), expected.end(), h))
+            return;
           match(key, key);
           return;
         }
@@ -372,7 +397,8 @@ Status checkObjectIndex(const Ledger& ledger, std::vector<std::uint64_t> expecte
   // Name the first record whose entry is missing.
   std::vector<std::string> keys;
   return ledger.scanProjections(
-      1, ledger.lastSeq(), [&](std::uint64_t seq, schema::ProjectedRecord::Reader r) {
+      ledger.firstSeq(), ledger.lastSeq(),
+      [&](std::uint64_t seq, schema::ProjectedRecord::Reader r) {
         keys.clear();
         appendObjectIndexKeys(seq, r, keys);
         for (const auto& k : keys) {
@@ -394,9 +420,14 @@ Status checkObjectIndex(const Ledger& ledger, std::vector<std::uint64_t> expecte
 Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions& options) {
   *report = VerifyReport{};
   const std::uint64_t head = ledger.lastSeq();
-  Digest previous{};
-  std::uint64_t expected = 1;
-  std::int64_t lastTime = INT64_MIN;
+  // A cut ledger starts from the link to its archive (ledger.h,
+  // ArchiveCut), taken as verified as verifyChain takes its starting point;
+  // `ledger-replay verify --archive` checks the archive up to it.
+  const std::optional<ArchiveCut>& cut = ledger.archiveCut();
+  const std::uint64_t first = ledger.firstSeq();
+  Digest previous = cut ? cut->hash : Digest{};
+  std::uint64_t expected = first;
+  std::int64_t lastTime = cut ? cut->timeNs : INT64_MIN;
   Findings findings;
   auto fail = [&](std::uint64_t seq, std::string problem) {
     findings.atSeq(seq, std::move(problem));
@@ -404,7 +435,7 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
   };
   // What the log says the derived families hold, gathered in the one scan.
   std::vector<std::int64_t> times;  // times[seq - 1]
-  times.reserve(head);
+  times.reserve(head - first + 1);
   std::vector<KeyedSeq> dedupe;        // (XXH3 of the record's dedupe key, seq)
   std::vector<KeyedSeq> legacyDedupe;  // the same for keys of earlier builds
   std::unordered_map<std::string, LiveExpectation> live;
@@ -415,7 +446,7 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
   AlignedBuffer indexBuffer;
   Sha256 chain;
   std::string projection;
-  Status st = ledger.scanRecords(1, head, [&](const Record& r, const Digest& stored) {
+  Status st = ledger.scanRecords(first, head, [&](const Record& r, const Digest& stored) {
     if (r.seq != expected) {
       // The key skipped ahead (a gap) or the stored seq disagrees with its key.
       return fail(expected, r.seq > expected
@@ -482,9 +513,10 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
     if (!findings.any()) findings.atSeq(expected, st.message());
   }
   if (!findings.any()) {
-    if (report->lastSeq != head) {
-      findings.atSeq(report->lastSeq + 1, "records end at seq " + std::to_string(report->lastSeq) +
-                                              " but the head says " + std::to_string(head));
+    if (head != 0 && report->lastSeq != head) {
+      findings.atSeq(std::max(report->lastSeq + 1, first),
+                     "records end at seq " + std::to_string(report->lastSeq) +
+                         " but the head says " + std::to_string(head));
     } else if (head != 0 && previous != ledger.lastHash()) {
       findings.atSeq(head, "head hash does not match the last record");
     }
@@ -492,7 +524,8 @@ Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions
   // The time index is checked up to the last record read (an earlier missing
   // entry is the first bad seq); the families whose expected content depends
   // on every record, only when all of them are sound.
-  if (st = checkTimeIndex(ledger, times, head, !findings.any(), findings); !st.isOk()) return st;
+  if (st = checkTimeIndex(ledger, times, first, head, !findings.any(), findings); !st.isOk())
+    return st;
   if (!findings.any()) {
     st = checkEvents(ledger, std::move(dedupe), std::move(legacyDedupe), head, options, findings);
     if (!st.isOk()) return st;

@@ -12,9 +12,13 @@ Status verifyChain(const Ledger& ledger, const ChainPoint& from, std::uint64_t t
   const std::uint64_t head = ledger.lastSeq();
   if (to == 0 || to > head) to = head;
   ChainPoint at = from;
+  // A cut ledger's chain goes on from the link to its archive (ledger.h,
+  // ArchiveCut): a check from before it starts there.
+  if (const auto& cut = ledger.archiveCut(); cut && at.seq < cut->seq)
+    at = ChainPoint{cut->seq, cut->hash, cut->timeNs};
   report->lastSeq = at.seq;
   report->lastHashHex = toHex(at.hash);
-  if (to <= from.seq) {
+  if (to <= at.seq) {
     if (next != nullptr) *next = at;
     return Status::ok();
   }
@@ -24,7 +28,7 @@ Status verifyChain(const Ledger& ledger, const ChainPoint& from, std::uint64_t t
     report->problem = std::move(problem);
     return false;
   };
-  Status st = ledger.scanRecords(from.seq + 1, to, [&](const Record& r, const Digest& stored) {
+  Status st = ledger.scanRecords(at.seq + 1, to, [&](const Record& r, const Digest& stored) {
     const std::uint64_t expected = at.seq + 1;
     if (r.seq != expected) {
       return fail(expected, r.seq > expected

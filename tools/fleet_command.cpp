@@ -147,7 +147,7 @@ po::options_description replayFleetOptions() {
   po::options_description opts("The fleet");
   // clang-format off
   opts.add_options()
-    ("to", po::value<std::string>(), "publish: NATS URLs (nats://HOST:4222, comma-separated)")
+    ("to", po::value<std::string>(), "publish: NATS URLs (nats://HOST:4222, comma-separated); archive: the new archive's directory")
     ("fleet", po::value<std::string>(), "verify: every cluster's copy in this fleet directory")
     ("trusted-keys", po::value<std::string>(), "verify --fleet: check each copy's head signature against DIR/CLUSTER.pub")
     ("out", po::value<std::string>(), "keygen: the private key's file (its public key goes to FILE.pub)");

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "replay/fold/replayer.h"
+#include "tools/archive/archive_command.h"
 #include "tools/cli.h"
 #include "tools/command_flags.h"
 #include "tools/fleet_query.h"
@@ -36,17 +37,17 @@ const cli::CommandFlags& queryFlags() {
       .perCommand = {
           {"state",
            {"at", "seq", "cluster-queue", "namespace", "findings-only", "wide", "fleet",
-            "no-checkpoints", "ignore-failed-verify"}},
+            "no-checkpoints", "ignore-failed-verify", "archive"}},
           {"usage",
            {"at", "seq", "cluster-queue", "from", "to", "step", "fleet", "no-checkpoints",
-            "ignore-failed-verify"}},
+            "ignore-failed-verify", "archive"}},
           {"workload", {"from", "to", "fleet", "no-checkpoints", "ignore-failed-verify"}},
           {"why", {"from", "to", "no-checkpoints", "ignore-failed-verify"}},
           {"waits", {"from", "to", "by", "ignore-failed-verify"}},
           {"report",
            {"from", "to", "cluster-queue", "by", "svg", "fleet", "no-checkpoints",
             "ignore-failed-verify"}},
-          {"admit", {"at", "seq", "workload", "no-checkpoints", "ignore-failed-verify"}},
+          {"admit", {"at", "seq", "workload", "no-checkpoints", "ignore-failed-verify", "archive"}},
           {"serve",
            {"listen", "token-file", "tls-cert", "tls-key", "tls-client-ca",
             "max-connections-per-address"}},
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
     ("output,o", po::value<std::string>()->default_value(""), "json or table (report, waits: also csv)")
     ("at", po::value<std::string>(), "the moment (TIME: RFC 3339, a date, -2h, now or end)")
     ("seq", po::value<std::uint64_t>(), "the moment as a seq")
+    ("archive", po::value<std::string>(), "the archive of a cut ledger (ledger-replay archive): answers a moment before the cut")
     ("cluster-queue", po::value<std::string>(), "state/usage/report: only this ClusterQueue")
     ("namespace", po::value<std::string>(), "state: only this namespace's workloads, their queues, claims and findings")
     ("findings-only", "state: only the findings (with --cluster-queue/--namespace: theirs)")
@@ -168,6 +170,13 @@ int main(int argc, char** argv) {
     }
     if (vm.count("fleet")) {
       return cli::runFleetQuery(vm["fleet"].as<std::string>(), command, args, std::cout);
+    }
+    // A moment before the cut is the archive's (it holds records 1..cut).
+    if (const auto& cut = openLedger().archiveCut();
+        cut && vm.count("archive") &&
+        ((args.at && *args.at < cut->timeNs) || (args.seq && *args.seq < cut->seq))) {
+      auto archive = cli::openArchiveOf(openLedger(), vm["archive"].as<std::string>());
+      return cli::runQuery(*archive, command, args, std::cout);
     }
     return cli::runQuery(openLedger(), command, args, std::cout);
   });

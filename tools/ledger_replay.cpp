@@ -12,10 +12,12 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "ingest/ingester.h"
 #include "ingest/projector.h"
+#include "ledger/archive.h"
 #include "ledger/format.h"
 #include "ledger/verification_record.h"
 #include "ledger/verify.h"
@@ -23,6 +25,7 @@
 #include "replay/fold/replayer.h"
 #include "replay/kueue/usage_rollups.h"
 #include "schema/k8s/rfc3339.h"
+#include "tools/archive/archive_command.h"
 #include "tools/cli.h"
 #include "tools/command_flags.h"
 #include "tools/fleet_command.h"
@@ -47,8 +50,9 @@ const cli::CommandFlags& replayFlags() {
       .perCommand = {
           {"",
            {"until", "until-seq", "no-checkpoints", "ignore-failed-verify", "cluster-queue",
-            "namespace", "findings-only", "wide", "quiet"}},
-          {"verify", {"kueue-config", "fleet", "trusted-keys", "quiet"}},
+            "namespace", "findings-only", "wide", "quiet", "archive"}},
+          {"verify", {"kueue-config", "fleet", "trusted-keys", "quiet", "archive"}},
+          {"archive", {"before", "to", "every", "kueue-config"}},
           {"stats", {}},
           {"export", {"from-seq"}},
           {"rebuild-projection", {"kueue-config", "quiet"}},
@@ -57,6 +61,18 @@ const cli::CommandFlags& replayFlags() {
           {"keygen", {"out"}},
       }};
   return flags;
+}
+
+// Whether --until or --until-seq names a moment before the ledger's cut,
+// which its archive answers.
+bool beforeCut(const Ledger& ledger, const po::variables_map& vm) {
+  const auto& cut = ledger.archiveCut();
+  if (!cut) return false;
+  if (vm.count("until-seq")) return vm["until-seq"].as<std::uint64_t>() < cut->seq;
+  if (!vm.count("until")) return false;
+  return cli::parseTimeArg(vm["until"].as<std::string>(), "--until", cli::TimeBeyondRange::kClamp,
+                           cli::lastRecordEnd([&]() -> const Ledger& { return ledger; })) <
+         cut->timeNs;
 }
 
 int runReport(const Ledger& ledger, const po::variables_map& vm, cli::OutputFormat output) {
@@ -127,6 +143,16 @@ void recordResult(const Ledger& ledger, const VerifyReport& log, const std::stri
   }
 }
 
+// An archive (ledger/archive.h) must end where its seal says: records
+// appended after the seal, or lost, are not the archive that was sealed.
+// Empty for a sound archive and for a ledger that is none.
+std::string archiveSealProblem(const Ledger& ledger) {
+  std::optional<ArchiveSeal> seal;
+  Status st = readArchiveSeal(ledger.directory(), &seal);
+  if (st.isOk() && seal) st = checkArchiveSeal(ledger, *seal);
+  return st.isOk() ? std::string() : st.message();
+}
+
 int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
               cli::OutputFormat output, bool quiet, std::ostream& out) {
   // The projection and the dedupe keys are derived again the way ingest
@@ -145,16 +171,24 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
     spdlog::error("{}", st.toString());
     return cli::exitCodeFor(st);
   }
+  const std::string seal = log.ok() ? archiveSealProblem(ledger) : std::string();
   replay::CheckpointVerification cps;
-  if (log.ok()) cps = replay::verifyCheckpoints(ledger);
+  if (log.ok() && seal.empty()) cps = replay::verifyCheckpoints(ledger);
   replay::RollupVerification rollups;
-  if (log.ok() && cps.firstBadSeq == 0) rollups = replay::verifyUsageRollups(ledger);
-  const bool ok = log.ok() && cps.firstBadSeq == 0 && rollups.firstBad.empty();
+  if (log.ok() && seal.empty() && cps.firstBadSeq == 0) {
+    rollups = replay::verifyUsageRollups(ledger);
+  }
+  const bool ok = log.ok() && seal.empty() && cps.firstBadSeq == 0 && rollups.firstBad.empty();
+  const std::string dense = ledger.archiveCut() ? "dense sequence from the link to the archive " +
+                                                      ledger.archiveCut()->archiveDir
+                                                : std::string("dense sequence from 1");
   // Where verification failed: a seq, or a derived family's key.
   std::string where;
   if (!log.ok()) {
     where = log.firstBadSeq != 0 ? "seq " + std::to_string(log.firstBadSeq)
                                  : log.badFamily + " key " + log.badKey;
+  } else if (!seal.empty()) {
+    where = std::string("the archive's seal (") + kArchiveSealFile + ")";
   } else if (cps.firstBadSeq != 0) {
     where = "seq " + std::to_string(cps.firstBadSeq);
   } else if (!rollups.firstBad.empty()) {
@@ -164,6 +198,7 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                                                   : "the usage rollup of the " + rollups.firstBad;
   }
   const std::string& problem = !log.ok()              ? log.problem
+                               : !seal.empty()        ? seal
                                : cps.firstBadSeq != 0 ? cps.problem
                                                       : rollups.problem;
   if (output == cli::OutputFormat::kJson) {
@@ -172,7 +207,7 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
     j["recordsChecked"] = log.recordsChecked;
     j["lastSeq"] = log.lastSeq;
     j["lastHash"] = log.lastHashHex;
-    j["checks"] = {"dense sequence from 1",
+    j["checks"] = {dense,
                    "SHA-256 hash chain",
                    "records decode",
                    "times never go backwards",
@@ -184,6 +219,7 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                    "object index holds exactly the entries the records form (when it covers "
                    "every record)",
                    "head matches last record",
+                   "an archive ends where its seal says",
                    "checkpoints equal a fresh replay, their copies the projection records",
                    "usage rollups equal a fresh integration of the log, and none is stored "
                    "outside the hours they cover"};
@@ -197,6 +233,9 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
         j["key"] = log.badKey;
       }
       j["problem"] = log.problem;
+    } else if (!seal.empty()) {
+      j["file"] = kArchiveSealFile;
+      j["problem"] = seal;
     } else if (cps.firstBadSeq != 0) {
       j["firstBadSeq"] = cps.firstBadSeq;
       j["problem"] = cps.problem;
@@ -207,8 +246,8 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
     }
     out << j.dump(2) << "\n";
   } else {
-    out << "checked " << log.recordsChecked
-        << " records: dense sequence from 1, SHA-256 hash chain, decoding, monotonic times, "
+    out << "checked " << log.recordsChecked << " records: " << dense
+        << ", SHA-256 hash chain, decoding, monotonic times, "
            "projection (derived again), time index, dedupe keys, live view, head\n";
     if (log.ok()) {
       out << "checked " << cps.checked << " checkpoints against a fresh replay\n";
@@ -232,6 +271,30 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                                 : where + ": " + problem,
                failedSeq);
   return ok ? cli::kExitOk : cli::kExitCorrupt;
+}
+
+// `verify`, of the ledger alone or (--archive) with its archive as one chain.
+int runVerifyCommand(const std::string& dir, const po::variables_map& vm, cli::OutputFormat output,
+                     bool quiet) {
+  const ingest::ProjectionOptions projection = projectionOptions(vm);
+  if (vm.count("archive")) {
+    return cli::runVerifyWithArchive(
+        *cli::openForReading(dir), vm["archive"].as<std::string>(),
+        output == cli::OutputFormat::kJson,
+        [&](const Ledger& l, std::ostream& out) {
+          return runVerify(l, projection, output, quiet, out);
+        },
+        std::cout);
+  }
+  return runVerify(*cli::openForReading(dir), projection, output, quiet, std::cout);
+}
+
+int runArchiveCommand(const std::string& dir, const po::variables_map& vm) {
+  if (!vm.count("before") || !vm.count("to"))
+    throw cli::UsageError("archive needs --before TIME and --to DIR");
+  cli::ArchiveRequest request{vm["before"].as<std::string>(), vm["to"].as<std::string>(),
+                              projectionOptions(vm), vm["every"].as<std::uint64_t>()};
+  return cli::runArchive(*cli::openForWriting(dir), request);
 }
 
 int runExport(const Ledger& ledger, std::uint64_t from) {
@@ -363,7 +426,7 @@ int main(int argc, char** argv) {
   po::options_description opts(
       "ledger-replay [COMMAND] [options]\n"
       "commands: (none) the state report | verify | export | rebuild-projection | checkpoint | "
-      "stats | compact | publish | keygen\n"
+      "stats | compact | publish | keygen | archive\n"
       "options");
   // clang-format off
   opts.add_options()
@@ -373,6 +436,8 @@ int main(int argc, char** argv) {
     ("output,o", po::value<std::string>()->default_value(""), "json or table (default: table on a terminal)")
     ("until", po::value<std::string>(), "report the state as of this time (RFC 3339 or now)")
     ("until-seq", po::value<std::uint64_t>(), "report the state after this seq")
+    ("archive", po::value<std::string>(), "verify: the archive of a cut ledger, checked with it as one chain; the state report: answers a moment before the cut")
+    ("before", po::value<std::string>(), "archive: move the records before this TIME to the archive (--to DIR)")
     ("from-seq", po::value<std::uint64_t>()->default_value(1), "export: first seq")
     ("every", po::value<std::uint64_t>()->default_value(replay::kDefaultCheckpointInterval), "checkpoint: records between checkpoints")
     ("no-checkpoints", "fold from the start, ignoring checkpoints")
@@ -404,6 +469,9 @@ int main(int argc, char** argv) {
       if (vm.count("until") && vm.count("until-seq"))
         throw cli::UsageError("give --until or --until-seq, not both");
       auto ledger = cli::openForReading(dir);
+      if (vm.count("archive") && beforeCut(*ledger, vm)) {
+        return runReport(*cli::openArchiveOf(*ledger, vm["archive"].as<std::string>()), vm, output);
+      }
       return runReport(*ledger, vm, output);
     }
     if (vm.count("fleet")) {
@@ -417,15 +485,17 @@ int main(int argc, char** argv) {
                                    return runVerify(copy, projection, output, quiet, out);
                                  });
     }
-    if (command == "verify") {
-      const ingest::ProjectionOptions projection = projectionOptions(vm);
-      return runVerify(*cli::openForReading(dir), projection, output, quiet, std::cout);
-    }
+    if (command == "verify") return runVerifyCommand(dir, vm, output, quiet);
     if (command == "publish") return cli::runPublish(vm, dir);
+    if (command == "archive") return runArchiveCommand(dir, vm);
     if (command == "keygen") return cli::runKeygen(vm);
     if (command == "stats") return runStats(*cli::openForReading(dir), output);
-    if (command == "export")
-      return runExport(*cli::openForReading(dir), vm["from-seq"].as<std::uint64_t>());
+    if (command == "export") {
+      // By default from the ledger's first record: 1, or the seq after its cut.
+      auto ledger = cli::openForReading(dir);
+      return runExport(*ledger, vm["from-seq"].defaulted() ? ledger->firstSeq()
+                                                           : vm["from-seq"].as<std::uint64_t>());
+    }
     if (command == "rebuild-projection" || command == "checkpoint" || command == "compact") {
       std::unique_ptr<Ledger> ledger = cli::openForWriting(dir);
       if (command == "compact") return runCompact(*ledger, vm["family"].as<std::string>());

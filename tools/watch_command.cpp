@@ -19,6 +19,7 @@
 #include "tools/fleet_command.h"
 #include "tools/ledger_upkeep.h"
 #include "tools/live_state.h"
+#include "tools/watch/volume_forecast.h"
 
 namespace po = boost::program_options;
 
@@ -180,13 +181,17 @@ int runWatch(const po::variables_map& vm) {
                  publisher->mark() + 1);
   }
   fleet::Publisher* shipping = publisher.get();
+  // The days until the ledger's volume is full, sampled at each scrape
+  // (tools/watch/volume_forecast.h): an hour's growth smooths a burst of
+  // admissions without hiding a day's trend.
+  VolumeForecast volume(ledger->directory(), std::chrono::hours(1));
   o.writer.afterCommit = [&live, &keeper, shipping](std::uint64_t first, std::uint64_t last) {
     live->afterCommit(first, last);
     keeper.afterCommit(last);
     if (shipping != nullptr) shipping->wake();
   };
-  o.extraMetrics = [&live, &keeper, shipping](std::int64_t nowNs) {
-    return live->metricsText(nowNs) + keeper.metricsText(nowNs) +
+  o.extraMetrics = [&live, &keeper, &volume, shipping](std::int64_t nowNs) {
+    return live->metricsText(nowNs) + keeper.metricsText(nowNs) + volume.metricsText(nowNs) +
            (shipping != nullptr ? shipping->metricsText(nowNs) : std::string());
   };
   kube::WatchDaemon daemon(*ledger, o);

@@ -110,8 +110,11 @@ UsagePeriod computeUsagePeriod(const Ledger& ledger, std::int64_t fromNs, std::i
   out.toNs = toNs;
   out.by = by;
   const Replayer replayer(ledger);
-  out.fromSeq = replayer.seqAt(fromNs);
-  out.toSeq = replayer.seqAt(toNs);
+  // On a cut ledger a period may start in the hours before the cut, which
+  // the rollups answer: no seq of the ledger is there (0).
+  const auto& cut = ledger.archiveCut();
+  out.fromSeq = cut && fromNs < cut->timeNs ? 0 : replayer.seqAt(fromNs);
+  out.toSeq = cut && toNs < cut->timeNs ? 0 : replayer.seqAt(toNs);
   UsageBucket bucket;
   bool served = false;
   if (source == UsageSource::kRollupsWhereStored && !by.byWorkload() &&

@@ -55,7 +55,8 @@ struct UsageRow {
 struct UsagePeriod {
   std::int64_t fromNs = 0;
   std::int64_t toNs = 0;
-  std::uint64_t fromSeq = 0;  // state folded up to here at `from`
+  // State folded up to here at `from`; 0 before a cut ledger's cut.
+  std::uint64_t fromSeq = 0;
   std::uint64_t toSeq = 0;
   Grouping by;
   std::vector<UsageRow> rows;    // sorted by group values, resource

@@ -502,11 +502,27 @@ RollupVerification verifyUsageRollups(const Ledger& ledger) {
     }
   };
   // The hours the rollups cover, and on to where the held levels end (the
-  // writer's pass goes on to the head for them).
-  const std::int64_t startNs = coverage ? coverage->startNs : monthStart(timeOfSeq(ledger, 1));
+  // writer's pass goes on to the head for them). A cut ledger integrates from
+  // the cut: the buckets before the first whole hour after it, and the held
+  // levels up to it, were integrated from the archived records and are taken
+  // as the link to the archive is.
+  std::int64_t startNs = coverage ? coverage->startNs : monthStart(timeOfSeq(ledger, 1));
   const std::int64_t endNs = coverage ? coverage->endNs : startNs;
-  std::vector<std::int64_t> boundaries;
-  for (std::int64_t t = startNs; t <= endNs; t += kHourNs) boundaries.push_back(t);
+  std::int64_t checkedFrom = startNs;
+  if (const auto& cut = ledger.archiveCut()) {
+    checkedFrom = std::max(startNs, ceilTo(cut->timeNs, kHourNs));
+    startNs = std::max(startNs, cut->timeNs);
+    std::erase_if(stored, [&](const auto& entry) {
+      return format::usageRollupStart(entry.first) < checkedFrom;
+    });
+    const std::uint64_t fromSeq = Replayer(ledger).seqAt(startNs);
+    std::erase_if(storedHeld,
+                  [&](const auto& entry) { return format::heldRecordSeq(entry.first) <= fromSeq; });
+  }
+  std::vector<std::int64_t> boundaries{startNs};
+  for (std::int64_t t = checkedFrom; t <= endNs; t += kHourNs) {
+    if (t > boundaries.back()) boundaries.push_back(t);
+  }
   if (heldEnd > 0) {
     const std::int64_t heldEndNs = timeOfSeq(ledger, std::min(heldEnd, ledger.lastSeq()));
     if (heldEndNs > boundaries.back()) boundaries.push_back(heldEndNs);
@@ -516,28 +532,32 @@ RollupVerification verifyUsageRollups(const Ledger& ledger) {
   for (const auto& [key, bytes] : storedHeld) {
     if (key[0] == format::kHeldSnapshot) held.alsoSnapshotAt(format::heldRecordSeq(key));
   }
-  integrateUsage(
-      ledger, boundaries, UsageScope{}, {},
-      [&](UsageBucket&& hour) {
-        if (hour.endNs > endNs) return;  // past the hours: held levels only
-        for (auto* sum : {&day, &month}) {
-          if (*sum) {
-            (*sum)->append(hour);
-          } else {
-            *sum = hour;
+  if (boundaries.size() >= 2) {
+    integrateUsage(
+        ledger, boundaries, UsageScope{}, {},
+        [&](UsageBucket&& hour) {
+          // Before the first whole hour after a cut, or past the hours: held
+          // levels only.
+          if (hour.startNs < checkedFrom || hour.endNs > endNs) return;
+          for (auto* sum : {&day, &month}) {
+            if (*sum) {
+              (*sum)->append(hour);
+            } else {
+              *sum = hour;
+            }
           }
-        }
-        check(kHour, hour);
-        if (floorTo(hour.endNs, kDayNs) == hour.endNs) {
-          if (floorTo(day->startNs, kDayNs) == day->startNs) check(kDay, *day);
-          day.reset();
-        }
-        if (monthStart(hour.endNs) == hour.endNs) {
-          if (monthStart(month->startNs) == month->startNs) check(kMonth, *month);
-          month.reset();
-        }
-      },
-      nullptr, nullptr, HeldLevelsUse{false, &held});
+          check(kHour, hour);
+          if (floorTo(hour.endNs, kDayNs) == hour.endNs) {
+            if (floorTo(day->startNs, kDayNs) == day->startNs) check(kDay, *day);
+            day.reset();
+          }
+          if (monthStart(hour.endNs) == hour.endNs) {
+            if (monthStart(month->startNs) == month->startNs) check(kMonth, *month);
+            month.reset();
+          }
+        },
+        nullptr, nullptr, HeldLevelsUse{false, &held});
+  }
   if (v.firstBad.empty()) checkHeldLevels(held.take(), storedHeld, v);
   if (v.firstBad.empty() && !stored.empty()) {
     const auto& key = stored.begin()->first;

@@ -357,6 +357,13 @@ WorkloadHistory workloadHistory(const Ledger& ledger, const std::string& ns,
                                 const std::string& name, std::optional<std::int64_t> fromNs,
                                 std::optional<std::int64_t> toNs,
                                 const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  // A history folds the workload's records from its first: on a cut ledger
+  // those before the cut are in the archive, and a history of the rest
+  // would start mid-way as if it were whole.
+  if (ledger.archiveCut()) {
+    throw ReplayError(
+        ledger.refusedBeforeCut("a workload's history (it starts at its first record)"));
+  }
   bool complete = false;
   if (Status st = ledger.objectIndexComplete(&complete); !st.isOk()) throw ReplayError(st);
   if (!complete) return workloadHistoryScan(ledger, ns, name, fromNs, toNs, progress);

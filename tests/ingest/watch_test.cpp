@@ -692,6 +692,10 @@ TEST_CASE(
   // Checked once at start, then every second from where the last check ended.
   REQUIRE(FakeApiServer::waitFor([&] { return scrape(port, "ledger_verified_seq") == 36; }, 15000));
   CHECK(scrape(port, "ledger_verify_ok") == 1);
+  // The volume's forecast (tools/watch/volume_forecast.h): every scrape
+  // samples the volume, so by now there is a rate (+Inf when not growing).
+  CHECK(scrape(port, "ledger_volume_available_bytes") > 0);
+  CHECK(scrape(port, "ledger_volume_days_until_full") > 0);
   kill(pid, SIGTERM);
   REQUIRE(waitExit(pid, 10000) == 0);
   // The checkpoints and usage rollups as `ledger-replay verify` checks them.

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "ledger/archive.h"
 #include "replay/kueue/usage_rollups.h"
 #include "schema/k8s/rfc3339.h"
 #include "tests/kueue_objects.h"
@@ -467,4 +468,56 @@ TEST_CASE("answers state the newest verification and refuse while it failed",
   CHECK(restored.exitCode == 0);
   CHECK(restored.output.find("\"verifyOk\": true") != std::string::npos);
   CHECK(restored.output.find("WARNING") == std::string::npos);
+}
+
+namespace archive_cli_test {
+
+// A sealed archive (ledger/archive.h) of the first half of a small ledger's
+// records at dir/archive; returns its directory.
+std::string sealedArchive(const TempDir& dir, std::uint64_t* lastSeq) {
+  auto source = openLedger(dir.path("live"));
+  tamper::smallLedger(*source);
+  *lastSeq = source->lastSeq() / 2;
+  ArchiveOptions o;
+  o.derive = tamper::ingestDerivations();
+  ArchiveSeal seal;
+  const Status st = writeArchive(*source, *lastSeq, dir.path("archive"), o, &seal);
+  INFO(st.toString());
+  REQUIRE(st.isOk());
+  return dir.path("archive");
+}
+
+}  // namespace archive_cli_test
+
+TEST_CASE("ledger-replay verify checks an archive alone and names a damaged seal", "[cli]") {
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  TempDir dir;
+  std::uint64_t lastSeq = 0;
+  const std::string archive = archive_cli_test::sealedArchive(dir, &lastSeq);
+  const std::string verify = replay + " --ledger " + archive + " verify --output json";
+  {
+    const CommandRun sound = runCommand(verify);
+    INFO(sound.output);
+    CHECK(sound.exitCode == 0);
+    CHECK(sound.output.find("\"recordsChecked\": " + std::to_string(lastSeq)) != std::string::npos);
+  }
+  SECTION("a damaged seal") {
+    std::ofstream(archive + "/" + kArchiveSealFile, std::ios::binary | std::ios::trunc)
+        << std::string(64, 'x');
+    const CommandRun damaged = runCommand(verify);
+    INFO(damaged.output);
+    CHECK(damaged.exitCode == 3);
+    CHECK(damaged.output.find("archive seal " + archive + "/" + kArchiveSealFile + " is damaged") !=
+          std::string::npos);
+  }
+  SECTION("records appended after the seal") {
+    {
+      auto appended = openLedger(archive);
+      ingestText(*appended, event("ADDED", resourceFlavor("late")));
+    }
+    const CommandRun grown = runCommand(verify);
+    INFO(grown.output);
+    CHECK(grown.exitCode == 3);
+    CHECK(grown.output.find("its seal says seq " + std::to_string(lastSeq)) != std::string::npos);
+  }
 }

@@ -1,0 +1,64 @@
+// `ledger-replay archive --before TIME --to DIR`: the cut (contract
+// "Retention"). Moves the records before TIME into a sealed archive in DIR
+// (ledger/archive.h) and cuts them from the live ledger (Ledger::cutArchived),
+// which keeps the chain's link, a checkpoint at the cut and every usage
+// rollup.
+//
+// Order (what a kill -9 leaves, docs/design.md "Archives"): the live
+// ledger's rollups are brought up to date; the archive is written and
+// sealed (the live ledger only read); the checkpoint at the cut is folded;
+// then ONE synced write batch makes the cut; then the checkpoints after the
+// cut are written again. Killed before the batch, the live ledger is as it
+// was; a rerun with the same --before and --to finds the sealed archive,
+// checks its seal against the live ledger's hash at its seq and makes the
+// cut without copying again (an unsealed DIR is refused, naming it). After
+// the batch, the ledger is cut; a rerun is refused (the ledger was cut
+// already: a second cut is not supported).
+//
+// Test hook: LEDGER_TEST_KILL_ARCHIVE=after-archive (after the seal, before
+// the batch) or =after-cut (after the batch) kills the process with SIGKILL
+// there, as a crash would.
+//
+// Throws cli::UsageError for a TIME or DIR it refuses (exit 1) and
+// ReplayError for a ledger it cannot read or write; returns the exit code.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "ingest/projector.h"
+#include "ledger/ledger.h"
+
+namespace ledger::cli {
+
+struct ArchiveRequest {
+  std::string before;  // a TIME (tools/time_flags.h)
+  std::string to;      // the archive's directory
+  ingest::ProjectionOptions projection;
+  std::uint64_t checkpointEvery = 0;
+};
+
+int runArchive(Ledger& ledger, const ArchiveRequest& request);
+
+// The sealed archive in `dir` of the cut ledger `live`, opened read-only, to
+// answer a moment before the cut (`--archive DIR` of ledger-query and
+// ledger-replay). UsageError when `live` was not cut; ProgramError (exit 3)
+// when DIR holds no sealed archive ending at the live ledger's link.
+std::unique_ptr<Ledger> openArchiveOf(const Ledger& live, const std::string& dir);
+
+// `ledger-replay verify --archive DIR`: the archive and the cut ledger as one
+// chain. `verify` is `ledger-replay verify` of one ledger (its report on
+// `out`, its exit code); the archive in DIR is verified alone, its seal
+// must state the live ledger's link (the last archived seq and its chain
+// hash, Ledger::archiveCut), and the live ledger is verified from the
+// link. Text: each report under a heading, then the link; JSON: one object
+// {"archive": ..., "link": ..., "live": ...}. Exit 0 when all hold, else
+// the worst exit code. UsageError when the ledger was not cut.
+int runVerifyWithArchive(const Ledger& live, const std::string& archiveDir, bool json,
+                         const std::function<int(const Ledger&, std::ostream&)>& verify,
+                         std::ostream& out);
+
+}  // namespace ledger::cli
