@@ -25,8 +25,16 @@ if [ "${1:-}" != "--quick" ]; then
   meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug \
     -Dcpp_args=-g1 "${unity[@]}" >/dev/null 2>&1 || meson setup --reconfigure build-asan "${unity[@]}" >/dev/null
   ninja -C build-asan -j "$jobs"
+  # What runs under the sanitizers: every suite but the browser's page test
+  # and the benchmark's smoke run (suite 'normal-only': the C++ they reach is
+  # serve's, which serve-kubectl, serve-hostile-clients and the unit tests
+  # drive), and the fleet on a smaller stream with fewer kills, without the
+  # scenarios that only wait on timers and permissions (progress, sidecar,
+  # squat, users); every fleet scenario runs on the normal build.
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
+    FLEET_TEST_EVENTS=1500 FLEET_TEST_KILLS=8 FLEET_TEST_ONLY=main,late,gap,tamper,refused,trust \
+    meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3 \
+    --no-suite normal-only
   logs+=(build-asan/meson-logs/testlog.json)
   # ThreadSanitizer on the tests of the code that starts threads
   # (tests/meson.build, 'threads'); the first race fails the test.

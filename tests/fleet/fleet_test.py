@@ -475,9 +475,10 @@ class ConsumerKiller(threading.Thread):
 
 
 def scenario_main(work, rng):
-    log("== 1. main: 3-node NATS, clusters c1 c2 c3 in 3 parts, consumer kill -9 x20, "
-        "NATS node and publisher killed mid-stream, c3's last part by ledger-replay publish")
     events = int(os.environ.get("FLEET_TEST_EVENTS", "5000"))
+    kills = int(os.environ.get("FLEET_TEST_KILLS", "20"))
+    log(f"== 1. main: 3-node NATS, clusters c1 c2 c3 in 3 parts, consumer kill -9 x{kills}, "
+        "NATS node and publisher killed mid-stream, c3's last part by ledger-replay publish")
     clusters = {"c1": 101, "c2": 202, "c3": 303}
     parts = {}
     for name, seed in clusters.items():
@@ -509,9 +510,9 @@ def scenario_main(work, rng):
 
         # Part 0 of c1 first: it creates the stream (3 replicas) before the consumer starts.
         run(publish_cmd("c1", parts[("c1", 0)][0]), timeout=60)
-        killer = ConsumerKiller(consumer_cmd(urls, fleet, replicas=3, keys=trusted), work, 20, rng)
+        killer = ConsumerKiller(consumer_cmd(urls, fleet, replicas=3, keys=trusted), work, kills, rng)
         killer.start()
-        log("    consumer kill -9 loop started (20 kills at random 0.05-0.6 s)")
+        log(f"    consumer kill -9 loop started ({kills} kills at random 0.05-0.6 s)")
 
         for k in range(3):
             for name in clusters:
