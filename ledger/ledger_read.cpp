@@ -10,6 +10,7 @@
 #include "ledger/format.h"
 #include "ledger/internal/ledger_internal.h"
 #include "ledger/ledger.h"
+#include "schema/k8s/rfc3339.h"
 
 namespace ledger {
 
@@ -230,7 +231,7 @@ Status Ledger::seqAtOrBefore(std::int64_t timeNs, std::uint64_t* seq) const {
   // record's time on is the state at the cut (its checkpoint); an earlier
   // one needs the archive.
   if (cut_ && *seq == 0) {
-    if (timeNs < cut_->timeNs) return refusedBeforeCut("the moment " + std::to_string(timeNs));
+    if (timeNs < cut_->timeNs) return refusedBeforeCut("the moment " + formatRfc3339(timeNs));
     *seq = cut_->seq;
   }
   return Status::ok();

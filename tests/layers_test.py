@@ -19,7 +19,7 @@ LAYERS = {
     "schema": set(),
     "schema/k8s": set(),
     "ledger/internal": {"ledger", "schema"},
-    "ledger": {"ledger/internal", "schema"},
+    "ledger": {"ledger/internal", "schema", "schema/k8s"},
     "ingest/net": set(),
     "ingest": {"ledger", "schema", "schema/k8s"},
     "ingest/kube": {"ingest", "ingest/net", "ledger", "schema", "schema/k8s"},

@@ -5,7 +5,11 @@
 namespace ledger::serve {
 
 void throwIfFailed(const Status& st) {
-  if (!st.isOk()) throw ApiError::internal(st.toString());
+  if (st.isOk()) return;
+  // The storage layer's InvalidArgument is a request it refuses (a moment
+  // before a cut ledger's archive, Ledger::refusedBeforeCut), not a failure.
+  if (st.code() == Status::Code::kInvalidArgument) throw ApiError::badRequest(st.message());
+  throw ApiError::internal(st.toString());
 }
 
 std::string statusJson(const ApiError& error) {

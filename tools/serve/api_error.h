@@ -35,7 +35,9 @@ class ApiError : public std::runtime_error {
 };
 
 // A storage status that is not OK, as a 500 InternalError: the ledger
-// failing under a request is the server's fault, not the client's.
+// failing under a request is the server's fault, not the client's. An
+// InvalidArgument is the ledger refusing the request (a moment before a cut
+// ledger's archive): a 400 BadRequest with the ledger's message.
 void throwIfFailed(const Status& st);
 
 // The error as a v1 Status object (JSON).

@@ -211,15 +211,23 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
   const std::string_view what =
       std::string_view(req.path).substr(std::string_view("/ledger/v1/").size());
   if (what == "range") {
+    // A cut ledger holds the records after its cut (ledger-replay archive):
+    // its range starts there, and names the archive holding the rest.
     const std::uint64_t last = ctx.ledger.lastSeq();
-    json out = {{"firstSeq", last == 0 ? 0 : 1}, {"lastSeq", last}};
+    const std::uint64_t firstSeq = last == 0 ? 0 : ctx.ledger.firstSeq();
+    json out = {{"firstSeq", firstSeq}, {"lastSeq", last}};
     if (last > 0) {
       std::int64_t first = 0, lastNs = 0;
-      if (!ctx.ledger.timeOf(1, &first).isOk() || !ctx.ledger.timeOf(last, &lastNs).isOk()) {
+      if (!ctx.ledger.timeOf(firstSeq, &first).isOk() || !ctx.ledger.timeOf(last, &lastNs).isOk()) {
         throw ApiError::internal("cannot read the times of the ledger's first and last records");
       }
       out["firstTime"] = formatRfc3339(first);
       out["lastTime"] = formatRfc3339(lastNs);
+    }
+    if (const auto& cut = ctx.ledger.archiveCut()) {
+      out["archive"] = {{"dir", cut->archiveDir},
+                        {"lastSeq", cut->seq},
+                        {"lastTime", formatRfc3339(cut->timeNs)}};
     }
     (ctx.proof != nullptr ? *ctx.proof : ProofState{}).addTo(out);
     return ApiResponse::ofJson(out.dump());

@@ -1,0 +1,79 @@
+// resolveMoment (tools/serve/moment.h) on a cut ledger, and throwIfFailed
+// (tools/serve/api_error.h): a moment before the cut is the ledger refusing
+// the request, a 400 BadRequest naming the archive with the moment in RFC
+// 3339; a moment from the cut's last record on resolves; a storage failure
+// stays a 500.
+#include "tools/serve/moment.h"
+#include "ledger/archive.h"
+#include "replay/fold/checkpoints.h"
+#include "schema/k8s/rfc3339.h"
+#include "tests/tamper_support.h"
+#include "tools/serve/api_error.h"
+
+using namespace ledger;
+using namespace ledger::testing;
+
+namespace serve_moment_test {
+
+// Cuts `live` after `seq` as `ledger-replay archive` does, into dir `to`.
+void cutAfter(Ledger& live, std::uint64_t seq, const std::string& to) {
+  ArchiveOptions o;
+  o.derive = tamper::ingestDerivations();
+  ArchiveSeal seal;
+  REQUIRE(writeArchive(live, seq, to, o, &seal).isOk());
+  replay::ClusterState state = replay::Replayer(live).foldTo(seq);
+  replay::CopiedVersions copies;
+  const auto chunks = replay::copyLongLived(state, 0, copies);
+  std::int64_t first = 0;
+  REQUIRE(live.timeOf(1, &first).isOk());
+  REQUIRE(live.cutArchived({seq, seal.lastHash, seal.lastTimeNs, first, to},
+                           state.serialize(copies), chunks)
+              .isOk());
+}
+
+}  // namespace serve_moment_test
+
+TEST_CASE("resolveMoment before a cut ledger's archive is a 400 naming it", "[serve][archive]") {
+  TempDir dir;
+  auto live = openLedger(dir.path("live"));
+  ingestText(*live, demoStream(), "test", 3);
+  const std::uint64_t seq = live->lastSeq() / 2;
+  std::int64_t firstNs = 0, cutNs = 0;
+  REQUIRE(live->timeOf(1, &firstNs).isOk());
+  REQUIRE(live->timeOf(seq, &cutNs).isOk());
+  REQUIRE(firstNs < cutNs);
+  serve_moment_test::cutAfter(*live, seq, dir.path("archive"));
+
+  const std::string before = formatRfc3339(cutNs - 1);
+  try {
+    serve::resolveMoment(before, *live, 0);
+    FAIL("a moment before the cut resolved");
+  } catch (const serve::ApiError& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(e.code() == 400);
+    CHECK(e.reason() == "BadRequest");
+    CHECK(message.find("the moment " + before + " is before the cut") != std::string::npos);
+    CHECK(message.find("--archive " + dir.path("archive")) != std::string::npos);
+  }
+  const serve::Moment atCut = serve::resolveMoment(formatRfc3339(cutNs), *live, 0);
+  CHECK(atCut.seq == seq);
+}
+
+TEST_CASE("throwIfFailed: a refusal is a 400, a storage failure a 500", "[serve]") {
+  CHECK_NOTHROW(serve::throwIfFailed(Status::ok()));
+  try {
+    serve::throwIfFailed(Status::invalidArgument("seq 3 is before the cut"));
+    FAIL("no throw");
+  } catch (const serve::ApiError& e) {
+    CHECK(e.code() == 400);
+    CHECK(std::string(e.what()) == "seq 3 is before the cut");
+  }
+  try {
+    serve::throwIfFailed(Status::ioError("disk gone"));
+    FAIL("no throw");
+  } catch (const serve::ApiError& e) {
+    CHECK(e.code() == 500);
+    CHECK(e.reason() == "InternalError");
+  }
+}
