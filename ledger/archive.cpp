@@ -1,6 +1,7 @@
 #include "ledger/archive.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -99,9 +100,9 @@ PendingRecord pendingOf(const Record& r, const VerifyOptions& derive) {
   return p;
 }
 
-// Appends the source's records 1..lastSeq to `archive`; *last is the
+// Appends the source's records from..lastSeq to `archive`; *last is the
 // source's stored hash and time of lastSeq.
-Status copyRecords(const Ledger& source, std::uint64_t lastSeq, Ledger& archive,
+Status copyRecords(const Ledger& source, std::uint64_t from, std::uint64_t lastSeq, Ledger& archive,
                    const ArchiveOptions& options, ArchiveSeal* last) {
   std::vector<PendingRecord> batch;
   Status failure = Status::ok();
@@ -111,7 +112,7 @@ Status copyRecords(const Ledger& source, std::uint64_t lastSeq, Ledger& archive,
     batch.clear();
     return failure.isOk();
   };
-  Status st = source.scanRecords(1, lastSeq, [&](const Record& r, const Digest& stored) {
+  Status st = source.scanRecords(from, lastSeq, [&](const Record& r, const Digest& stored) {
     batch.push_back(pendingOf(r, options.derive));
     *last = ArchiveSeal{r.seq, stored, r.timeNs};
     return batch.size() < options.batchRecords || flush();
@@ -121,7 +122,99 @@ Status copyRecords(const Ledger& source, std::uint64_t lastSeq, Ledger& archive,
   return failure;
 }
 
+// A copy of the sealed archive `dir` in `staging` to extend: its table
+// files are immutable, so hard links; the rest (manifest, options, the
+// write-ahead log of a closed ledger) copied. The seal is left behind.
+Status stageCopy(const std::string& dir, const std::string& staging) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  if (ec) return ioError("removing " + staging, ec.value());
+  fs::create_directory(staging, ec);
+  if (ec) return ioError("creating " + staging, ec.value());
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const fs::path name = entry.path().filename();
+    if (!entry.is_regular_file() || name == kArchiveSealFile) continue;
+    if (name.extension() == ".sst") {
+      fs::create_hard_link(entry.path(), fs::path(staging) / name, ec);
+    } else {
+      fs::copy_file(entry.path(), fs::path(staging) / name, ec);
+    }
+    if (ec) return ioError("copying " + entry.path().string() + " to " + staging, ec.value());
+  }
+  return ec ? ioError("listing " + dir, ec.value()) : Status::ok();
+}
+
+// Appends source records from..lastSeq to the archive ledger in `dir`
+// (unsealed: the staging copy), checks the chain reaches the source's hash
+// and runs beforeSeal; *last says what the new seal states.
+Status appendAndCheck(const Ledger& source, std::uint64_t from, std::uint64_t lastSeq,
+                      const std::string& dir, const ArchiveOptions& options, ArchiveSeal* last) {
+  Ledger::Options o;
+  o.sync = true;
+  std::unique_ptr<Ledger> archive;
+  if (Status st = Ledger::open(dir, o, &archive); !st.isOk()) return st;
+  if (Status st = copyRecords(source, from, lastSeq, *archive, options, last); !st.isOk()) {
+    return st;
+  }
+  // The same bytes chain to the same hashes: anything else (a record the
+  // append raised in time, an encoding that differs) is not the source.
+  if (last->lastSeq != lastSeq || archive->lastSeq() != lastSeq ||
+      archive->lastHash() != last->lastHash) {
+    return Status::corruption("archive " + dir + ": the copied chain does not reach the hash " +
+                              "the ledger stores at seq " + std::to_string(lastSeq));
+  }
+  // Returning closes the archive: its memtables flushed to table files
+  // before a seal names them.
+  return options.beforeSeal ? options.beforeSeal(*archive) : Status::ok();
+}
+
 }  // namespace archive_files
+
+Status extendArchive(const Ledger& source, std::uint64_t lastSeq, const std::string& dir,
+                     const ArchiveOptions& options, ArchiveSeal* seal) {
+  std::optional<ArchiveSeal> old;
+  if (Status st = readArchiveSeal(dir, &old); !st.isOk()) return st;
+  if (!old) return Status::invalidArgument(dir + " holds no sealed archive to extend");
+  if (lastSeq <= old->lastSeq || lastSeq > source.lastSeq()) {
+    return Status::invalidArgument("archive " + dir + ": seq " + std::to_string(lastSeq) +
+                                   " does not extend it (sealed at seq " +
+                                   std::to_string(old->lastSeq) + ", the ledger ends at " +
+                                   std::to_string(source.lastSeq()) + ")");
+  }
+  if (!options.derive.project) {
+    return Status::invalidArgument("archive: no projector to derive the projections with");
+  }
+  const std::string staging =
+      (std::filesystem::path(dir).lexically_normal().parent_path() /
+       (std::filesystem::path(dir).lexically_normal().filename().string() + ".extending"))
+          .string();
+  if (Status st = archive_files::stageCopy(dir, staging); !st.isOk()) return st;
+  ArchiveSeal last;
+  // The copy's head is the old seal's link: the records after it continue
+  // the chain from there (appendAndCheck compares the hashes it reaches).
+  if (Status st =
+          archive_files::appendAndCheck(source, old->lastSeq + 1, lastSeq, staging, options, &last);
+      !st.isOk()) {
+    return st;
+  }
+  if (Status st = archive_files::syncPath(staging, O_RDONLY | O_DIRECTORY); !st.isOk()) return st;
+  if (Status st = archive_files::writeSeal(staging, last); !st.isOk()) return st;
+  // One rename(2) swaps the old archive for the new: a crash leaves one or
+  // the other under `dir`, each whole and sealed.
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0) {
+    return archive_files::ioError("exchanging " + staging + " and " + dir, errno);
+  }
+  const std::string parent = std::filesystem::path(dir).lexically_normal().parent_path().string();
+  if (Status st = archive_files::syncPath(parent.empty() ? "." : parent, O_RDONLY | O_DIRECTORY);
+      !st.isOk()) {
+    return st;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(staging, ec);  // the old archive, now superseded
+  *seal = last;
+  return Status::ok();
+}
 
 Status writeArchive(const Ledger& source, std::uint64_t lastSeq, const std::string& dir,
                     const ArchiveOptions& options, ArchiveSeal* seal) {
@@ -135,26 +228,10 @@ Status writeArchive(const Ledger& source, std::uint64_t lastSeq, const std::stri
   }
   if (Status st = archive_files::checkTarget(dir); !st.isOk()) return st;
   ArchiveSeal last;
-  {
-    Ledger::Options o;
-    o.sync = true;
-    std::unique_ptr<Ledger> archive;
-    if (Status st = Ledger::open(dir, o, &archive); !st.isOk()) return st;
-    if (Status st = archive_files::copyRecords(source, lastSeq, *archive, options, &last);
-        !st.isOk()) {
-      return st;
-    }
-    // The same bytes chain to the same hashes: anything else (a record the
-    // append raised in time, an encoding that differs) is not the source.
-    if (last.lastSeq != lastSeq || archive->lastSeq() != lastSeq ||
-        archive->lastHash() != last.lastHash) {
-      return Status::corruption("archive " + dir + ": the copied chain does not reach the hash " +
-                                "the ledger stores at seq " + std::to_string(lastSeq));
-    }
-    if (options.beforeSeal) {
-      if (Status st = options.beforeSeal(*archive); !st.isOk()) return st;
-    }
-  }  // closed: memtables flushed to table files before the seal names them
+  if (Status st = archive_files::appendAndCheck(source, 1, lastSeq, dir, options, &last);
+      !st.isOk()) {
+    return st;
+  }
   if (Status st = archive_files::syncPath(dir, O_RDONLY | O_DIRECTORY); !st.isOk()) return st;
   if (Status st = archive_files::writeSeal(dir, last); !st.isOk()) return st;
   *seal = last;

@@ -19,7 +19,8 @@
 // temporary file, fsynced, renamed into place and the directory fsynced
 // again. A directory without the seal is an archive that did not finish:
 // writeArchive refuses it, naming it, and never deletes it; the source is
-// only read, so it is as it was. A sealed archive is never written again.
+// only read, so it is as it was. A sealed archive is never written in
+// place: extendArchive seals a copy and swaps it in.
 //
 // Thread safety: writeArchive only reads the source (it may run beside the
 // source's appender: it copies committed records up to `lastSeq`) and owns
@@ -70,6 +71,21 @@ struct ArchiveOptions {
 [[nodiscard]] Status writeArchive(const Ledger& source, std::uint64_t lastSeq,
                                   const std::string& dir, const ArchiveOptions& options,
                                   ArchiveSeal* seal);
+
+// Extends the sealed archive at `dir` (its records 1..S, S its seal's seq)
+// with records S+1..lastSeq of `source` and seals it again at lastSeq (a
+// second `ledger-replay archive` of a cut ledger). Order (what a kill -9
+// leaves): the archive is copied beside `dir` (DIR.extending: table files
+// hard-linked), the records appended there, closed, sealed, and one
+// rename(2) with RENAME_EXCHANGE swaps it with `dir`; the old archive is
+// then removed. A crash leaves `dir` holding the old sealed archive or the
+// new one, never a mix; a stale DIR.extending is removed by the next call.
+// InvalidArgument when `dir` holds no seal or lastSeq is not after it and
+// within the source; Corruption when the records appended do not reach the
+// source's stored hash at lastSeq (the archive is not this ledger's).
+[[nodiscard]] Status extendArchive(const Ledger& source, std::uint64_t lastSeq,
+                                   const std::string& dir, const ArchiveOptions& options,
+                                   ArchiveSeal* seal);
 
 // The seal in `dir`; nullopt when there is none. Corruption naming the file
 // for one that is not 64 bytes with its magic and checksum.

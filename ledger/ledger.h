@@ -30,6 +30,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -175,13 +176,14 @@ class Ledger {
   std::int64_t lastTimeNs() const { return head_.timeNs; }
 
   // The cut, when `ledger-replay archive` moved the first records out
-  // (set at open and by cutArchived; the appender's thread or before any
-  // reader starts). Readers asked for a record at or before it (but
-  // timeOf(1)), or a time before its record's, get InvalidArgument naming
-  // the archive (refusedBeforeCut); so does rebuildProjection.
-  const std::optional<ArchiveCut>& archiveCut() const { return cut_; }
+  // (set at open and by cutArchived, a copy: from any thread, since the
+  // --watch daemon cuts on its upkeep thread while others read). Readers
+  // asked for a record at or before it (but timeOf(1)), or a time before
+  // its record's, get InvalidArgument naming the archive
+  // (refusedBeforeCut); so does rebuildProjection.
+  std::optional<ArchiveCut> archiveCut() const;
   // The first seq the ledger holds: 1, or the seq after the cut.
-  std::uint64_t firstSeq() const { return cut_ ? cut_->seq + 1 : 1; }
+  std::uint64_t firstSeq() const { return cutSeq_.load(std::memory_order_acquire) + 1; }
   // The refusal for a reader that wants seq (or a time before the cut).
   [[nodiscard]] Status refusedBeforeCut(const std::string& what) const;
   // The cut (contract "Retention"): in ONE synced write batch, deletes
@@ -190,8 +192,10 @@ class Ledger {
   // the one at the cut (`checkpoint` with its `chunks`, which must copy
   // every object it names: no record before the cut stays to name), and
   // records the cut and format 6 in `meta`. Dedupe keys, the live view
-  // and usage rollups stay. InvalidArgument when the ledger was cut
-  // already, when cut.seq is 0 or not below the head, or when cut.hash is
+  // and usage rollups stay. A cut ledger may be cut again later into the
+  // same archive (after extendArchive). InvalidArgument when the ledger was
+  // cut already at or after cut.seq or into another archive directory,
+  // when cut.seq is 0 or not below the head, or when cut.hash is
   // not the stored hash at cut.seq. Writers only.
   [[nodiscard]] Status cutArchived(const ArchiveCut& cut, std::string_view checkpoint,
                                    const std::vector<std::string>& chunks);
@@ -370,7 +374,11 @@ class Ledger {
   Options options_;
   int formatVersion_ = 0;
   int projectionFormat_ = 1;  // format::kProjectionFormatBeforeItWasRecorded
+  // The cut: cut_ under cutMu_ (cutArchived moves it on while readers of
+  // other threads look), its seq also in cutSeq_ (0: none) for firstSeq.
+  mutable std::mutex cutMu_;
   std::optional<ArchiveCut> cut_;
+  std::atomic<std::uint64_t> cutSeq_{0};
   Head head_;
   // head_.seq for readers on other threads than the appender: records past
   // it are not committed (format.h).

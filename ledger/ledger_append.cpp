@@ -343,7 +343,7 @@ Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>
   *rewritten = 0;
   // It reads every record from seq 1, and would drop the rollups of the
   // hours only the archive's records could write again.
-  if (cut_) return refusedBeforeCut("rebuilding the projection");
+  if (firstSeq() > 1) return refusedBeforeCut("rebuilding the projection");
   rocksdb::WriteBatch wb;
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;

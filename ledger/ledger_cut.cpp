@@ -48,17 +48,25 @@ Status Ledger::loadArchiveCut() {
   cut.firstTimeNs = static_cast<std::int64_t>(
       format::decodeU64(std::string_view(value).substr(16 + format::kHashSize)));
   cut.archiveDir = value.substr(ledger_cut::kMarkerFixedSize);
+  std::lock_guard lock(cutMu_);
+  cutSeq_.store(cut.seq, std::memory_order_release);
   cut_ = std::move(cut);
   return Status::ok();
 }
 
+std::optional<ArchiveCut> Ledger::archiveCut() const {
+  std::lock_guard lock(cutMu_);
+  return cut_;
+}
+
 Status Ledger::refusedBeforeCut(const std::string& what) const {
+  const std::optional<ArchiveCut> cut = archiveCut();
   return Status::invalidArgument(
-      what + " is before the cut: records 1.." + std::to_string(cut_ ? cut_->seq : 0) +
-      " were moved to the archive " + (cut_ ? cut_->archiveDir : std::string()) +
+      what + " is before the cut: records 1.." + std::to_string(cut ? cut->seq : 0) +
+      " were moved to the archive " + (cut ? cut->archiveDir : std::string()) +
       " (ledger-replay archive); ledger-query and ledger-replay answer a moment before the cut "
       "with --archive " +
-      (cut_ ? cut_->archiveDir : std::string()));
+      (cut ? cut->archiveDir : std::string()));
 }
 
 Status Ledger::cutObjectIndex(rocksdb::WriteBatch& wb, std::uint64_t seq) const {
@@ -90,15 +98,19 @@ Status Ledger::cutObjectIndex(rocksdb::WriteBatch& wb, std::uint64_t seq) const 
 
 Status Ledger::cutArchived(const ArchiveCut& cut, std::string_view checkpoint,
                            const std::vector<std::string>& chunks) {
-  if (cut_) {
+  // A later cut moves the cut on into the same archive (extended first,
+  // archive.h extendArchive): one archive holds every record before it.
+  if (const std::optional<ArchiveCut> was = archiveCut();
+      was && (cut.seq <= was->seq || cut.archiveDir != was->archiveDir)) {
     return Status::invalidArgument("ledger " + dir_ + " was cut already at seq " +
-                                   std::to_string(cut_->seq) + " (archive " + cut_->archiveDir +
-                                   "); a second cut is not supported");
+                                   std::to_string(was->seq) + " (archive " + was->archiveDir +
+                                   "); a later cut must be after it, into the same archive");
   }
-  if (cut.seq == 0 || cut.seq >= head_.seq) {
+  // lastSeq(), not head_: the --watch daemon cuts beside its appender.
+  if (cut.seq == 0 || cut.seq >= lastSeq()) {
     return Status::invalidArgument("cut at seq " + std::to_string(cut.seq) +
                                    ": the live ledger must keep at least its last record (1.." +
-                                   std::to_string(head_.seq) + ")");
+                                   std::to_string(lastSeq()) + ")");
   }
   std::string stored;
   if (Status st = getRaw(format::kLogFamily, format::seqKey(cut.seq), &stored); !st.isOk())
@@ -139,8 +151,14 @@ Status Ledger::cutArchived(const ArchiveCut& cut, std::string_view checkpoint,
   rocksdb::WriteOptions wo;
   wo.sync = true;
   if (Status st = fromRocks(db_->Write(wo, &wb), "cutting the ledger"); !st.isOk()) return st;
-  cut_ = cut;
-  formatVersion_ = format::kCurrentFormat;
+  {
+    std::lock_guard lock(cutMu_);
+    cutSeq_.store(cut.seq, std::memory_order_release);
+    cut_ = cut;
+  }
+  // Opened for writing, the ledger was upgraded already (a cut ledger is
+  // this format): written only when it changes, as readers may look.
+  if (formatVersion_ != format::kCurrentFormat) formatVersion_ = format::kCurrentFormat;
   return Status::ok();
 }
 

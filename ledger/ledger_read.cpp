@@ -230,17 +230,24 @@ Status Ledger::seqAtOrBefore(std::int64_t timeNs, std::uint64_t* seq) const {
   // After the cut the index starts after it: a moment from the last archived
   // record's time on is the state at the cut (its checkpoint); an earlier
   // one needs the archive.
-  if (cut_ && *seq == 0) {
-    if (timeNs < cut_->timeNs) return refusedBeforeCut("the moment " + formatRfc3339(timeNs));
+  if (*seq == 0 && cutSeq_.load(std::memory_order_acquire) != 0) {
+    std::unique_lock lock(cutMu_);
+    if (timeNs < cut_->timeNs) {
+      lock.unlock();
+      return refusedBeforeCut("the moment " + formatRfc3339(timeNs));
+    }
     *seq = cut_->seq;
   }
   return Status::ok();
 }
 
 Status Ledger::timeOf(std::uint64_t seq, std::int64_t* timeNs) const {
-  if (cut_ && (seq == cut_->seq || seq == 1)) {
-    *timeNs = seq == 1 ? cut_->firstTimeNs : cut_->timeNs;
-    return Status::ok();
+  if (seq == 1 || seq == cutSeq_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(cutMu_);
+    if (cut_ && (seq == cut_->seq || seq == 1)) {
+      *timeNs = seq == 1 ? cut_->firstTimeNs : cut_->timeNs;
+      return Status::ok();
+    }
   }
   if (seq < firstSeq()) return refusedBeforeCut("seq " + std::to_string(seq));
   std::string value;

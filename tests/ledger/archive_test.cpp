@@ -1,9 +1,10 @@
 // writeArchive (ledger/archive.h): the first records of a ledger copied into
 // a sealed ledger of their own that verifies alone, chains to the same hash
-// and answers as the source did at its last record; what is refused, and a
-// damaged archive named.
+// and answers as the source did at its last record; extendArchive seals it
+// again further on; what is refused, and a damaged archive named.
 #include "ledger/archive.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include "replay/fold/checkpoints.h"
@@ -93,6 +94,31 @@ TEST_CASE("writeArchive copies the first records into a sealed ledger that verif
     const Status again = writeArchive(*source, source->lastSeq(), to, options(), &seal);
     CHECK(again.code() == Status::Code::kInvalidArgument);
     CHECK_THAT(again.message(), Catch::Contains(to) && Catch::Contains("sealed archive"));
+  }
+  SECTION("extendArchive adds the next records and seals it again; a stale copy goes") {
+    std::filesystem::create_directory(to + ".extending");  // a crash's leftover
+    const std::uint64_t later = source->lastSeq() - 1;
+    ArchiveOptions more = o;
+    Status extended = extendArchive(*source, later, to, more, &seal);
+    INFO(extended.toString());
+    REQUIRE(extended.isOk());
+    CHECK(seal.lastSeq == later);
+    CHECK(seal.lastHash == storedHash(*source, later));
+    CHECK_FALSE(std::filesystem::exists(to + ".extending"));
+    REQUIRE(readArchiveSeal(to, &read).isOk());
+    CHECK(read == std::optional<ArchiveSeal>(seal));
+    auto archive = openLedger(to, readOnly);
+    CHECK(checkArchiveSeal(*archive, seal).isOk());
+    const VerifyReport v = verified(*archive);
+    INFO(v.problem);
+    CHECK(v.ok());
+    CHECK(v.recordsChecked == later);
+    CHECK(replay::verifyCheckpoints(*archive).firstBadSeq == 0);
+    CHECK(reportOf(*archive).digest == reportOf(*source, later).digest);
+    // Not after the seal: refused, the archive as it was.
+    const Status none = extendArchive(*source, later, to, more, &seal);
+    CHECK(none.code() == Status::Code::kInvalidArgument);
+    CHECK_THAT(none.message(), Catch::Contains(to) && Catch::Contains("does not extend"));
   }
   SECTION("a damaged record is named by verify") {
     {

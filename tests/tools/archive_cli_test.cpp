@@ -1,9 +1,9 @@
 // `ledger-replay archive --before TIME --to DIR` (tools/archive/archive_command.h),
 // the real programs: the cut ledger answers every moment from the cut on and
 // every whole hour before it byte for byte as the uncut ledger does, refuses
-// an earlier moment or a partial hour naming the archive (exit 1), refuses a
-// second archive, and a kill -9 before or after the cut's batch leaves the
-// old or the new ledger.
+// an earlier moment or a partial hour naming the archive (exit 1), extends
+// the same archive on a later archive (another directory refused), and a
+// kill -9 before or after the cut's batch leaves the old or the new ledger.
 //
 // Runs the real ledger-ingest, ledger-replay and ledger-query binaries (paths
 // in $LEDGER_INGEST, $LEDGER_REPLAY, $LEDGER_QUERY).
@@ -144,11 +144,86 @@ TEST_CASE("ledger-replay archive: the cut ledger answers after the cut and whole
   const CommandRun verify = runCommand(l.replay + " --ledger " + l.archive + " verify");
   INFO(verify.output);
   CHECK(verify.exitCode == 0);
+}
 
-  const CommandRun again = l.archiveBefore("2026-11-20T15:00:00Z");
-  INFO(again.output);
-  CHECK(again.exitCode == 1);
-  CHECK(again.output.find("was cut already at seq 20") != std::string::npos);
+TEST_CASE("ledger-replay archive again extends the same archive and moves the cut on",
+          "[cli][archive]") {
+  Ledgers l;
+  REQUIRE(l.archiveBefore(kCut).exitCode == 0);
+  const std::string archive = std::filesystem::absolute(l.archive).string();
+  {
+    const std::string other = l.dir.path("other");
+    const CommandRun r = runCommand(l.replay + " --ledger " + l.live +
+                                    " archive --before 2026-11-20T15:00:00Z --to " + other);
+    INFO(r.output);
+    CHECK(r.exitCode == 1);
+    CHECK(r.output.find("into the archive " + archive) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(other));
+  }
+  for (const char* before : {"2026-11-20T12:00:00Z", kCut}) {
+    const CommandRun r = l.archiveBefore(before);
+    INFO(r.output);
+    CHECK(r.exitCode == 0);
+    CHECK(r.output.find("nothing to archive: records 1..20 ") != std::string::npos);
+  }
+  auto extendedAnswers = [&] {
+    l.refused("state --at 2026-11-20T14:00:00Z");
+    l.sameWithArchive("state --at 2026-11-20T10:00:00Z");
+    l.sameWithArchive("state --at 2026-11-20T14:00:00Z");
+    l.sameAnswer("state --at 2026-11-20T15:07:00Z");
+    l.sameAnswer("report --from 2026-11-20T09:00:00Z --to 2026-11-20T17:00:00Z");
+    const CommandRun both = l.verify("--archive " + l.archive + " -o table");
+    INFO(both.output);
+    CHECK(both.exitCode == 0);
+    CHECK(both.output.find("live ledger's link at seq 28") != std::string::npos);
+  };
+  SECTION("a later --before: records 21..28 added, sealed again, the cut moved on") {
+    const CommandRun r = l.archiveBefore("2026-11-20T15:00:00Z");
+    INFO(r.output);
+    CHECK(r.exitCode == 0);
+    CHECK(r.output.find("archived records 1..28 ") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(l.archive + ".extending"));
+    extendedAnswers();
+    const CommandRun alone = runCommand(l.replay + " --ledger " + l.archive + " verify");
+    INFO(alone.output);
+    CHECK(alone.exitCode == 0);
+  }
+  SECTION("killed after the extended archive, before the cut: the old cut, both verify") {
+    const CommandRun killed =
+        l.archiveBefore("2026-11-20T15:00:00Z", "LEDGER_TEST_KILL_ARCHIVE=after-archive ");
+    INFO(killed.output);
+    CHECK(killedBySignal(killed));
+    std::optional<ArchiveSeal> seal;
+    REQUIRE(readArchiveSeal(l.archive, &seal).isOk());
+    REQUIRE(seal.has_value());
+    CHECK(seal->lastSeq == 28);
+    l.sameAnswer("state --at 2026-11-20T14:00:00Z");
+    l.sameWithArchive("state --at 2026-11-20T10:00:00Z");
+    {
+      // Verified as copies: a verification is recorded beside the ledger
+      // and every later answer states it, which the uncut twin's would not.
+      const std::string live = l.dir.path("copy-live"), archive = l.dir.path("copy-archive");
+      std::filesystem::copy(l.live, live, std::filesystem::copy_options::recursive);
+      std::filesystem::copy(l.archive, archive, std::filesystem::copy_options::recursive);
+      const CommandRun both =
+          runCommand(l.replay + " --ledger " + live + " verify -o table --archive " + archive);
+      INFO(both.output);
+      CHECK(both.exitCode == 0);
+      CHECK(both.output.find("live ledger's link at seq 20") != std::string::npos);
+    }
+    const CommandRun rerun = l.archiveBefore("2026-11-20T15:00:00Z");
+    INFO(rerun.output);
+    CHECK(rerun.exitCode == 0);
+    CHECK(rerun.output.find("holds the sealed archive of records 1..28") != std::string::npos);
+    extendedAnswers();
+  }
+  SECTION("killed after the second cut: the new state") {
+    const CommandRun killed =
+        l.archiveBefore("2026-11-20T15:00:00Z", "LEDGER_TEST_KILL_ARCHIVE=after-cut ");
+    INFO(killed.output);
+    CHECK(killedBySignal(killed));
+    extendedAnswers();
+  }
 }
 
 TEST_CASE("ledger-replay archive refuses a cut that would leave no hour or no record",
@@ -182,7 +257,7 @@ TEST_CASE("a kill -9 during ledger-replay archive leaves the old ledger or the n
     l.refused("state --at 2026-11-20T10:00:00Z");
     l.sameAnswer("state --at 2026-11-20T15:07:00Z");
   }
-  SECTION("killed after the cut: the new ledger; a rerun is refused") {
+  SECTION("killed after the cut: the new ledger; a rerun has nothing to archive") {
     const CommandRun killed = l.archiveBefore(kCut, "LEDGER_TEST_KILL_ARCHIVE=after-cut ");
     INFO(killed.output);
     CHECK(killedBySignal(killed));
@@ -190,8 +265,8 @@ TEST_CASE("a kill -9 during ledger-replay archive leaves the old ledger or the n
     for (const char* at : kAfter) l.sameAnswer(std::string("state --at ") + at);
     const CommandRun rerun = l.archiveBefore(kCut);
     INFO(rerun.output);
-    CHECK(rerun.exitCode == 1);
-    CHECK(rerun.output.find("was cut already") != std::string::npos);
+    CHECK(rerun.exitCode == 0);
+    CHECK(rerun.output.find("nothing to archive") != std::string::npos);
   }
 }
 

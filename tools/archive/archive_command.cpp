@@ -17,6 +17,7 @@
 #include "replay/fold/checkpoints.h"
 #include "replay/fold/replayer.h"
 #include "replay/kueue/usage_rollups.h"
+#include "schema/k8s/rfc3339.h"
 #include "tools/program.h"
 #include "tools/time_flags.h"
 
@@ -40,6 +41,8 @@ void check(const Status& st) {
 // least its last record and fall inside the hours the rollups cover (the
 // rollups after the cut go on from their end, folding the state there).
 std::uint64_t cutSeq(const Ledger& ledger, std::int64_t beforeNs, const std::string& before) {
+  // A cut ledger archives nothing before its cut again (runArchive: none).
+  if (const auto& cut = ledger.archiveCut(); cut && beforeNs - 1 < cut->timeNs) return cut->seq;
   std::uint64_t seq = 0;
   check(ledger.seqAtOrBefore(beforeNs - 1, &seq));
   if (seq == 0)
@@ -69,12 +72,19 @@ Digest storedHash(const Ledger& ledger, std::uint64_t seq) {
 }
 
 // A sealed archive in `dir` of exactly records 1..seq of this ledger (a
-// rerun after a kill before the cut), or nullopt when `dir` holds no seal.
+// rerun after a kill before the cut), or nullopt when `dir` holds no seal
+// or (a cut ledger) the archive sealed at the cut, to extend.
 std::optional<ArchiveSeal> sealedBefore(const Ledger& ledger, const std::string& dir,
                                         std::uint64_t seq) {
   std::optional<ArchiveSeal> seal;
   check(readArchiveSeal(dir, &seal));
   if (!seal) return std::nullopt;
+  if (const auto& cut = ledger.archiveCut(); cut && seal->lastSeq < seq) {
+    const Digest link = seal->lastSeq == cut->seq  ? cut->hash
+                        : seal->lastSeq > cut->seq ? storedHash(ledger, seal->lastSeq)
+                                                   : Digest{};
+    if (seal->lastSeq >= cut->seq && seal->lastHash == link) return std::nullopt;
+  }
   if (seal->lastSeq != seq || seal->lastHash != storedHash(ledger, seq)) {
     throw UsageError(dir + " already holds a sealed archive of other records (to seq " +
                      std::to_string(seal->lastSeq) + "); name a new directory");
@@ -98,20 +108,31 @@ ArchiveSeal writeSealed(const Ledger& ledger, std::uint64_t seq, const ArchiveRe
     return Status::ok();
   };
   ArchiveSeal seal;
-  check(writeArchive(ledger, seq, request.to, options, &seal));
+  check(ledger.archiveCut() ? extendArchive(ledger, seq, request.to, options, &seal)
+                            : writeArchive(ledger, seq, request.to, options, &seal));
   return seal;
 }
 
 // Whether the sealed archive in `dir` ends at the live ledger's link; the
 // problem otherwise (empty when it does).
-std::string linkProblem(const ArchiveCut& cut, const std::string& dir, const Ledger& archive) {
+std::string linkProblem(const Ledger& live, const ArchiveCut& cut, const std::string& dir,
+                        const Ledger& archive) {
   std::optional<ArchiveSeal> seal;
   Status st = readArchiveSeal(dir, &seal);
   if (st.isOk() && !seal)
     st = Status::corruption(dir + " holds no seal (" + kArchiveSealFile + ")");
   if (st.isOk()) st = checkArchiveSeal(archive, *seal);
   if (!st.isOk()) return st.message();
-  if (seal->lastSeq != cut.seq || seal->lastHash != cut.hash) {
+  // An archive extended past the cut (a second archive killed before its
+  // cut) still holds the link; its records after it must be the live
+  // ledger's own.
+  const bool holdsLink = seal->lastSeq == cut.seq
+                             ? seal->lastHash == cut.hash
+                             : seal->lastSeq > cut.seq &&
+                                   storedHash(archive, cut.seq) == cut.hash &&
+                                   seal->lastSeq <= live.lastSeq() &&
+                                   storedHash(live, seal->lastSeq) == seal->lastHash;
+  if (!holdsLink) {
     return "the archive's seal (seq " + std::to_string(seal->lastSeq) + ", hash " +
            toHex(seal->lastHash) + ") is not the live ledger's link (seq " +
            std::to_string(cut.seq) + ", hash " + toHex(cut.hash) + ")";
@@ -123,10 +144,14 @@ std::string linkProblem(const ArchiveCut& cut, const std::string& dir, const Led
 
 int runArchive(Ledger& ledger, const ArchiveRequest& request) {
   using namespace archive_command;
-  if (const auto& cut = ledger.archiveCut()) {
+  const std::string dir = std::filesystem::absolute(request.to).lexically_normal().string();
+  // One archive holds every record before the cut: a later archive extends
+  // it, so that one --archive DIR answers and verifies them all.
+  if (const auto& cut = ledger.archiveCut(); cut && dir != cut->archiveDir) {
     throw UsageError("ledger " + ledger.directory() + " was cut already at seq " +
-                     std::to_string(cut->seq) + " (archive " + cut->archiveDir +
-                     "); archiving it again is not supported");
+                     std::to_string(cut->seq) + " into the archive " + cut->archiveDir +
+                     ": archive again with --to " + cut->archiveDir + " (it is extended), not " +
+                     request.to);
   }
   const std::int64_t beforeNs =
       parseTimeArg(request.before, "--before", TimeBeyondRange::kClamp,
@@ -134,6 +159,12 @@ int runArchive(Ledger& ledger, const ArchiveRequest& request) {
   // Rollups first: the hours before the cut are answered from them after it.
   replay::writeUsageRollups(ledger);
   const std::uint64_t seq = cutSeq(ledger, beforeNs, request.before);
+  if (const auto& cut = ledger.archiveCut(); cut && seq <= cut->seq) {
+    std::cout << "nothing to archive: records 1.." << cut->seq << " (to "
+              << formatRfc3339(cut->timeNs) << ") are in the archive " << cut->archiveDir
+              << " already, and none after them is before " << request.before << "\n";
+    return kExitOk;
+  }
   std::optional<ArchiveSeal> seal = sealedBefore(ledger, request.to, seq);
   if (seal) {
     spdlog::info("{} holds the sealed archive of records 1..{}: making the cut", request.to, seq);
@@ -148,8 +179,7 @@ int runArchive(Ledger& ledger, const ArchiveRequest& request) {
   const std::vector<std::string> chunks = replay::copyLongLived(state, 0, copies);
   std::int64_t firstTimeNs = 0;
   check(ledger.timeOf(1, &firstTimeNs));
-  ArchiveCut cut{seq, seal->lastHash, seal->lastTimeNs, firstTimeNs,
-                 std::filesystem::absolute(request.to).lexically_normal().string()};
+  ArchiveCut cut{seq, seal->lastHash, seal->lastTimeNs, firstTimeNs, dir};
   check(ledger.cutArchived(cut, state.serialize(copies), chunks));
   killHere("after-cut");
   const std::uint64_t checkpoints = replay::writeCheckpoints(ledger, request.checkpointEvery);
@@ -170,7 +200,7 @@ std::unique_ptr<Ledger> openArchiveOf(const Ledger& live, const std::string& dir
   readOnly.createIfMissing = false;
   std::unique_ptr<Ledger> archive;
   if (Status st = Ledger::open(dir, readOnly, &archive); !st.isOk()) throw ProgramError(st);
-  if (const std::string problem = archive_command::linkProblem(*cut, dir, *archive);
+  if (const std::string problem = archive_command::linkProblem(live, *cut, dir, *archive);
       !problem.empty()) {
     throw ProgramError("--archive " + dir + ": " + problem, kExitCorrupt);
   }
@@ -192,7 +222,7 @@ int runVerifyWithArchive(const Ledger& live, const std::string& archiveDir, bool
   archive_command::check(Ledger::open(archiveDir, readOnly, &archive));
   std::ostringstream archiveOut, liveOut;
   const int archiveCode = verify(*archive, archiveOut);
-  const std::string link = archive_command::linkProblem(*cut, archiveDir, *archive);
+  const std::string link = archive_command::linkProblem(live, *cut, archiveDir, *archive);
   const int liveCode = verify(live, liveOut);
   const int code =
       std::max({archiveCode, liveCode, static_cast<int>(link.empty() ? kExitOk : kExitCorrupt)});

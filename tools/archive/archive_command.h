@@ -12,8 +12,18 @@
 // was; a rerun with the same --before and --to finds the sealed archive,
 // checks its seal against the live ledger's hash at its seq and makes the
 // cut without copying again (an unsealed DIR is refused, naming it). After
-// the batch, the ledger is cut; a rerun is refused (the ledger was cut
-// already: a second cut is not supported).
+// the batch, the ledger is cut; a rerun with the same --before has nothing
+// to archive (exit 0, saying so).
+//
+// A cut ledger archives again into the same DIR only (another is refused,
+// naming it): a later --before extends the sealed archive with the records
+// from the cut to it (extendArchive: sealed beside, swapped in by one
+// rename) and moves the cut on; a --before whose records are archived
+// already is a no-op. Killed after the extended archive's swap, before the
+// batch, the archive reaches past the live ledger's cut: it still holds the
+// link (the live ledger's hash at the cut, and the live ledger's own hash at
+// the archive's seal), so --archive and verify --archive hold, and a rerun
+// makes the cut.
 //
 // Test hook: LEDGER_TEST_KILL_ARCHIVE=after-archive (after the seal, before
 // the batch) or =after-cut (after the batch) kills the process with SIGKILL
@@ -46,7 +56,7 @@ int runArchive(Ledger& ledger, const ArchiveRequest& request);
 // The sealed archive in `dir` of the cut ledger `live`, opened read-only, to
 // answer a moment before the cut (`--archive DIR` of ledger-query and
 // ledger-replay). UsageError when `live` was not cut; ProgramError (exit 3)
-// when DIR holds no sealed archive ending at the live ledger's link.
+// when DIR holds no sealed archive holding the live ledger's link.
 std::unique_ptr<Ledger> openArchiveOf(const Ledger& live, const std::string& dir);
 
 // `ledger-replay verify --archive DIR`: the archive and the cut ledger as one
