@@ -45,8 +45,13 @@ void LedgerUpkeep::start() {
       spdlog::error("upkeep: reading the newest checkpoint failed: {}", e.what());
     }
     checkpointBase_ = checkpointSeq_;
+    archiveDue_ = options_.retain.count() > 0;
+    if (const auto cut = ledger_.archiveCut()) {
+      archivedSeq_ = cut->seq;
+      archivedTimeNs_ = cut->timeNs;
+    }
   }
-  if (options_.checkpointEvery == 0 && options_.verifyEvery.count() <= 0) return;
+  if (options_.checkpointEvery == 0 && options_.verifyEvery.count() <= 0 && !archiveDue_) return;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -77,7 +82,7 @@ void LedgerUpkeep::run() {
       return options_.checkpointEvery > 0 &&
              committed_ >= checkpointBase_ + options_.checkpointEvery;
     };
-    auto woken = [&] { return stopping_ || checkpointsDue(); };
+    auto woken = [&] { return stopping_ || checkpointsDue() || archiveDue_; };
     if (verifying) {
       wake_.wait_until(lock, nextVerify, woken);
     } else {
@@ -87,6 +92,13 @@ void LedgerUpkeep::run() {
     if (checkpointsDue()) {
       lock.unlock();
       writeDerived();
+      lock.lock();
+      archiveDue_ = options_.retain.count() > 0;
+    }
+    if (archiveDue_ && !stopping_) {
+      archiveDue_ = false;
+      lock.unlock();
+      archiveOld();
       lock.lock();
     }
     if (verifying && !stopping_ && Clock::now() >= nextVerify) {
@@ -124,6 +136,43 @@ void LedgerUpkeep::writeDerived() {
   if (ok && (written > 0 || hours > 0)) {
     spdlog::debug("upkeep: wrote {} checkpoint(s) (newest at seq {}) and {} usage bucket(s)",
                   written, checkpointSeq_, hours);
+  }
+}
+
+void LedgerUpkeep::archiveOld() {
+  // Whole hours: the cut's hour would otherwise be partial, answered
+  // neither live nor from the rollups (docs/reference.md, "Archives and the
+  // cut").
+  const std::int64_t beforeNs = (nowNs() - static_cast<std::int64_t>(options_.retain.count())) /
+                                replay::kHourNs * replay::kHourNs;
+  ArchiveRequest request = options_.archive;
+  request.before = formatRfc3339(beforeNs);
+  try {
+    const ArchiveOutcome outcome = archiveBefore(ledger_, beforeNs, request);
+    if (outcome.cut.seq == 0) {
+      spdlog::debug("upkeep: retention: {}", outcome.none);
+      return;
+    }
+    const std::uint64_t newest = newestCheckpoint(ledger_);
+    spdlog::info("upkeep: archived records 1..{} (before {}) to {}; the ledger holds {}..{}",
+                 outcome.cut.seq, request.before, outcome.cut.archiveDir, outcome.cut.seq + 1,
+                 ledger_.lastSeq());
+    std::lock_guard lock(mu_);
+    archivedSeq_ = outcome.cut.seq;
+    archivedTimeNs_ = outcome.cut.timeNs;
+    checkpointSeq_ = newest;
+    checkpointBase_ = std::max(checkpointBase_, newest);
+    // The chain check goes on from the link: the archive's copy of the
+    // records before it reached the hash the ledger stored there.
+    if (verified_.seq < outcome.cut.seq) {
+      verified_ = ChainPoint{outcome.cut.seq, outcome.cut.hash, outcome.cut.timeNs};
+    }
+  } catch (const kj::Exception& e) {
+    spdlog::error("upkeep: archiving the records before {} failed (recording goes on): {}",
+                  request.before, replay::damagedObject(e).what());
+  } catch (const std::exception& e) {
+    spdlog::error("upkeep: archiving the records before {} failed (recording goes on): {}",
+                  request.before, e.what());
   }
 }
 
@@ -206,7 +255,20 @@ std::string LedgerUpkeep::metricsText(std::int64_t nowNs) const {
           "before the first ended).",
           age);
   }
+  if (options_.retain.count() > 0) {
+    gauge(out, "ledger_archive_last_seq",
+          "The last record moved to the archive (--retain); 0: the ledger was never cut.",
+          std::to_string(archivedSeq_));
+    gauge(out, "ledger_archive_last_time_seconds",
+          "The time (Unix seconds) of the last record moved to the archive; 0: never cut.",
+          std::to_string(archivedTimeNs_ / 1000000000));
+  }
   return out;
+}
+
+std::uint64_t LedgerUpkeep::archivedSeq() const {
+  std::lock_guard lock(mu_);
+  return archivedSeq_;
 }
 
 std::uint64_t LedgerUpkeep::checkpointSeq() const {

@@ -26,6 +26,16 @@
 // result is recorded beside the ledger (ledger/verification_record.h, scope
 // "chain"), where every answer reads its proof line.
 //
+// Retention (--retain DURATION --archive-dir DIR): at start and after each
+// round of checkpoints, the records older than now - DURATION, rounded down
+// to a whole hour so that every hour before the cut stays whole in the
+// rollups, are archived into DIR (tools/archive/archive_command.h,
+// archiveBefore: the archive extended, then the cut in one write batch).
+// Commits go on meanwhile: the archive copies committed records, and the
+// cut removes only records before them. A failure is logged (error) and
+// tried again at the next round; ledger_archive_last_seq and
+// ledger_archive_last_time_seconds say where the ledger was last cut.
+//
 // Ownership: borrows the Ledger, which must outlive the upkeep (stop() or
 // destroy it before closing the ledger).
 // Thread safety: afterCommit() from the writer thread, metricsText() and the
@@ -48,6 +58,7 @@
 #include "ledger/ledger.h"
 #include "ledger/verification_record.h"
 #include "ledger/verify.h"
+#include "tools/archive/archive_command.h"
 
 namespace ledger::cli {
 
@@ -57,6 +68,10 @@ struct UpkeepOptions {
   // Records a chain check reads between looks at stop(): bounds how long a
   // stop waits for a check of a long history.
   std::uint64_t verifySlice = 100000;
+  // --retain: keep this much history live, archiving the rest into
+  // archive.to (0: never; needs checkpointEvery > 0).
+  std::chrono::nanoseconds retain{0};
+  ArchiveRequest archive{};  // `before` is set at each round
 };
 
 class LedgerUpkeep {
@@ -72,21 +87,24 @@ class LedgerUpkeep {
   // The writer's hook: records up to `lastSeq` are committed.
   void afterCommit(std::uint64_t lastSeq);
 
-  // ledger_checkpoint_seq, ledger_verify_ok, ledger_verified_seq and
+  // ledger_checkpoint_seq, ledger_verify_ok, ledger_verified_seq,
   // ledger_last_verify_age_seconds (since the last check ended, or since
-  // start() before the first ended). Empty families are left out when
-  // their upkeep is off.
+  // start() before the first ended), ledger_archive_last_seq and
+  // ledger_archive_last_time_seconds (0: never cut). Empty families are
+  // left out when their upkeep is off.
   std::string metricsText(std::int64_t nowNs) const;
 
   std::uint64_t checkpointSeq() const;  // the newest checkpoint's seq (0: none)
   std::uint64_t verifiedSeq() const;    // the last record the chain check found sound
   bool verifyOk() const;                // false once a check failed
   std::uint64_t verifications() const;  // checks completed
+  std::uint64_t archivedSeq() const;    // the ledger's cut (0: none)
 
  private:
   void run();
   void writeDerived();  // mu_ not held
   void verify();        // mu_ not held
+  void archiveOld();    // mu_ not held
 
   Ledger& ledger_;
   const UpkeepOptions options_;
@@ -104,6 +122,9 @@ class LedgerUpkeep {
   bool verifyOk_ = true;
   std::uint64_t verifications_ = 0;
   std::int64_t lastVerifyNs_ = 0;  // wall clock; start() before the first check
+  bool archiveDue_ = false;
+  std::uint64_t archivedSeq_ = 0;
+  std::int64_t archivedTimeNs_ = 0;
 };
 
 }  // namespace ledger::cli

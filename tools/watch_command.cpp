@@ -41,6 +41,33 @@ std::chrono::milliseconds verifyInterval(const std::string& value) {
       std::chrono::nanoseconds(parseStepArg(value, "--verify-every")));
 }
 
+// --retain and --archive-dir: both or neither. The cut needs the rollups
+// the checkpoint rounds write, and removes records a publisher may not have
+// shipped yet.
+void retention(const po::variables_map& vm, const kube::DaemonOptions& o, UpkeepOptions& upkeep) {
+  if (!vm.count("retain") && !vm.count("archive-dir")) return;
+  if (!vm.count("retain") || !vm.count("archive-dir")) {
+    throw std::invalid_argument(
+        "--retain DURATION and --archive-dir DIR go together: the records older than DURATION "
+        "are moved to the archive in DIR");
+  }
+  if (upkeep.checkpointEvery == 0) {
+    throw std::invalid_argument(
+        "--retain needs --checkpoint-every above 0 (the rollups the cut keeps are written "
+        "with the checkpoints)");
+  }
+  if (vm.count("publish")) {
+    throw std::invalid_argument(
+        "--retain with --publish is not supported: the cut would remove records before the "
+        "stream has them");
+  }
+  upkeep.retain =
+      std::chrono::nanoseconds(parseStepArg(vm["retain"].as<std::string>(), "--retain"));
+  upkeep.archive.to = vm["archive-dir"].as<std::string>();
+  upkeep.archive.projection = o.writer.projection;
+  upkeep.archive.checkpointEvery = upkeep.checkpointEvery;
+}
+
 }  // namespace
 
 po::options_description watchOptions() {
@@ -67,7 +94,9 @@ po::options_description watchOptions() {
     ("late-hold-ms", po::value<long>()->default_value(1000), "how long late watch events (a backlog after downtime) are held to be recorded in the order of their own times")
     ("emit-events", "post a Kubernetes Event (Warning) on a Workload when a finding about it opens (needs RBAC create on events)")
 
-    ("verify-every", po::value<std::string>()->default_value("1h"), "check the hash chain of the records committed since the last check this often, in the background: seconds or a duration (30m, 1h); 0: never");
+    ("verify-every", po::value<std::string>()->default_value("1h"), "check the hash chain of the records committed since the last check this often, in the background: seconds or a duration (30m, 1h); 0: never")
+    ("retain", po::value<std::string>(), "keep this much history in the ledger (a duration: 30d, 12w, at most a year) and archive older records, on whole hours, into --archive-dir, in the background")
+    ("archive-dir", po::value<std::string>(), "--retain: the archive older records are moved to (ledger-replay archive --to; extended at each round)");
   // clang-format on
   return opts;
 }
@@ -122,6 +151,7 @@ int runWatch(const po::variables_map& vm) {
     }
     upkeep.checkpointEvery = vm["checkpoint-every"].as<std::uint64_t>();
     upkeep.verifyEvery = verifyInterval(vm["verify-every"].as<std::string>());
+    retention(vm, o, upkeep);
     if (o.writer.retryInitial.count() <= 0 || o.writer.retryMax.count() <= 0) {
       throw std::invalid_argument(
           "--disk-retry-initial-ms and --disk-retry-max-ms must be positive");

@@ -720,6 +720,101 @@ TEST_CASE(
   CHECK(waitExit(pid, 10000) == 0);
 }
 
+TEST_CASE(
+    "--retain archives the records older than the retention into --archive-dir while watched "
+    "changes go on being committed; verify --archive passes; --retain alone is refused",
+    "[watch][process][upkeep][archive]") {
+  TempDir dir;
+  const std::string ledgerDir = dir.path("ledger");
+  const std::string archiveDir = dir.path("archive");
+  const std::string ingest = programFromEnv("LEDGER_INGEST");
+  {
+    // The demo's history, weeks old: older than any retention of an hour.
+    std::ofstream(dir.path("demo.jsonl")) << demoStream();
+    const auto r =
+        runCommand(ingest + " --ledger " + ledgerDir + " --from " + dir.path("demo.jsonl"));
+    INFO(r.output);
+    REQUIRE(r.exitCode == 0);
+  }
+  std::uint64_t demoRecords = 0;
+  {
+    Ledger::Options readOnly;
+    readOnly.readOnly = true;
+    demoRecords = openLedger(ledgerDir, readOnly)->lastSeq();
+  }
+  FakeApiServer server;
+  server.serve(kWorkloads);
+  server.start();
+  const int port = freePort();
+  std::vector<std::string> args = daemonArgs(ledgerDir, server, port, "5", "20");
+  {
+    std::vector<std::string> alone = args;
+    for (const char* a : {"--retain", "1h"}) alone.push_back(a);
+    const pid_t refused = spawnDaemon(alone, dir.path("refused.log"));
+    CHECK(waitExit(refused, 10000) == 1);
+  }
+  for (const char* a : {"--checkpoint-every", "10", "--retain", "1h", "--archive-dir"}) {
+    args.push_back(a);
+  }
+  args.push_back(archiveDir);
+  const pid_t pid = spawnDaemon(args, dir.path("daemon.log"));
+  REQUIRE(FakeApiServer::waitFor(
+      [&] {
+        int status = 0;
+        httpGet(port, "/readyz", &status);
+        return status == 200;
+      },
+      15000));
+  // Changes keep coming while the upkeep archives (a round every 10
+  // records): every one is committed, before, during and after the cut.
+  int created = 0;
+  const bool archived = FakeApiServer::waitFor(
+      [&] {
+        server.create("workloads", object("team-a", numbered("r", created++)));
+        return scrape(port, "ledger_archive_last_seq") == static_cast<double>(demoRecords);
+      },
+      20000);
+  CHECK(archived);
+  for (int i = 0; i < 12; ++i)
+    server.create("workloads", object("team-a", numbered("r", created++)));
+  CHECK(scrape(port, "ledger_archive_last_time_seconds") > 0);
+  // The Workloads created, each recorded once after the cut (read beside
+  // the daemon, read-only).
+  auto createdRecords = [&] {
+    Ledger::Options readOnly;
+    readOnly.readOnly = true;
+    auto live = openLedger(ledgerDir, readOnly);
+    int found = 0;
+    REQUIRE(live->scanRecords(live->firstSeq(), 0,
+                              [&](const Record& r, const Digest&) {
+                                found +=
+                                    r.type == EventType::kAdded && r.identity.name.starts_with("r")
+                                        ? 1
+                                        : 0;
+                                return true;
+                              })
+                .isOk());
+    return found;
+  };
+  CHECK(FakeApiServer::waitFor([&] { return createdRecords() == created; }, 15000));
+  kill(pid, SIGTERM);
+  REQUIRE(waitExit(pid, 10000) == 0);
+  CHECK(createdRecords() == created);
+
+  const std::string replay = programFromEnv("LEDGER_REPLAY");
+  const auto verify =
+      runCommand(replay + " --ledger " + ledgerDir + " verify -o table --archive " + archiveDir);
+  INFO(verify.output);
+  CHECK(verify.exitCode == 0);
+  CHECK(verify.output.find("live ledger's link at seq " + std::to_string(demoRecords)) !=
+        std::string::npos);
+  Ledger::Options readOnly;
+  readOnly.readOnly = true;
+  auto live = openLedger(ledgerDir, readOnly);
+  REQUIRE(live->archiveCut().has_value());
+  CHECK(live->archiveCut()->seq == demoRecords);
+}
+
 namespace {
 
 // A watch event line whose object holds `depth` nested arrays.

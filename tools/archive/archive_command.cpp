@@ -39,25 +39,31 @@ void check(const Status& st) {
 
 // The last record before `beforeNs`, which must leave the live ledger at
 // least its last record and fall inside the hours the rollups cover (the
-// rollups after the cut go on from their end, folding the state there).
-std::uint64_t cutSeq(const Ledger& ledger, std::int64_t beforeNs, const std::string& before) {
-  // A cut ledger archives nothing before its cut again (runArchive: none).
-  if (const auto& cut = ledger.archiveCut(); cut && beforeNs - 1 < cut->timeNs) return cut->seq;
+// rollups after the cut go on from their end, folding the state there); 0
+// with *none saying why when no record is.
+std::uint64_t cutSeq(const Ledger& ledger, std::int64_t beforeNs, const std::string& before,
+                     std::string* none) {
+  // A cut ledger archives nothing before its cut again (the caller: none).
+  if (const auto cut = ledger.archiveCut(); cut && beforeNs - 1 < cut->timeNs) return cut->seq;
   std::uint64_t seq = 0;
   check(ledger.seqAtOrBefore(beforeNs - 1, &seq));
-  if (seq == 0)
-    throw UsageError("--before " + before + ": no record is earlier: nothing to archive");
+  if (seq == 0) {
+    *none = "--before " + before + ": no record is earlier: nothing to archive";
+    return 0;
+  }
   if (seq >= ledger.lastSeq()) {
-    throw UsageError("--before " + before +
-                     ": every record is earlier; the live ledger keeps at least its last record");
+    *none = "--before " + before +
+            ": every record is earlier; the live ledger keeps at least its last record";
+    return 0;
   }
   const auto coverage = replay::usageRollupCoverage(ledger);
   std::int64_t timeNs = 0;
   check(ledger.timeOf(seq, &timeNs));
   if (!coverage || timeNs >= coverage->endNs) {
-    throw UsageError("--before " + before +
-                     ": the cut must come before the last whole hour the usage rollups cover "
-                     "(the hour the ledger's last record is in stays open)");
+    *none = "--before " + before +
+            ": the cut must come before the last whole hour the usage rollups cover "
+            "(the hour the ledger's last record is in stays open)";
+    return 0;
   }
   return seq;
 }
@@ -142,28 +148,28 @@ std::string linkProblem(const Ledger& live, const ArchiveCut& cut, const std::st
 
 }  // namespace archive_command
 
-int runArchive(Ledger& ledger, const ArchiveRequest& request) {
+ArchiveOutcome archiveBefore(Ledger& ledger, std::int64_t beforeNs, const ArchiveRequest& request) {
   using namespace archive_command;
   const std::string dir = std::filesystem::absolute(request.to).lexically_normal().string();
   // One archive holds every record before the cut: a later archive extends
   // it, so that one --archive DIR answers and verifies them all.
-  if (const auto& cut = ledger.archiveCut(); cut && dir != cut->archiveDir) {
+  if (const auto cut = ledger.archiveCut(); cut && dir != cut->archiveDir) {
     throw UsageError("ledger " + ledger.directory() + " was cut already at seq " +
                      std::to_string(cut->seq) + " into the archive " + cut->archiveDir +
                      ": archive again with --to " + cut->archiveDir + " (it is extended), not " +
                      request.to);
   }
-  const std::int64_t beforeNs =
-      parseTimeArg(request.before, "--before", TimeBeyondRange::kClamp,
-                   lastRecordEnd([&]() -> const Ledger& { return ledger; }));
   // Rollups first: the hours before the cut are answered from them after it.
   replay::writeUsageRollups(ledger);
-  const std::uint64_t seq = cutSeq(ledger, beforeNs, request.before);
-  if (const auto& cut = ledger.archiveCut(); cut && seq <= cut->seq) {
-    std::cout << "nothing to archive: records 1.." << cut->seq << " (to "
-              << formatRfc3339(cut->timeNs) << ") are in the archive " << cut->archiveDir
-              << " already, and none after them is before " << request.before << "\n";
-    return kExitOk;
+  ArchiveOutcome outcome;
+  const std::uint64_t seq = cutSeq(ledger, beforeNs, request.before, &outcome.none);
+  if (seq == 0) return outcome;
+  if (const auto cut = ledger.archiveCut(); cut && seq <= cut->seq) {
+    outcome.alreadyArchived = true;
+    outcome.none = "nothing to archive: records 1.." + std::to_string(cut->seq) + " (to " +
+                   formatRfc3339(cut->timeNs) + ") are in the archive " + cut->archiveDir +
+                   " already, and none after them is before " + request.before;
+    return outcome;
   }
   std::optional<ArchiveSeal> seal = sealedBefore(ledger, request.to, seq);
   if (seal) {
@@ -179,13 +185,29 @@ int runArchive(Ledger& ledger, const ArchiveRequest& request) {
   const std::vector<std::string> chunks = replay::copyLongLived(state, 0, copies);
   std::int64_t firstTimeNs = 0;
   check(ledger.timeOf(1, &firstTimeNs));
-  ArchiveCut cut{seq, seal->lastHash, seal->lastTimeNs, firstTimeNs, dir};
-  check(ledger.cutArchived(cut, state.serialize(copies), chunks));
+  outcome.cut = ArchiveCut{seq, seal->lastHash, seal->lastTimeNs, firstTimeNs, dir};
+  check(ledger.cutArchived(outcome.cut, state.serialize(copies), chunks));
   killHere("after-cut");
-  const std::uint64_t checkpoints = replay::writeCheckpoints(ledger, request.checkpointEvery);
-  std::cout << "archived records 1.." << seq << " to " << cut.archiveDir << " (sealed, hash "
-            << toHex(cut.hash) << "); the live ledger holds " << seq + 1 << ".." << ledger.lastSeq()
-            << " and " << checkpoints + 1 << " checkpoints\n";
+  outcome.checkpoints = replay::writeCheckpoints(ledger, request.checkpointEvery);
+  return outcome;
+}
+
+int runArchive(Ledger& ledger, const ArchiveRequest& request) {
+  const std::int64_t beforeNs =
+      parseTimeArg(request.before, "--before", TimeBeyondRange::kClamp,
+                   lastRecordEnd([&]() -> const Ledger& { return ledger; }));
+  const ArchiveOutcome outcome = archiveBefore(ledger, beforeNs, request);
+  if (outcome.cut.seq == 0) {
+    // Records archived already are a rerun's answer (exit 0); a --before
+    // that would cut nothing, or too much, is refused.
+    if (!outcome.alreadyArchived) throw UsageError(outcome.none);
+    std::cout << outcome.none << "\n";
+    return kExitOk;
+  }
+  std::cout << "archived records 1.." << outcome.cut.seq << " to " << outcome.cut.archiveDir
+            << " (sealed, hash " << toHex(outcome.cut.hash) << "); the live ledger holds "
+            << outcome.cut.seq + 1 << ".." << ledger.lastSeq() << " and " << outcome.checkpoints + 1
+            << " checkpoints\n";
   return kExitOk;
 }
 

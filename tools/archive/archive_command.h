@@ -51,6 +51,24 @@ struct ArchiveRequest {
   std::uint64_t checkpointEvery = 0;
 };
 
+// What archiveBefore did: cut.seq 0 when it archived nothing, `none`
+// saying why (alreadyArchived: every record before the time is in the
+// archive already).
+struct ArchiveOutcome {
+  ArchiveCut cut;                 // the new cut
+  std::uint64_t checkpoints = 0;  // written after it
+  bool alreadyArchived = false;
+  std::string none;
+};
+
+// The cut of the records before `beforeNs` into request.to, in the order
+// above (request.before only names the time in messages). Used by
+// runArchive and by the --watch daemon's upkeep (tools/ledger_upkeep.h),
+// which runs it beside the appender: it reads committed records and makes
+// the cut in one write batch. Throws UsageError for a DIR it refuses,
+// ReplayError for a ledger or archive it cannot read or write.
+ArchiveOutcome archiveBefore(Ledger& ledger, std::int64_t beforeNs, const ArchiveRequest& request);
+
 int runArchive(Ledger& ledger, const ArchiveRequest& request);
 
 // The sealed archive in `dir` of the cut ledger `live`, opened read-only, to
