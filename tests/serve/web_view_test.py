@@ -83,6 +83,9 @@ class Dom(html.parser.HTMLParser):
         self.charts_groups = []  # the queues' chart groups, in order
         self.cq_flags = []       # the queues' lines: pending, open findings
         self.error_texts = []
+        self.why_rows = []       # the panel's why timeline: [kind, cell texts...]
+        self.nonconforming = []  # the why timeline's marked evictions (their times)
+        self._in_why_cell = False
         self._in_error = 0
         self._in_history = False
 
@@ -117,6 +120,13 @@ class Dom(html.parser.HTMLParser):
             self.quota.append(a)
         elif tag == "tr" and "data-workload" in a:
             self.workloads.append(a)
+        elif tag == "tr" and ("data-interval" in a or "data-eviction" in a) and self._in_history:
+            self.why_rows.append(["interval" if "data-interval" in a else "eviction"])
+            if "nonconforming" in a.get("class", "").split():
+                self.nonconforming.append(a.get("data-eviction"))
+        elif tag == "td" and self.why_rows and self._in_history and len(self.why_rows[-1]) < 7:
+            self.why_rows[-1].append("")
+            self._in_why_cell = True
         elif tag == "tr" and "data-seq" in a and self._in_history:
             self.history.append(a)
         elif tag == "figure" and "chart" in a.get("class", "").split():
@@ -133,12 +143,16 @@ class Dom(html.parser.HTMLParser):
             self.error_texts.append("")
 
     def handle_endtag(self, tag):
+        if tag == "td":
+            self._in_why_cell = False
         if tag == "div" and self._in_error:
             self._in_error -= 1
         if tag == "aside":
             self._in_history = False
 
     def handle_data(self, data):
+        if self._in_why_cell:
+            self.why_rows[-1][-1] += data
         if self._in_error:
             self.error_texts[-1] += data
 
@@ -430,6 +444,55 @@ def check_first_screen(f, browser, profile, base, query, ledger):
           f"pools, page {height} px tall, findings count at {bottom} px")
 
 
+def why_text(why):
+    """The rows `ledger-query why` prints, in the drawer's column order:
+    state, from, to, reason, blocked by (the holders, else the admission
+    check's first word); evictions: at, reason, preemptor, policy, conforms
+    (yes/NO/-), explanation."""
+    rows = []
+    for i in why["intervals"]:
+        held = ", ".join("%s %s=%s" % (h["workload"], h["resource"], h["amount"]) for h in i["blockedBy"])
+        blocked = held or (i["shortfalls"][0] if i["shortfalls"] else "-")
+        rows.append(["interval", i["state"], i["from"], i["to"] or "-", i["reason"] or "-",
+                     blocked if i["state"] == "Pending" else "-"])
+    for e in why["evictions"]:
+        conforms = "-" if e["conforms"] is None else ("yes" if e["conforms"] else "NO")
+        rows.append(["eviction", e["at"], e["reason"] or "-", e["preemptor"] or "-", e["policy"] or "-",
+                     conforms, e["explanation"]])
+    return rows
+
+
+def check_why(f, browser, profile, base, query, ledger, workload):
+    """The drawer's why timeline says what `ledger-query why` says."""
+    want = why_text(run_json(query, "--ledger", ledger, "why", workload, "-o", "json"))
+    dom = load_page(browser, profile, base, {"at": "now", "workload": workload})
+    f.check(dom.why_rows == want and want,
+            f"?workload={workload}: the why timeline\n{dom.why_rows}\nis not the CLI's\n{want}")
+    marked = [r[1] for r in want if r[0] == "eviction" and r[5] == "NO"]
+    f.check(dom.nonconforming == marked,
+            f"?workload={workload}: marked evictions {dom.nonconforming}, want {marked}")
+    print(f"ok ?workload={workload}: why timeline of {len(want)} rows, {len(marked)} marked")
+    return dom
+
+
+def check_why_scenario(f, browser, tmp, ingest, query, root):
+    """A preemption the queue's policy does not allow, marked in the drawer
+    (tests/scenarios/why-preemption-not-allowed)."""
+    ledger = os.path.join(tmp, "why-not-allowed")
+    subprocess.run([ingest, "--ledger", ledger, "--from",
+                    os.path.join(root, "tests", "scenarios", "why-preemption-not-allowed",
+                                 "events.jsonl")], check=True, stdout=subprocess.DEVNULL)
+    log = open(os.path.join(tmp, "why-serve.log"), "w+")
+    proc, port = start_server(query, ledger, log)
+    try:
+        dom = check_why(f, browser, os.path.join(tmp, "chromium-profile"),
+                        f"http://127.0.0.1:{port}", query, ledger, "t/low")
+        f.check(len(dom.nonconforming) == 1, f"t/low: one eviction marked, got {dom.nonconforming}")
+    finally:
+        stop(proc)
+        log.close()
+
+
 def check_png(f, path, width, height):
     data = open(path, "rb").read() if os.path.exists(path) else b""
     if not f.check(len(data) > 1000 and data[:8] == b"\x89PNG\r\n\x1a\n",
@@ -441,7 +504,7 @@ def check_png(f, path, width, height):
 
 
 def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, held_cq=None,
-                 scope=None, first_screen=False):
+                 scope=None, first_screen=False, why=None):
     log = open(os.path.join(tmp, os.path.basename(ledger) + "-serve.log"), "w+")
     proc, port = start_server(query, ledger, log)
     base = f"http://127.0.0.1:{port}"
@@ -479,6 +542,8 @@ def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, 
                     f"?workload={workload}: changes at seqs {seqs}, the CLI's "
                     f"{[c['seq'] for c in history['changes']]}")
             print(f"ok ?workload={workload}: {len(seqs)} changes")
+        if why:
+            check_why(f, browser, profile, base, query, ledger, why)
 
         if screenshot:
             if os.path.exists(screenshot):
@@ -613,8 +678,10 @@ def run_all(f, browser, ingest, query, root, shots):
         check_ledger(f, browser, tmp, query, demo,
                      ["2026-11-20T08:50:05Z", "seq:20", "now"],
                      "team-b/job-legacy-infer-79951", os.path.join(shots, "web-view.png"),
-                     held_cq="team-b", scope=("team-b", "team-b", "UnchargedDRA"))
+                     held_cq="team-b", scope=("team-b", "team-b", "UnchargedDRA"),
+                     why="team-a/job-fpga-sim-f04d2")
 
+        check_why_scenario(f, browser, tmp, ingest, query, root)
         check_gap(f, browser, tmp, ingest, query, root)
 
         gen = os.environ.get("LEDGER_GEN")

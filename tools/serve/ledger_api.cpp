@@ -8,6 +8,7 @@
 #include "ledger/object_index.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/serve/api_error.h"
+#include "tools/serve/workload_whys.h"
 
 namespace ledger::serve {
 
@@ -196,6 +197,8 @@ std::vector<json> ledgerObjects(const ApiResource& r, const Moment& moment, Serv
       }
       out.push_back(std::move(o));
     }
+  } else if (r.kind == "WorkloadWhy") {
+    out = workloadWhyObjects(state, moment, ctx, ns, name);
   }
   std::sort(out.begin(), out.end(), [](const json& a, const json& b) {
     return std::make_pair(a["metadata"].value("namespace", ""), a["metadata"].value("name", "")) <
@@ -258,8 +261,19 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
     if (q.target.find('/') == std::string::npos) {
       throw ApiError::badRequest("workload needs target=NAMESPACE/NAME");
     }
+  } else if (what == "why") {
+    // ledger-query why NAMESPACE/NAME [--from] [--to]; a workload the ledger
+    // never saw is the runner's 404.
+    q.target = req.param("workload").value_or("");
+    const auto slash = q.target.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == q.target.size()) {
+      throw ApiError::badRequest("why needs workload=NAMESPACE/NAME, not '" +
+                                 q.target.substr(0, 80) + "'");
+    }
+    q.from = req.param("from").value_or("");
+    q.to = req.param("to").value_or("");
   } else {
-    throw ApiError::notFound("/ledger/v1/ serves range, state, usage, report and workload");
+    throw ApiError::notFound("/ledger/v1/ serves range, state, usage, report, workload and why");
   }
   return ApiResponse::ofJson(ctx.query(ctx.ledger, q));
 }

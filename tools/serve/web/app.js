@@ -4,7 +4,8 @@
 //
 // First load: /range, then one /usage (the whole range, ~100-300 points per
 // series) and one /state (the moment of ?at=, else now). Moving the moment
-// reloads only /state; clicking a workload loads its /workload history.
+// reloads only /state; clicking a workload loads its /workload history and
+// its /why timeline.
 //
 // For tests the DOM carries the numbers as attributes: every quota row
 // (data-cq, data-flavor, data-resource, data-reserved, data-admitted,
@@ -838,10 +839,13 @@
     syncUrl();
     $("workload-body").replaceChildren(el("p", {class: "muted"}, "loading…"));
     try {
-      const history = await getJson(`/workload?target=${encodeURIComponent(target)}`);
+      const query = encodeURIComponent(target);
+      const [history, why] = await Promise.all([getJson(`/workload?target=${query}`),
+                                                getJson(`/why?workload=${query}`)]);
       if (generation !== view.workloadGeneration) return;
       setError("workload", null);
       renderHistory(history);
+      $("workload-body").append(renderWhy(why));
     } catch (err) {
       if (generation !== view.workloadGeneration) return;
       setError("workload", err);
@@ -872,6 +876,49 @@
              el("tbody", {}, rows))
         : el("p", {class: "muted"}, "no changes"));
     highlightHistory();
+  }
+
+  // ---- /why: the workload's life as intervals, and its evictions ----------
+
+  // What held what a pending interval lacked, as `ledger-query why` writes
+  // it: the holders, else the admission check's first word, else "-".
+  function blockedText(interval) {
+    const held = (interval.blockedBy || [])
+      .map((h) => `${h.workload} ${h.resource}=${h.amount}`).join(", ");
+    if (held) return held;
+    return (interval.shortfalls || [])[0] || "-";
+  }
+
+  // The why timeline under the history: rows tr[data-interval] (state,
+  // from, to, reason, blocked by) and tr[data-eviction] (at, reason,
+  // preemptor, policy, conforms, explanation); a preemption that did not
+  // follow the preempting queue's policy is tr.nonconforming[data-conforms=false].
+  function renderWhy(why) {
+    const intervals = (why.intervals || []).map((i) => el("tr",
+      {"data-interval": i.state, "data-from": i.from},
+      el("td", {}, i.state), el("td", {}, i.from), el("td", {}, i.to || "-"),
+      el("td", {class: "detail"}, i.reason || "-"),
+      el("td", {class: "detail"}, i.state === "Pending" ? blockedText(i) : "-")));
+    const evictions = (why.evictions || []).map((e) => {
+      const conforms = e.conforms === null || e.conforms === undefined ? "-"
+        : e.conforms ? "yes" : "NO";
+      return el("tr", {"data-eviction": e.at, "data-conforms": String(e.conforms),
+                       class: e.conforms === false ? "nonconforming" : null},
+        el("td", {}, e.at), el("td", {class: "detail"}, e.reason || "-"),
+        el("td", {}, e.preemptor || "-"), el("td", {}, e.policy || "-"),
+        el("td", {title: e.conforms === false ? "the preempting queue's policy does not allow it"
+                                              : null}, conforms),
+        el("td", {class: "detail"}, e.explanation || ""));
+    });
+    const table = (heads, rows) => el("table", {class: "data why"},
+      el("thead", {}, el("tr", {}, heads.map((h) => el("th", {}, h)))), el("tbody", {}, rows));
+    return el("section", {id: "workload-why"},
+      el("h3", {}, "Why it waited"),
+      intervals.length ? table(["state", "from", "to", "reason", "blocked by"], intervals)
+        : el("p", {class: "muted"}, "no intervals"),
+      evictions.length ? [el("h3", {}, "Evictions"),
+        table(["at", "reason", "preemptor", "policy", "conforms", "explanation"], evictions)]
+        : null);
   }
 
   // Marks the changes up to the state shown, and the last of them.
