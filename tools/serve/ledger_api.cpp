@@ -253,13 +253,24 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
     if (q.from.empty() || q.to.empty()) {
       throw ApiError::badRequest("report needs from and to (TIMEs; by as ledger-query --by)");
     }
+  } else if (what == "findings") {
+    // When findings opened and closed (tools/query/findings_timeline.h),
+    // for the web view's time lines: the charts' period and step.
+    q.from = req.param("from").value_or("");
+    q.to = req.param("to").value_or("");
+    q.step = req.param("step").value_or("");
+    if (q.from.empty() || q.to.empty() || q.step.empty()) {
+      throw ApiError::badRequest(
+          "findings needs from, to and step (RFC 3339 times, a step like 1h)");
+    }
   } else if (what == "workload") {
     q.target = req.param("target").value_or("");
     if (q.target.find('/') == std::string::npos) {
       throw ApiError::badRequest("workload needs target=NAMESPACE/NAME");
     }
   } else {
-    throw ApiError::notFound("/ledger/v1/ serves range, state, usage, report and workload");
+    throw ApiError::notFound(
+        "/ledger/v1/ serves range, state, usage, report, findings and workload");
   }
   return ApiResponse::ofJson(ctx.query(ctx.ledger, q));
 }
