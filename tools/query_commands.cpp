@@ -8,6 +8,7 @@
 #include "schema/k8s/rfc3339.h"
 #include "tools/admit_command.h"
 #include "tools/progress.h"
+#include "tools/query/findings_timeline.h"
 #include "tools/query/waits_command.h"
 #include "tools/query/why_command.h"
 #include "tools/render/coverage_format.h"
@@ -435,7 +436,7 @@ int answerWithProof(const Ledger& ledger, OutputFormat output, FailedVerificatio
 int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& args,
              std::ostream& out) {
   if (command != "state" && command != "usage" && command != "workload" && command != "report" &&
-      command != "admit" && command != "waits" && command != "why") {
+      command != "admit" && command != "waits" && command != "why" && command != "findings") {
     throw UsageError("unknown command '" + command + "'");
   }
   warnIfOlderProjections(ledger);
@@ -447,6 +448,9 @@ int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& 
                            if (command == "report") return runReport(ledger, args, answer);
                            if (command == "waits") return runWaits(ledger, args, answer);
                            if (command == "why") return runWhy(ledger, args, answer);
+                           if (command == "findings") {
+                             return runFindingsTimeline(ledger, args, answer);
+                           }
                            return runAdmit(ledger, args, answer);
                          });
 }

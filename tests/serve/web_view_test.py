@@ -30,7 +30,9 @@ ClusterQueue's charts and quota rows and the workloads and findings there;
 ?finding=TYPE lists that type's findings. On a generated 16-queue, 64-node
 ledger, at 1400x1000, the findings' count is on the first screen, the page is
 at most 10,000 px tall, each queue's GPU line is the CLI's last step and
-its pending workloads and open findings are the CLI's. A
+its pending workloads and open findings are the CLI's, and each chart marks
+on its time axis when findings opened and closed: as many as
+/ledger/v1/findings (and `ledger-query findings`) answers, at their times. A
 page left open (Chromium over the DevTools pipe) while records are ingested
 shows the state at the new last seq within 20 s, with no reload. A
 screenshot (1400x1000) is saved as SCREENSHOT_DIR/web-view.png and must be a
@@ -76,6 +78,7 @@ class Dom(html.parser.HTMLParser):
         self.workloads = []   # the workload rows' attributes
         self.history = []     # the workload panel's change rows
         self.markers = []     # the charts' moment markers
+        self.ticks = []       # the charts' finding ticks, with "chart": its index
         self.gaps = []        # the coverage lines over the charts
         self.open_findings = {}  # the overview's count
         self.finding_types = []  # the overview's count per type
@@ -134,6 +137,8 @@ class Dom(html.parser.HTMLParser):
         elif tag == "path" and "held" in a.get("class", "").split() and self.charts:
             c = self.charts[-1]
             self.held[(c.get("data-cq"), c.get("data-flavor"), c.get("data-resource"))] = a
+        elif tag == "path" and "finding-tick" in a.get("class", "").split() and self.charts:
+            self.ticks.append(dict(a, chart=len(self.charts) - 1))
         elif tag == "line" and "marker" in a.get("class", "").split():
             self.markers.append(a)
         elif tag == "li" and "gap" in a.get("class", "").split():
@@ -442,6 +447,49 @@ def check_first_screen(f, browser, profile, base, query, ledger):
     f.check(flags == want, f"first load: queues' lines (pending, findings) {flags}, the CLI's {want}")
     print(f"ok first screen: {len(state['clusterQueues'])} ClusterQueues, {len(state['pools'])} "
           f"pools, page {height} px tall, findings count at {bottom} px")
+    return dom
+
+
+def check_finding_ticks(f, dom, base, query, ledger):
+    """Each chart's time axis (on the page `dom` dumped) marks when findings
+    opened and closed: the ticks of a chart count the events of
+    /ledger/v1/findings (the charts' period and step; the same as
+    `ledger-query findings`), one tick per step and change, each at an
+    event's time."""
+    step, start, end = (dom.charts_section.get(k) for k in ("data-step", "data-from", "data-to"))
+    query_string = urllib.parse.urlencode({"from": start, "to": end, "step": step})
+    answer = json.loads(get(f"{base}/ledger/v1/findings?{query_string}")[1])
+    events = answer["events"]
+    cli = run_json(query, "--ledger", ledger, "findings", "--from", start, "--to", end,
+                   "--step", step, "-o", "json")
+    f.check([(e["time"], e["change"], e["type"], e["object"]) for e in events] ==
+            [(e["time"], e["change"], e["type"], e["object"]) for e in cli["events"]],
+            f"/findings: {len(events)} events, the CLI's {len(cli['events'])}")
+    f.check(len(events) > 0, f"/findings from {start} to {end}: no finding opened or closed")
+    f.check(dom.charts_section.get("data-finding-events") == str(len(events)),
+            f"#charts: {dom.charts_section.get('data-finding-events')} finding events, "
+            f"the endpoint's {len(events)}")
+    # An event's openSeq is a state where the finding is open.
+    for event in [e for e in events if e["change"] == "opened"][:1] + \
+            [e for e in events if e["change"] == "closed"][:1]:
+        there = run_json(query, "--ledger", ledger, "state", "--seq", str(event["openSeq"]),
+                         "-o", "json")["findings"]
+        key = (event["type"], event["object"], event["message"])
+        f.check(key in {(x["type"], x["object"], x["message"]) for x in there},
+                f"/findings: {event['change']} {key} is not open at seq {event['openSeq']}")
+    times = {(e["time"], e["change"]) for e in events}
+    for index in range(len(dom.charts)):
+        ticks = [t for t in dom.ticks if t["chart"] == index]
+        count = sum(int(t.get("data-count", "0")) for t in ticks)
+        if not f.check(count == len(events) and len(ticks) == len(times),
+                       f"chart {index}: {len(ticks)} ticks for {count} findings, the endpoint's "
+                       f"{len(times)} steps and changes of {len(events)}"):
+            break
+        stray = [t for t in ticks if (t.get("data-time"), t.get("data-change")) not in times]
+        if not f.check(not stray, f"chart {index}: ticks at no finding's time: {stray[:3]}"):
+            break
+    print(f"ok finding ticks: {len(events)} events in {len(times)} ticks on each of "
+          f"{len(dom.charts)} charts")
 
 
 def why_text(why):
@@ -515,7 +563,8 @@ def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, 
         if scope:
             check_scope(f, browser, profile, base, query, ledger, *scope)
         if first_screen:
-            check_first_screen(f, browser, profile, base, query, ledger)
+            dom = check_first_screen(f, browser, profile, base, query, ledger)
+            check_finding_ticks(f, dom, base, query, ledger)
 
         # The server's error (a Kubernetes Status) reaches the page, message and all.
         try:

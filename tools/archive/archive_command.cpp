@@ -18,6 +18,7 @@
 #include "replay/fold/replayer.h"
 #include "replay/kueue/usage_rollups.h"
 #include "tools/program.h"
+#include "tools/progress.h"
 #include "tools/time_flags.h"
 
 namespace ledger::cli {
@@ -82,24 +83,54 @@ std::optional<ArchiveSeal> sealedBefore(const Ledger& ledger, const std::string&
   return seal;
 }
 
+// The usage rollups of `ledger`, with their bar (a fold of the whole log).
+void writeRollups(Ledger& ledger, const std::string& label, bool quiet) {
+  ProgressBar progress(label, quiet);
+  replay::FoldOptions fo;
+  fo.progress = progress.callback();
+  replay::writeUsageRollups(ledger, fo);
+}
+
+void writeCheckpointsShown(Ledger& ledger, std::uint64_t every, const std::string& label,
+                           bool quiet) {
+  ProgressBar progress(label, quiet);
+  replay::writeCheckpoints(ledger, every, progress.callback());
+}
+
 ArchiveSeal writeSealed(const Ledger& ledger, std::uint64_t seq, const ArchiveRequest& request) {
-  ArchiveOptions options;
-  options.derive.project = [&](const Record& r) {
-    return ingest::projectJsonText(r.objectJson, request.projection);
-  };
-  options.derive.dedupeKey = ingest::dedupeKeyOf;
-  options.beforeSeal = [&](Ledger& archive) {
-    try {
-      replay::writeCheckpoints(archive, request.checkpointEvery);
-      replay::writeUsageRollups(archive);
-    } catch (const replay::ReplayError& e) {
-      return e.status();
-    }
-    return Status::ok();
-  };
   ArchiveSeal seal;
-  check(writeArchive(ledger, seq, request.to, options, &seal));
+  {
+    // The copy derives each record's projection in order: the seq it
+    // derives is how far the copy has come.
+    ProgressBar progress("archive", request.quiet);
+    ArchiveOptions options;
+    options.derive.project = [&](const Record& r) {
+      progress.update(r.seq, seq);
+      return ingest::projectJsonText(r.objectJson, request.projection);
+    };
+    options.derive.dedupeKey = ingest::dedupeKeyOf;
+    options.beforeSeal = [&](Ledger& archive) {
+      progress.done();
+      try {
+        writeCheckpointsShown(archive, request.checkpointEvery, "archive checkpoints",
+                              request.quiet);
+        writeRollups(archive, "archive usage rollups", request.quiet);
+      } catch (const replay::ReplayError& e) {
+        return e.status();
+      }
+      return Status::ok();
+    };
+    check(writeArchive(ledger, seq, request.to, options, &seal));
+  }
   return seal;
+}
+
+// The state at the cut, with its bar.
+replay::ClusterState foldToCut(const Ledger& ledger, std::uint64_t seq, bool quiet) {
+  ProgressBar progress("fold to the cut", quiet);
+  replay::FoldOptions fo;
+  fo.progress = progress.callback();
+  return replay::Replayer(ledger).foldTo(seq, fo);
 }
 
 // Whether the sealed archive in `dir` ends at the live ledger's link; the
@@ -132,7 +163,7 @@ int runArchive(Ledger& ledger, const ArchiveRequest& request) {
       parseTimeArg(request.before, "--before", TimeBeyondRange::kClamp,
                    lastRecordEnd([&]() -> const Ledger& { return ledger; }));
   // Rollups first: the hours before the cut are answered from them after it.
-  replay::writeUsageRollups(ledger);
+  writeRollups(ledger, "usage rollups", request.quiet);
   const std::uint64_t seq = cutSeq(ledger, beforeNs, request.before);
   std::optional<ArchiveSeal> seal = sealedBefore(ledger, request.to, seq);
   if (seal) {
@@ -143,7 +174,7 @@ int runArchive(Ledger& ledger, const ArchiveRequest& request) {
   killHere("after-archive");
   // The checkpoint at the cut copies every object it names: no record at
   // or before the cut stays for it to name.
-  replay::ClusterState state = replay::Replayer(ledger).foldTo(seq);
+  replay::ClusterState state = foldToCut(ledger, seq, request.quiet);
   replay::CopiedVersions copies;
   const std::vector<std::string> chunks = replay::copyLongLived(state, 0, copies);
   std::int64_t firstTimeNs = 0;
@@ -152,7 +183,11 @@ int runArchive(Ledger& ledger, const ArchiveRequest& request) {
                  std::filesystem::absolute(request.to).lexically_normal().string()};
   check(ledger.cutArchived(cut, state.serialize(copies), chunks));
   killHere("after-cut");
-  const std::uint64_t checkpoints = replay::writeCheckpoints(ledger, request.checkpointEvery);
+  std::uint64_t checkpoints = 0;
+  {
+    ProgressBar progress("checkpoint", request.quiet);
+    checkpoints = replay::writeCheckpoints(ledger, request.checkpointEvery, progress.callback());
+  }
   std::cout << "archived records 1.." << seq << " to " << cut.archiveDir << " (sealed, hash "
             << toHex(cut.hash) << "); the live ledger holds " << seq + 1 << ".." << ledger.lastSeq()
             << " and " << checkpoints + 1 << " checkpoints\n";

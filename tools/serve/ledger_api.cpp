@@ -256,6 +256,25 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
     if (q.from.empty() || q.to.empty()) {
       throw ApiError::badRequest("report needs from and to (TIMEs; by as ledger-query --by)");
     }
+  } else if (what == "findings") {
+    // When findings opened and closed (tools/query/findings_timeline.h),
+    // for the web view's time lines: the charts' period and step.
+    q.from = req.param("from").value_or("");
+    q.to = req.param("to").value_or("");
+    q.step = req.param("step").value_or("");
+    if (q.from.empty() || q.to.empty() || q.step.empty()) {
+      throw ApiError::badRequest(
+          "findings needs from, to and step (RFC 3339 times, a step like 1h)");
+    }
+    // A fold of the whole period: computed once per ledger length, so that
+    // reloads and pages open at once share it. Times relative to the clock
+    // (now, -7d) move with it and are not kept.
+    auto relative = [](const std::string& t) { return t == "now" || t.starts_with('-'); };
+    if (!relative(q.from) && !relative(q.to)) {
+      const std::string key = "findings:" + q.from + "|" + q.to + "|" + q.step + "|" +
+                              std::to_string(ctx.ledger.lastSeq());
+      return ApiResponse::ofJson(*ctx.answers.get(key, [&] { return ctx.query(ctx.ledger, q); }));
+    }
   } else if (what == "workload") {
     q.target = req.param("target").value_or("");
     if (q.target.find('/') == std::string::npos) {
@@ -273,7 +292,8 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
     q.from = req.param("from").value_or("");
     q.to = req.param("to").value_or("");
   } else {
-    throw ApiError::notFound("/ledger/v1/ serves range, state, usage, report, workload and why");
+    throw ApiError::notFound(
+        "/ledger/v1/ serves range, state, usage, report, findings, workload and why");
   }
   return ApiResponse::ofJson(ctx.query(ctx.ledger, q));
 }
