@@ -44,6 +44,7 @@ const cli::CommandFlags& queryFlags() {
           {"workload", {"from", "to", "fleet", "no-checkpoints", "ignore-failed-verify"}},
           {"why", {"from", "to", "no-checkpoints", "ignore-failed-verify"}},
           {"waits", {"from", "to", "by", "ignore-failed-verify"}},
+          {"findings", {"from", "to", "step", "no-checkpoints", "ignore-failed-verify"}},
           {"report",
            {"from", "to", "cluster-queue", "by", "svg", "fleet", "no-checkpoints",
             "ignore-failed-verify"}},
@@ -75,9 +76,9 @@ int main(int argc, char** argv) {
     ("namespace", po::value<std::string>(), "state: only this namespace's workloads, their queues, claims and findings")
     ("findings-only", "state: only the findings (with --cluster-queue/--namespace: theirs)")
     ("wide", "state -o table: list every pool counter (default: one short line per pool)")
-    ("from", po::value<std::string>(), "workload/why/report/waits/usage --step: period start (TIME: RFC 3339, a date, -7d, now or end)")
-    ("to", po::value<std::string>(), "workload/why/report/waits/usage --step: period end (TIME)")
-    ("step", po::value<std::string>(), "usage: a series from --from to --to, one point per step (5m, 1h, 1d)")
+    ("from", po::value<std::string>(), "workload/why/report/waits/findings/usage --step: period start (TIME: RFC 3339, a date, -7d, now or end)")
+    ("to", po::value<std::string>(), "workload/why/report/waits/findings/usage --step: period end (TIME)")
+    ("step", po::value<std::string>(), "usage: a series from --from to --to, one point per step (5m, 1h, 1d); findings: when findings opened and closed, per step")
     ("by", po::value<std::string>()->default_value("cluster-queue"), "report: cluster-queue, namespace, workload or flavor, or several joined by commas (cluster-queue,flavor); with --fleet also cluster; waits: cluster-queue, namespace or local-queue")
     ("svg", po::value<std::string>(), "report: also write a usage chart to this SVG file")
     ("workload", po::value<std::string>(), "admit: a Workload (or Job) manifest file, YAML or JSON")

@@ -52,7 +52,7 @@ const cli::CommandFlags& replayFlags() {
            {"until", "until-seq", "no-checkpoints", "ignore-failed-verify", "cluster-queue",
             "namespace", "findings-only", "wide", "quiet", "archive"}},
           {"verify", {"kueue-config", "fleet", "trusted-keys", "quiet", "archive"}},
-          {"archive", {"before", "to", "every", "kueue-config"}},
+          {"archive", {"before", "to", "every", "kueue-config", "quiet"}},
           {"stats", {}},
           {"export", {"from-seq"}},
           {"rebuild-projection", {"kueue-config", "quiet"}},
@@ -293,7 +293,8 @@ int runArchiveCommand(const std::string& dir, const po::variables_map& vm) {
   if (!vm.count("before") || !vm.count("to"))
     throw cli::UsageError("archive needs --before TIME and --to DIR");
   cli::ArchiveRequest request{vm["before"].as<std::string>(), vm["to"].as<std::string>(),
-                              projectionOptions(vm), vm["every"].as<std::uint64_t>()};
+                              projectionOptions(vm), vm["every"].as<std::uint64_t>(),
+                              vm.count("quiet") > 0};
   return cli::runArchive(*cli::openForWriting(dir), request);
 }
 
@@ -446,7 +447,7 @@ int main(int argc, char** argv) {
     ("namespace", po::value<std::string>(), "the state report: only this namespace's workloads, their queues, claims and findings")
     ("findings-only", "the state report: only the findings (with --cluster-queue/--namespace: theirs)")
     ("wide", "the state report -o table: list every pool counter (default: one short line per pool)")
-    ("quiet", "the state report, verify, rebuild-projection, checkpoint: no progress bar on a terminal")
+    ("quiet", "the state report, verify, rebuild-projection, checkpoint, archive: no progress bar on a terminal")
     ("rewrite", "checkpoint: drop existing checkpoints first")
     ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "rebuild-projection, verify: the ConfigMap, NAMESPACE/NAME, Kueue reads its configuration from (as given to ledger-ingest)")
     ("family", po::value<std::string>()->default_value(""), "compact: only this column family (e.g. projection)")

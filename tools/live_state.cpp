@@ -17,6 +17,7 @@ LiveState::LiveState(const Ledger& ledger, std::chrono::milliseconds minInterval
     replay::FoldOptions fo;
     fo.onRestored = [this](std::uint64_t checkpointSeq) { restoredFrom_ = checkpointSeq; };
     state_ = replay::Replayer(ledger_).foldTo(ledger_.lastSeq(), fo);
+    waits_.follow(ledger_, state_.seq());
   } catch (const kj::Exception& e) {
     // Converted here: kj aborts when its exception dies on another thread.
     throw replay::damagedObject(e);
@@ -31,6 +32,7 @@ void LiveState::afterCommit(std::uint64_t, std::uint64_t lastSeq) {
   if (!ok_ || lastSeq <= state_.seq()) return;
   try {
     replay::Replayer(ledger_).foldInto(state_, lastSeq);
+    waits_.follow(ledger_, lastSeq);
     dirty_ = true;
   } catch (const replay::ReplayError& e) {
     ok_ = false;
@@ -80,6 +82,7 @@ std::string LiveState::metricsText(std::int64_t nowNs) {
   std::lock_guard lock(mu_);
   renderIfDue();
   std::string out = rendered_;
+  out += waits_.metricsText();
   out +=
       "# HELP ledger_live_state_ok 1 while the live state folds; 0 once a fold or report failed "
       "(the metrics above then stay at ledger_state_seq).\n"

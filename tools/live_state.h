@@ -35,6 +35,7 @@
 #include "ledger/ledger.h"
 #include "replay/fold/cluster_state.h"
 #include "replay/kueue/report.h"
+#include "tools/watch/admission_waits.h"
 
 namespace ledger::cli {
 
@@ -47,8 +48,10 @@ class LiveState {
 
   // Folds the records up to `lastSeq` (the committed range's end).
   void afterCommit(std::uint64_t firstSeq, std::uint64_t lastSeq);
-  // The report's metrics (tools/render/report_metrics.h) and the live
-  // state's own: ledger_live_state_ok, ledger_last_record_age_seconds.
+  // The report's metrics (tools/render/report_metrics.h), the waits per
+  // ClusterQueue (tools/watch/admission_waits.h, followed with each commit)
+  // and the live state's own: ledger_live_state_ok,
+  // ledger_last_record_age_seconds.
   std::string metricsText(std::int64_t nowNs);
   // The last record folded.
   std::uint64_t seq() const;
@@ -80,6 +83,7 @@ class LiveState {
   std::string rendered_;
   std::int64_t renderedTimeNs_ = 0;  // the rendered state's last record time
   ReportListener listener_;
+  AdmissionWaits waits_;  // the whole history once at construction, then each commit
 };
 
 }  // namespace ledger::cli

@@ -8,6 +8,7 @@
 #include "schema/k8s/rfc3339.h"
 #include "tools/admit_command.h"
 #include "tools/progress.h"
+#include "tools/query/findings_timeline.h"
 #include "tools/query/waits_command.h"
 #include "tools/query/why_command.h"
 #include "tools/render/coverage_format.h"
@@ -71,6 +72,9 @@ int runState(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
 
 // A mean level as a short exact decimal: trailing zeros dropped.
 std::string meanText(const replay::Integral& integral, std::int64_t periodNs) {
+  // Most keys hold no device and borrow nothing: most held and uncharged
+  // points are zero.
+  if (integral.isZero()) return "0";
   std::string text = integral.meanOver(periodNs);
   while (text.back() == '0') text.pop_back();
   if (text.back() == '.') text.pop_back();
@@ -410,15 +414,21 @@ int answerWithProof(const Ledger& ledger, OutputFormat output, FailedVerificatio
   // Read before the answer is computed: a refusal costs no fold, and a
   // verification that ends meanwhile is stated by the next answer.
   const std::optional<Verification> proof = proofFor(ledger, policy);
-  std::ostringstream text;
-  const int code = answer(text);
+  // Written as it is made: a series or an export runs to megabytes, which
+  // held and copied cost more than computing them. The answers compute
+  // before they print, so a failure leaves stdout empty.
   if (output == OutputFormat::kJson) {
-    out << render::withProof(text.view(), proof);
-  } else if (output == OutputFormat::kCsv) {
-    out << text.view();
+    render::ProofInserter inserter(out, proof);
+    std::ostream text(&inserter);
+    const int code = answer(text);
+    inserter.finish();
+    return code;
+  }
+  const int code = answer(out);
+  if (output == OutputFormat::kCsv) {
     std::cerr << render::proofLine(proof) << "\n";
   } else {
-    out << text.view() << render::proofLine(proof) << "\n";
+    out << render::proofLine(proof) << "\n";
   }
   return code;
 }
@@ -426,7 +436,7 @@ int answerWithProof(const Ledger& ledger, OutputFormat output, FailedVerificatio
 int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& args,
              std::ostream& out) {
   if (command != "state" && command != "usage" && command != "workload" && command != "report" &&
-      command != "admit" && command != "waits" && command != "why") {
+      command != "admit" && command != "waits" && command != "why" && command != "findings") {
     throw UsageError("unknown command '" + command + "'");
   }
   warnIfOlderProjections(ledger);
@@ -438,6 +448,9 @@ int runQuery(const Ledger& ledger, const std::string& command, const QueryArgs& 
                            if (command == "report") return runReport(ledger, args, answer);
                            if (command == "waits") return runWaits(ledger, args, answer);
                            if (command == "why") return runWhy(ledger, args, answer);
+                           if (command == "findings") {
+                             return runFindingsTimeline(ledger, args, answer);
+                           }
                            return runAdmit(ledger, args, answer);
                          });
 }

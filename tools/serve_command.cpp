@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "tools/cli.h"
+#include "tools/query/why_command.h"
 #include "tools/query_commands.h"
 #include "tools/serve/api_error.h"
 
@@ -39,6 +40,8 @@ std::string answerQuery(const Ledger& ledger, const serve::QueryRequest& q) {
     std::ostringstream out;
     runQuery(ledger, q.command, args, out);
     return out.str();
+  } catch (const UnknownWorkload& e) {
+    throw serve::ApiError::notFound(e.what());
   } catch (const UsageError& e) {
     throw serve::ApiError::badRequest(e.what());
   }

@@ -66,6 +66,7 @@ void retention(const po::variables_map& vm, const kube::DaemonOptions& o, Upkeep
   upkeep.archive.to = vm["archive-dir"].as<std::string>();
   upkeep.archive.projection = o.writer.projection;
   upkeep.archive.checkpointEvery = upkeep.checkpointEvery;
+  upkeep.archive.quiet = true;  // a daemon's log, not a terminal
 }
 
 }  // namespace

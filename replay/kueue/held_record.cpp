@@ -101,34 +101,37 @@ void HeldRecorder::runEnd(std::uint64_t runStart) {
   batch_[format::heldRecordKey(format::kHeldRunEnd, lastSeq_)] = encode({}, runStart);
 }
 
-std::uint64_t heldRunStart(const Ledger& ledger, std::uint64_t fromSeq) {
+namespace {
+
+// Where the run reaching `seq` started: the run of the first pass end at or
+// after it; none when no pass ended there.
+std::optional<std::uint64_t> startOfRunReaching(const Ledger& ledger, std::uint64_t seq) {
   std::optional<std::uint64_t> runStart;
   Status st = ledger.scanUsageRollups(
-      format::heldRecordKey(format::kHeldRunEnd, fromSeq),
+      format::heldRecordKey(format::kHeldRunEnd, seq),
       format::heldRecordKey(format::kHeldRunEnd, UINT64_MAX), [&](std::string_view k, auto words) {
         decode(k, words, [&](schema::HeldLevels::Reader r) { runStart = r.getRunStartSeq(); });
         return false;
       });
   if (!st.isOk()) throw ReplayError(st);
+  return runStart;
+}
+
+}  // namespace
+
+std::uint64_t heldRunStart(const Ledger& ledger, std::uint64_t fromSeq) {
+  const std::optional<std::uint64_t> runStart = startOfRunReaching(ledger, fromSeq);
   return runStart && *runStart <= fromSeq ? *runStart : fromSeq;
 }
 
 std::unique_ptr<StoredHeldLevels> StoredHeldLevels::open(const Ledger& ledger,
                                                          std::uint64_t fromSeq,
                                                          std::uint64_t toSeq) {
-  // The run that reaches toSeq: the first end at or after it.
-  std::optional<std::uint64_t> runStart;
-  Status st = ledger.scanUsageRollups(
-      format::heldRecordKey(format::kHeldRunEnd, toSeq),
-      format::heldRecordKey(format::kHeldRunEnd, UINT64_MAX), [&](std::string_view k, auto words) {
-        decode(k, words, [&](schema::HeldLevels::Reader r) { runStart = r.getRunStartSeq(); });
-        return false;
-      });
-  if (!st.isOk()) throw ReplayError(st);
+  const std::optional<std::uint64_t> runStart = startOfRunReaching(ledger, toSeq);
   if (!runStart || *runStart > fromSeq) return nullptr;
   std::string snapshotKey;
-  st = ledger.usageRollupAtOrBefore(format::heldRecordKey(format::kHeldSnapshot, fromSeq),
-                                    &snapshotKey);
+  Status st = ledger.usageRollupAtOrBefore(format::heldRecordKey(format::kHeldSnapshot, fromSeq),
+                                           &snapshotKey);
   if (!st.isOk()) throw ReplayError(st);
   if (snapshotKey.empty() || format::heldRecordSeq(snapshotKey) < *runStart) return nullptr;
   std::unique_ptr<StoredHeldLevels> out(new StoredHeldLevels(ledger, toSeq));
@@ -157,14 +160,15 @@ std::unique_ptr<StoredHeldLevels> StoredHeldLevels::open(const Ledger& ledger,
   return out;
 }
 
-void StoredHeldLevels::loadFrom(std::uint64_t seq) {
-  if (seq < loadedUpTo_ || seq > toSeq_) return;
-  const std::uint64_t end = std::min(toSeq_ + 1, seq + kLoadWindow);
-  Status st = ledger_.scanUsageRollups(
-      format::heldRecordKey(format::kHeldChanges, seq),
+StoredHeldLevels::Window StoredHeldLevels::readWindow(const Ledger& ledger, std::uint64_t from,
+                                                      std::uint64_t end) {
+  Window out;
+  out.end = end;
+  Status st = ledger.scanUsageRollups(
+      format::heldRecordKey(format::kHeldChanges, from),
       format::heldRecordKey(format::kHeldChanges, end), [&](std::string_view k, auto words) {
         decode(k, words, [&](schema::HeldLevels::Reader r) {
-          Levels& levels = ahead_[format::heldRecordSeq(k)];
+          Levels& levels = out.changes[format::heldRecordSeq(k)];
           for (auto level : r.getLevels()) {
             levels.emplace_back(HeldTarget{level.getWorkload(), level.getKey().cStr()},
                                 amountsOf(level));
@@ -173,7 +177,26 @@ void StoredHeldLevels::loadFrom(std::uint64_t seq) {
         return true;
       });
   if (!st.isOk()) throw ReplayError(st);
-  loadedUpTo_ = end;
+  return out;
+}
+
+void StoredHeldLevels::loadFrom(std::uint64_t seq) {
+  if (seq < loadedUpTo_ || seq > toSeq_) return;
+  auto endOf = [&](std::uint64_t from) { return std::min(toSeq_ + 1, from + kLoadWindow); };
+  // Reading and decoding cost about as much as applying: the next window
+  // is read on another thread meanwhile, as the records are
+  // (replay/fold/scan_ahead.h).
+  // (It starts at loadedUpTo_, at or before seq: records that change no
+  // holding, ClusterQueues', ask for no seq.)
+  const bool inNext = next_.valid() && seq < endOf(loadedUpTo_);
+  if (next_.valid() && !inNext) next_.get();  // a window this jump skipped
+  Window window = inNext ? next_.get() : readWindow(ledger_, seq, endOf(seq));
+  ahead_.merge(window.changes);
+  loadedUpTo_ = window.end;
+  if (loadedUpTo_ <= toSeq_) {
+    next_ = std::async(std::launch::async, &StoredHeldLevels::readWindow, std::cref(ledger_),
+                       loadedUpTo_, endOf(loadedUpTo_));
+  }
 }
 
 void StoredHeldLevels::advanceTo(std::uint64_t seq) {
@@ -202,6 +225,7 @@ std::set<HeldTarget> StoredHeldLevels::takeChanged() { return std::exchange(chan
 std::vector<HeldTarget> StoredHeldLevels::holders() const {
   std::vector<HeldTarget> out;
   for (const auto& [target, list] : held_) out.push_back(target);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

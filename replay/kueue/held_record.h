@@ -20,17 +20,22 @@
 // records itself. Dropping them changes no answer, only its speed; verify
 // compares them with what the records give (usage_rollups.h).
 //
-// Single-threaded. StoredHeldLevels throws ReplayError when the ledger
-// cannot be read or a stored value does not decode.
+// HeldRecorder is single-threaded. A StoredHeldLevels is used by one thread
+// and reads the next window of stored changes on a second one while that
+// thread applies the current window (the Ledger's reads may run
+// concurrently); destroying it waits for that read. It throws ReplayError
+// when the ledger cannot be read or a stored value does not decode.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -92,15 +97,25 @@ class StoredHeldLevels final : public HeldSource {
  private:
   StoredHeldLevels(const Ledger& ledger, std::uint64_t toSeq) : ledger_(ledger), toSeq_(toSeq) {}
   using Levels = std::vector<std::pair<HeldTarget, ResourceList>>;
+  // The change records of seqs [from, end), decoded.
+  struct Window {
+    std::map<std::uint64_t, Levels> changes;
+    std::uint64_t end = 0;
+  };
+  static Window readWindow(const Ledger& ledger, std::uint64_t from, std::uint64_t end);
   void loadFrom(std::uint64_t seq);
 
   const Ledger& ledger_;
   std::uint64_t toSeq_;
-  std::map<HeldTarget, ResourceList> held_;
+  // Looked up for every change of a holding; holders() sorts.
+  std::unordered_map<HeldTarget, ResourceList, HeldTargetHash> held_;
   std::set<HeldTarget> changed_;
   // Change records loaded ahead, by seq, and the first seq not loaded yet.
   std::map<std::uint64_t, Levels> ahead_;
   std::uint64_t loadedUpTo_ = 0;
+  // The window after loadedUpTo_, being read (last: destroyed, and so
+  // waited for, first).
+  std::future<Window> next_;
 };
 
 }  // namespace ledger::replay

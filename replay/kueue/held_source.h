@@ -8,6 +8,8 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +26,12 @@ struct HeldTarget {
   friend auto operator<=>(const HeldTarget&, const HeldTarget&) = default;
 };
 
+struct HeldTargetHash {
+  std::size_t operator()(const HeldTarget& t) const {
+    return std::hash<std::string>()(t.key) ^ static_cast<std::size_t>(t.workload);
+  }
+};
+
 class HeldSource {
  public:
   virtual ~HeldSource() = default;
@@ -31,7 +39,7 @@ class HeldSource {
   virtual const ResourceList& heldBy(const HeldTarget& target) const = 0;
   // The targets whose holdings may have changed since the last call.
   virtual std::set<HeldTarget> takeChanged() = 0;
-  // Every target holding something now.
+  // Every target holding something now, in order.
   virtual std::vector<HeldTarget> holders() const = 0;
 };
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "replay/fold/scan_ahead.h"
 #include "replay/kueue/held_record.h"
@@ -36,6 +37,29 @@ struct HeldView {
   std::map<std::string, Quantity> charged;
 };
 
+// Equal quantities, written the same way: sums and differences keep their
+// operands' formats, and answers print them.
+bool sameAmounts(const Quantity& a, const Quantity& b) {
+  return a == b && a.format() == b.format();
+}
+
+template <typename Map>
+bool sameAmountMaps(const Map& a, const Map& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.first == y.first && sameAmounts(x.second, y.second);
+  });
+}
+
+bool sameContribution(const Contribution& a, const Contribution& b) {
+  return a.clusterQueue == b.clusterQueue && a.owner == b.owner && a.admitted == b.admitted &&
+         sameAmountMaps(a.usage, b.usage);
+}
+
+bool sameView(const HeldView& a, const HeldView& b) {
+  return a.clusterQueue == b.clusterQueue && a.owner == b.owner && a.flavorOf == b.flavorOf &&
+         sameAmountMaps(a.charged, b.charged);
+}
+
 // One key's part of a target's holding: held and uncharged.
 struct HeldPart {
   ReservedKey key;
@@ -44,8 +68,7 @@ struct HeldPart {
   // Equal also in how the amounts are written: sums keep their operands'
   // formats, and answers print them.
   friend bool operator==(const HeldPart& a, const HeldPart& b) {
-    return a.key == b.key && a.held == b.held && a.held.format() == b.held.format() &&
-           a.uncharged == b.uncharged && a.uncharged.format() == b.uncharged.format();
+    return a.key == b.key && sameAmounts(a.held, b.held) && sameAmounts(a.uncharged, b.uncharged);
   }
 };
 
@@ -104,13 +127,21 @@ class Integrator {
       const std::string ns = id.getNamespace().cStr();
       const std::string name = id.getName().cStr();
       const std::string key = ClusterState::key(ns, name);
+      // Most Workload records (status updates) keep how its devices are
+      // keyed and charged: what it holds is then refreshed only when the
+      // holding itself changed (below, as for any holder).
+      bool sameHeldView = false;
       if (deleted) {
         setWorkload(key, std::nullopt, t);
         views_.erase(key);
       } else {
         auto [contribution, view] = chargeOf(ns, name, body.getWorkload());
         setWorkload(key, std::move(contribution), t);
-        views_[key] = std::move(view);
+        auto [it, fresh] = views_.try_emplace(key, std::move(view));
+        if (!fresh) {
+          sameHeldView = sameView(it->second, view);
+          if (!sameHeldView) it->second = std::move(view);
+        }
       }
       if (live_ != nullptr) {
         live_->setWorkload(key, deleted ? std::vector<std::string>()
@@ -119,10 +150,15 @@ class Integrator {
         stored_->advanceTo(seq);
       }
       // Its charge may have changed even where its holding did not.
-      refreshHeld(HeldTarget{true, key}, t);
+      if (!sameHeldView) refreshHeld(HeldTarget{true, key}, t);
     } else if (body.isClusterQueue()) {
-      setQueue(id.getName().cStr(),
-               deleted ? std::nullopt : std::optional(nominalOf(body.getClusterQueue())), t);
+      const std::string cq = id.getName().cStr();
+      if (deleted) {
+        quotaText_.erase(cq);
+        setQueue(cq, std::nullopt, t);
+      } else if (quotasChanged(cq, body.getClusterQueue())) {
+        setQueue(cq, nominalOf(body.getClusterQueue()), t);
+      }
     } else if (live_ != nullptr) {
       live_->applyRecord(seq, words, r);
     } else {
@@ -292,6 +328,10 @@ class Integrator {
 
   void setWorkload(const std::string& key, std::optional<Contribution> c, std::int64_t t) {
     if (auto it = workloads_.find(key); it != workloads_.end()) {
+      // A status update that keeps the reservation changes no level (an
+      // integral split at t sums to the unsplit one). A chart keeps the
+      // point the removal and re-addition leave at t.
+      if (c && steps_ == nullptr && sameContribution(it->second, *c)) return;
       charge(it->second, t, -1);
       workloads_.erase(it);
     }
@@ -325,9 +365,41 @@ class Integrator {
     }
   }
 
+  // Whether `spec`'s quotas are written otherwise than in the last record
+  // of `cq` this saw: most ClusterQueue records are status updates, and
+  // comparing the text costs less than parsing every quantity again.
+  bool quotasChanged(const std::string& cq, schema::ClusterQueue::Reader spec) {
+    std::string text;
+    for (auto rg : spec.getResourceGroups()) {
+      for (auto f : rg.getFlavors()) {
+        for (auto r : f.getResources()) {
+          for (auto part : {f.getName(), r.getName(), r.getNominalQuota()}) {
+            text.append(part.cStr(), part.size());
+            text.push_back('\0');
+          }
+        }
+      }
+    }
+    auto [it, fresh] = quotaText_.try_emplace(cq, text);
+    if (fresh) return true;
+    if (it->second == text) return false;
+    it->second = std::move(text);
+    return true;
+  }
+
   void setQueue(const std::string& cq, std::optional<std::map<FlavorResource, Quantity>> nominal,
                 std::int64_t t) {
     if (scope_.clusterQueue && *scope_.clusterQueue != cq) return;
+    // Most ClusterQueue records are status updates with the same quotas:
+    // an integral split at t sums to the unsplit one, so they change
+    // nothing.
+    auto [last, fresh] = lastNominal_.try_emplace(cq, nominal);
+    if (!fresh) {
+      const bool same = last->second.has_value() == nominal.has_value() &&
+                        (!nominal || sameAmountMaps(*last->second, *nominal));
+      if (same) return;
+      last->second = nominal;
+    }
     // Kueue's cache replaces a ClusterQueue's quotas whole; a key it no
     // longer names falls to zero (and one this bucket named stays named).
     std::set<FlavorResource> keys;
@@ -395,9 +467,16 @@ class Integrator {
   UsageSteps* steps_;
   std::int64_t start_;
   UsageBucket bucket_;
-  std::map<std::string, Contribution> workloads_;
+  // Looked up by key for every Workload record and every change of a
+  // holding, never walked in order: hashed, since workload keys share long
+  // prefixes that ordered lookups compare again and again.
+  std::unordered_map<std::string, Contribution> workloads_;
   std::map<ReservedKey, ReservedLevel> reserved_;
   std::map<QuotaKey, QuotaLevel> quota_;
+  // Each ClusterQueue's quotas as its last record wrote them
+  // (quotasChanged), and as they parsed.
+  std::map<std::string, std::string> quotaText_;
+  std::map<std::string, std::optional<std::map<FlavorResource, Quantity>>> lastNominal_;
   std::map<std::pair<std::string, std::string>, Quantity> chartReserved_;
   std::map<std::pair<std::string, std::string>, Quantity> chartNominal_;
   std::map<std::pair<std::string, std::string>, Quantity> chartHeld_;
@@ -405,8 +484,8 @@ class Integrator {
   HeldTracker* live_ = nullptr;         // held_, when followed from the records
   StoredHeldLevels* stored_ = nullptr;  // held_, when read back
   HeldRecorder* recorder_ = nullptr;
-  std::map<std::string, HeldView> views_;  // by workload key
-  std::map<HeldTarget, std::vector<HeldPart>> heldParts_;
+  std::unordered_map<std::string, HeldView> views_;  // by workload key
+  std::unordered_map<HeldTarget, std::vector<HeldPart>, HeldTargetHash> heldParts_;
   std::map<ReservedKey, HeldLevel> heldLevels_;
 };
 

@@ -13,7 +13,8 @@ import re
 import sys
 
 RENDERERS = ["ingest/kube/metrics.cpp", "tools/render/report_metrics.cpp", "tools/live_state.cpp",
-             "tools/ledger_upkeep.cpp", "ingest/fleet/publisher.cpp", "tools/watch/volume_forecast.cpp"]
+             "tools/ledger_upkeep.cpp", "ingest/fleet/publisher.cpp", "tools/watch/volume_forecast.cpp",
+             "tools/watch/admission_waits.cpp"]
 # A metric name at the start of a string literal: "ledger_x ", "ledger_x{", "ledger_x".
 LITERAL = re.compile(r'"(ledger_[a-z_]+)[ {"]')
 NAME = re.compile(r"\b(ledger_[a-z_]+)\b")

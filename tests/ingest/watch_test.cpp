@@ -140,7 +140,13 @@ std::map<std::string, double> parseMetrics(const std::string& text) {
     const auto space = line.rfind(' ');
     REQUIRE(space != std::string::npos);
     const std::string series = line.substr(0, space);
-    const std::string family = series.substr(0, series.find('{'));
+    std::string family = series.substr(0, series.find('{'));
+    // A histogram's series are its family's name with a suffix.
+    for (const std::string suffix : {"_bucket", "_sum", "_count"}) {
+      if (typed.count(family) == 0 && family.ends_with(suffix)) {
+        family.resize(family.size() - suffix.size());
+      }
+    }
     INFO(line);
     REQUIRE(typed.count(family) == 1);
     out[series] = std::stod(line.substr(space + 1));

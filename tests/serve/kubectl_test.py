@@ -272,6 +272,55 @@ def held_column(srv, demo):
           "the state report's draHeld.quota for team-b's GPU: %r" % held)
 
 
+def why_json(ledger, target):
+    out = run(os.environ["LEDGER_QUERY"], "--ledger", ledger, "why", target, "-o", "json")
+    check(out.returncode == 0, "ledger-query why %s: %s" % (target, out.stderr))
+    return json.loads(out.stdout or "{}")
+
+
+def workload_whys(srv, ledger, ns, name, evicted=None):
+    """kubectl get workloadwhys/wlw: the table sums `ledger-query why`'s
+    pending intervals, counts its evictions and the non-conforming ones; a
+    get -o yaml carries its timeline."""
+    url = srv.url("now")
+    want = why_json(ledger, "%s/%s" % (ns, name))
+    header, rows = table(kubectl(url, "get", "workloadwhys", "-A").stdout)
+    check(header == ["NAMESPACE", "NAME", "STATE", "WAITED", "EVICTIONS", "UNEXPECTED", "AGE"],
+          "workloadwhys header: %r" % header)
+    row = [r for r in rows if r[:2] == [ns, name]]
+    unexpected = sum(1 for e in want["evictions"] if e["conforms"] is False)
+    check(len(row) == 1 and row[0][2] == want["intervals"][-1]["state"]
+          and row[0][4] == str(len(want["evictions"])) and row[0][5] == str(unexpected),
+          "workloadwhys row of %s/%s: %r (why: %d evictions, %d unexpected)"
+          % (ns, name, row, len(want["evictions"]), unexpected))
+    short = table(kubectl(url, "get", "wlw", "-n", ns).stdout)[1]
+    check([r[0] for r in short] == sorted(r[1] for r in rows if r[0] == ns), "wlw -n %s: %r" % (ns, short))
+    # -o yaml prints the timeline (compared through -o json: YAML reads an
+    # unquoted time as a datetime).
+    out = kubectl(url, "get", "workloadwhy", "-n", ns, name, "-o", "yaml")
+    check(out.returncode == 0 and "intervals:" in out.stdout and "blockedBy:" in out.stdout
+          and ("preemptor:" in out.stdout) == bool(want["evictions"]),
+          "workloadwhy -o yaml of %s/%s: %s%s" % (ns, name, out.stdout[:400], out.stderr))
+    out = kubectl(url, "get", "workloadwhy", "-n", ns, name, "-o", "json")
+    status = json.loads(out.stdout or "{}").get("status", {})
+    check(out.returncode == 0 and status.get("intervals") == want["intervals"]
+          and status.get("evictions") == want["evictions"],
+          "workloadwhy -o json of %s/%s is ledger-query why's timeline: %s" % (ns, name, out.stderr))
+    if evicted:
+        e = status.get("evictions", [{}])[0]
+        check((e.get("preemptor"), e.get("policy"), e.get("conforms")) == evicted,
+              "the eviction of %s/%s: %r, want %r" % (ns, name, e, evicted))
+    code, body = raw("http://127.0.0.1:%d/ledger/v1/why?workload=%s/%s" % (srv.port, ns, name))
+    check(code == 200 and body == want, "/ledger/v1/why is ledger-query why -o json")
+    code, body = raw("http://127.0.0.1:%d/ledger/v1/why?workload=%s/no-such" % (srv.port, ns))
+    check(code == 404 and body.get("reason") == "NotFound", "/ledger/v1/why of an unknown workload: %r" % body)
+    code, body = raw("http://127.0.0.1:%d/ledger/v1/why?workload=%s/%s&from=yesterday" % (srv.port, ns, name))
+    check(code == 400 and "yesterday" in body.get("message", ""), "/ledger/v1/why bad from: %r" % body)
+    out = kubectl(url, "get", "workloadwhy", "-n", ns, "no-such")
+    check(out.returncode != 0 and 'workloadwhys.quota-ledger.io "no-such" not found' in out.stderr,
+          "workloadwhy NotFound: " + out.stderr)
+
+
 def make_pki(tmp):
     """A CA, a server certificate for 127.0.0.1 and a client certificate."""
     d = os.path.join(tmp, "pki")
@@ -437,6 +486,7 @@ def main():
         srv = Server(demo)
         try:
             held_column(srv, demo)
+            workload_whys(srv, demo, "team-a", "job-fpga-sim-f04d2")
             events = [json.loads(l) for l in open(os.environ["DEMO_STREAM"]) if l.strip()]
             after = 10
             want = ["%s %s %s" % (e["type"], e["object"]["metadata"]["name"], e["time"])
@@ -532,6 +582,15 @@ def main():
             check(out.returncode == 0 and "team-a" in out.stdout, "a client certificate is let in: " + out.stderr)
             out = kubectl(https, *ca, "get", "clusterqueues")
             check(out.returncode != 0, "no client certificate, no answer")
+        finally:
+            srv.stop()
+        # An eviction the queue's policy does not allow (tests/scenarios).
+        evicted = os.path.join(tmp, "evicted")
+        ingest(evicted, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios",
+                                     "why-preemption-not-allowed", "events.jsonl"))
+        srv = Server(evicted)
+        try:
+            workload_whys(srv, evicted, "t", "low", evicted=("t/in", "withinClusterQueue", False))
         finally:
             srv.stop()
         gap_moments(tmp)

@@ -30,7 +30,9 @@ ClusterQueue's charts and quota rows and the workloads and findings there;
 ?finding=TYPE lists that type's findings. On a generated 16-queue, 64-node
 ledger, at 1400x1000, the findings' count is on the first screen, the page is
 at most 10,000 px tall, each queue's GPU line is the CLI's last step and
-its pending workloads and open findings are the CLI's. A
+its pending workloads and open findings are the CLI's, and each chart marks
+on its time axis when findings opened and closed: as many as
+/ledger/v1/findings (and `ledger-query findings`) answers, at their times. A
 page left open (Chromium over the DevTools pipe) while records are ingested
 shows the state at the new last seq within 20 s, with no reload. A
 screenshot (1400x1000) is saved as SCREENSHOT_DIR/web-view.png and must be a
@@ -76,6 +78,7 @@ class Dom(html.parser.HTMLParser):
         self.workloads = []   # the workload rows' attributes
         self.history = []     # the workload panel's change rows
         self.markers = []     # the charts' moment markers
+        self.ticks = []       # the charts' finding ticks, with "chart": its index
         self.gaps = []        # the coverage lines over the charts
         self.open_findings = {}  # the overview's count
         self.finding_types = []  # the overview's count per type
@@ -83,6 +86,9 @@ class Dom(html.parser.HTMLParser):
         self.charts_groups = []  # the queues' chart groups, in order
         self.cq_flags = []       # the queues' lines: pending, open findings
         self.error_texts = []
+        self.why_rows = []       # the panel's why timeline: [kind, cell texts...]
+        self.nonconforming = []  # the why timeline's marked evictions (their times)
+        self._in_why_cell = False
         self._in_error = 0
         self._in_history = False
 
@@ -117,6 +123,13 @@ class Dom(html.parser.HTMLParser):
             self.quota.append(a)
         elif tag == "tr" and "data-workload" in a:
             self.workloads.append(a)
+        elif tag == "tr" and ("data-interval" in a or "data-eviction" in a) and self._in_history:
+            self.why_rows.append(["interval" if "data-interval" in a else "eviction"])
+            if "nonconforming" in a.get("class", "").split():
+                self.nonconforming.append(a.get("data-eviction"))
+        elif tag == "td" and self.why_rows and self._in_history and len(self.why_rows[-1]) < 7:
+            self.why_rows[-1].append("")
+            self._in_why_cell = True
         elif tag == "tr" and "data-seq" in a and self._in_history:
             self.history.append(a)
         elif tag == "figure" and "chart" in a.get("class", "").split():
@@ -124,6 +137,8 @@ class Dom(html.parser.HTMLParser):
         elif tag == "path" and "held" in a.get("class", "").split() and self.charts:
             c = self.charts[-1]
             self.held[(c.get("data-cq"), c.get("data-flavor"), c.get("data-resource"))] = a
+        elif tag == "path" and "finding-tick" in a.get("class", "").split() and self.charts:
+            self.ticks.append(dict(a, chart=len(self.charts) - 1))
         elif tag == "line" and "marker" in a.get("class", "").split():
             self.markers.append(a)
         elif tag == "li" and "gap" in a.get("class", "").split():
@@ -133,12 +148,16 @@ class Dom(html.parser.HTMLParser):
             self.error_texts.append("")
 
     def handle_endtag(self, tag):
+        if tag == "td":
+            self._in_why_cell = False
         if tag == "div" and self._in_error:
             self._in_error -= 1
         if tag == "aside":
             self._in_history = False
 
     def handle_data(self, data):
+        if self._in_why_cell:
+            self.why_rows[-1][-1] += data
         if self._in_error:
             self.error_texts[-1] += data
 
@@ -428,6 +447,98 @@ def check_first_screen(f, browser, profile, base, query, ledger):
     f.check(flags == want, f"first load: queues' lines (pending, findings) {flags}, the CLI's {want}")
     print(f"ok first screen: {len(state['clusterQueues'])} ClusterQueues, {len(state['pools'])} "
           f"pools, page {height} px tall, findings count at {bottom} px")
+    return dom
+
+
+def check_finding_ticks(f, dom, base, query, ledger):
+    """Each chart's time axis (on the page `dom` dumped) marks when findings
+    opened and closed: the ticks of a chart count the events of
+    /ledger/v1/findings (the charts' period and step; the same as
+    `ledger-query findings`), one tick per step and change, each at an
+    event's time."""
+    step, start, end = (dom.charts_section.get(k) for k in ("data-step", "data-from", "data-to"))
+    query_string = urllib.parse.urlencode({"from": start, "to": end, "step": step})
+    answer = json.loads(get(f"{base}/ledger/v1/findings?{query_string}")[1])
+    events = answer["events"]
+    cli = run_json(query, "--ledger", ledger, "findings", "--from", start, "--to", end,
+                   "--step", step, "-o", "json")
+    f.check([(e["time"], e["change"], e["type"], e["object"]) for e in events] ==
+            [(e["time"], e["change"], e["type"], e["object"]) for e in cli["events"]],
+            f"/findings: {len(events)} events, the CLI's {len(cli['events'])}")
+    f.check(len(events) > 0, f"/findings from {start} to {end}: no finding opened or closed")
+    f.check(dom.charts_section.get("data-finding-events") == str(len(events)),
+            f"#charts: {dom.charts_section.get('data-finding-events')} finding events, "
+            f"the endpoint's {len(events)}")
+    # An event's openSeq is a state where the finding is open.
+    for event in [e for e in events if e["change"] == "opened"][:1] + \
+            [e for e in events if e["change"] == "closed"][:1]:
+        there = run_json(query, "--ledger", ledger, "state", "--seq", str(event["openSeq"]),
+                         "-o", "json")["findings"]
+        key = (event["type"], event["object"], event["message"])
+        f.check(key in {(x["type"], x["object"], x["message"]) for x in there},
+                f"/findings: {event['change']} {key} is not open at seq {event['openSeq']}")
+    times = {(e["time"], e["change"]) for e in events}
+    for index in range(len(dom.charts)):
+        ticks = [t for t in dom.ticks if t["chart"] == index]
+        count = sum(int(t.get("data-count", "0")) for t in ticks)
+        if not f.check(count == len(events) and len(ticks) == len(times),
+                       f"chart {index}: {len(ticks)} ticks for {count} findings, the endpoint's "
+                       f"{len(times)} steps and changes of {len(events)}"):
+            break
+        stray = [t for t in ticks if (t.get("data-time"), t.get("data-change")) not in times]
+        if not f.check(not stray, f"chart {index}: ticks at no finding's time: {stray[:3]}"):
+            break
+    print(f"ok finding ticks: {len(events)} events in {len(times)} ticks on each of "
+          f"{len(dom.charts)} charts")
+
+
+def why_text(why):
+    """The rows `ledger-query why` prints, in the drawer's column order:
+    state, from, to, reason, blocked by (the holders, else the admission
+    check's first word); evictions: at, reason, preemptor, policy, conforms
+    (yes/NO/-), explanation."""
+    rows = []
+    for i in why["intervals"]:
+        held = ", ".join("%s %s=%s" % (h["workload"], h["resource"], h["amount"]) for h in i["blockedBy"])
+        blocked = held or (i["shortfalls"][0] if i["shortfalls"] else "-")
+        rows.append(["interval", i["state"], i["from"], i["to"] or "-", i["reason"] or "-",
+                     blocked if i["state"] == "Pending" else "-"])
+    for e in why["evictions"]:
+        conforms = "-" if e["conforms"] is None else ("yes" if e["conforms"] else "NO")
+        rows.append(["eviction", e["at"], e["reason"] or "-", e["preemptor"] or "-", e["policy"] or "-",
+                     conforms, e["explanation"]])
+    return rows
+
+
+def check_why(f, browser, profile, base, query, ledger, workload):
+    """The drawer's why timeline says what `ledger-query why` says."""
+    want = why_text(run_json(query, "--ledger", ledger, "why", workload, "-o", "json"))
+    dom = load_page(browser, profile, base, {"at": "now", "workload": workload})
+    f.check(dom.why_rows == want and want,
+            f"?workload={workload}: the why timeline\n{dom.why_rows}\nis not the CLI's\n{want}")
+    marked = [r[1] for r in want if r[0] == "eviction" and r[5] == "NO"]
+    f.check(dom.nonconforming == marked,
+            f"?workload={workload}: marked evictions {dom.nonconforming}, want {marked}")
+    print(f"ok ?workload={workload}: why timeline of {len(want)} rows, {len(marked)} marked")
+    return dom
+
+
+def check_why_scenario(f, browser, tmp, ingest, query, root):
+    """A preemption the queue's policy does not allow, marked in the drawer
+    (tests/scenarios/why-preemption-not-allowed)."""
+    ledger = os.path.join(tmp, "why-not-allowed")
+    subprocess.run([ingest, "--ledger", ledger, "--from",
+                    os.path.join(root, "tests", "scenarios", "why-preemption-not-allowed",
+                                 "events.jsonl")], check=True, stdout=subprocess.DEVNULL)
+    log = open(os.path.join(tmp, "why-serve.log"), "w+")
+    proc, port = start_server(query, ledger, log)
+    try:
+        dom = check_why(f, browser, os.path.join(tmp, "chromium-profile"),
+                        f"http://127.0.0.1:{port}", query, ledger, "t/low")
+        f.check(len(dom.nonconforming) == 1, f"t/low: one eviction marked, got {dom.nonconforming}")
+    finally:
+        stop(proc)
+        log.close()
 
 
 def check_png(f, path, width, height):
@@ -441,7 +552,7 @@ def check_png(f, path, width, height):
 
 
 def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, held_cq=None,
-                 scope=None, first_screen=False):
+                 scope=None, first_screen=False, why=None):
     log = open(os.path.join(tmp, os.path.basename(ledger) + "-serve.log"), "w+")
     proc, port = start_server(query, ledger, log)
     base = f"http://127.0.0.1:{port}"
@@ -452,7 +563,8 @@ def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, 
         if scope:
             check_scope(f, browser, profile, base, query, ledger, *scope)
         if first_screen:
-            check_first_screen(f, browser, profile, base, query, ledger)
+            dom = check_first_screen(f, browser, profile, base, query, ledger)
+            check_finding_ticks(f, dom, base, query, ledger)
 
         # The server's error (a Kubernetes Status) reaches the page, message and all.
         try:
@@ -479,6 +591,8 @@ def check_ledger(f, browser, tmp, query, ledger, moments, workload, screenshot, 
                     f"?workload={workload}: changes at seqs {seqs}, the CLI's "
                     f"{[c['seq'] for c in history['changes']]}")
             print(f"ok ?workload={workload}: {len(seqs)} changes")
+        if why:
+            check_why(f, browser, profile, base, query, ledger, why)
 
         if screenshot:
             if os.path.exists(screenshot):
@@ -613,8 +727,10 @@ def run_all(f, browser, ingest, query, root, shots):
         check_ledger(f, browser, tmp, query, demo,
                      ["2026-11-20T08:50:05Z", "seq:20", "now"],
                      "team-b/job-legacy-infer-79951", os.path.join(shots, "web-view.png"),
-                     held_cq="team-b", scope=("team-b", "team-b", "UnchargedDRA"))
+                     held_cq="team-b", scope=("team-b", "team-b", "UnchargedDRA"),
+                     why="team-a/job-fpga-sim-f04d2")
 
+        check_why_scenario(f, browser, tmp, ingest, query, root)
         check_gap(f, browser, tmp, ingest, query, root)
 
         gen = os.environ.get("LEDGER_GEN")

@@ -5,10 +5,12 @@ usage: tests/tools/progress_terminal_test.py LEDGER_INGEST LEDGER_REPLAY LEDGER_
 With stderr on a terminal, `ledger-ingest --from -` that runs past a second
 shows the records committed so far, and the checkpoints it writes after;
 `ledger-replay rebuild-projection`,
-`ledger-replay checkpoint` and `ledger-gen` show their bar (the second's wait
+`ledger-replay checkpoint`, `ledger-replay archive` and `ledger-gen` show
+their bar (the second's wait
 shortened by LEDGER_PROGRESS_AFTER_MS=0, so a small ledger will do); with
 --quiet, or stderr not a terminal, no progress line, and the same stdout.
 """
+import datetime
 import json
 import os
 import pty
@@ -115,6 +117,48 @@ def bars(replay, gen, tmp, failures):
             failures.append(f"{label} off a terminal: a bar, or other output (exit {code}): {piped!r}")
 
 
+def hourly_event(i):
+    """A ConfigMap event in hour i of 2026-11-01..: archive cuts before the
+    last whole hour the usage rollups cover, so the records span hours."""
+    stamp = (datetime.datetime(2026, 11, 1, tzinfo=datetime.timezone.utc)
+             + datetime.timedelta(hours=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return event(i).replace("2026-11-01T00:00:%02dZ" % i, stamp)
+
+
+def archive_bars(ingest_program, replay, tmp, failures):
+    """`ledger-replay archive`: its bars on a terminal (the copy's among
+    them), erased; none with --quiet or off a terminal; stdout the same but
+    for the archive's directory. Each run cuts a ledger of its own."""
+    stream = os.path.join(tmp, "hours.jsonl")
+    with open(stream, "w") as f:
+        f.writelines(hourly_event(i) for i in range(30))
+    outputs = {}
+    for run, terminal, extra in [("terminal", True, []), ("quiet", True, ["--quiet"]),
+                                 ("piped", False, [])]:
+        ledger = os.path.join(tmp, "cut-" + run)
+        code = subprocess.run([ingest_program, "--ledger", ledger, "--from", stream, "--quiet"],
+                              capture_output=True).returncode
+        if code != 0:
+            failures.append(f"ingest for archive ({run}): exit {code}")
+        to = os.path.join(tmp, "archive-" + run)
+        shown, stdout, code = on_terminal(
+            [replay, "--ledger", ledger, "archive", "--before", "2026-11-01T20:00:00Z", "--to", to,
+             "--every", "5"] + extra, terminal)
+        outputs[run] = stdout.decode().replace(to, "DIR")
+        if code != 0 or "archived records 1..20 " not in outputs[run]:
+            failures.append(f"archive ({run}): exit {code}, stdout {outputs[run]!r}")
+        if run == "terminal":
+            for label in ("archive", "fold to the cut", "checkpoint"):
+                if "\r" + label + " [" not in shown:
+                    failures.append(f"archive on a terminal: no {label!r} bar: {shown!r}")
+            if shown.count("\r\033[K") < 3:
+                failures.append(f"archive on a terminal: the bars are not erased: {shown!r}")
+        elif "\r" in shown:
+            failures.append(f"archive ({run}): a bar: {shown!r}")
+    if outputs["quiet"] != outputs["terminal"] or outputs["piped"] != outputs["terminal"]:
+        failures.append(f"archive: stdout differs between runs: {outputs!r}")
+
+
 def main():
     program = sys.argv[1]
     failures = []
@@ -131,6 +175,7 @@ def main():
         if code != 0 or "\r" in piped:
             failures.append(f"stderr not a terminal: a progress line (exit {code}): {piped!r}")
         bars(sys.argv[2], sys.argv[3], tmp, failures)
+        archive_bars(program, sys.argv[2], tmp, failures)
     for f in failures:
         print("FAIL", f)
     print(f"{len(failures)} failures")

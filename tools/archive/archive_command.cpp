@@ -19,6 +19,7 @@
 #include "replay/kueue/usage_rollups.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/program.h"
+#include "tools/progress.h"
 #include "tools/time_flags.h"
 
 namespace ledger::cli {
@@ -98,25 +99,55 @@ std::optional<ArchiveSeal> sealedBefore(const Ledger& ledger, const std::string&
   return seal;
 }
 
+// The usage rollups of `ledger`, with their bar (a fold of the whole log).
+void writeRollups(Ledger& ledger, const std::string& label, bool quiet) {
+  ProgressBar progress(label, quiet);
+  replay::FoldOptions fo;
+  fo.progress = progress.callback();
+  replay::writeUsageRollups(ledger, fo);
+}
+
+void writeCheckpointsShown(Ledger& ledger, std::uint64_t every, const std::string& label,
+                           bool quiet) {
+  ProgressBar progress(label, quiet);
+  replay::writeCheckpoints(ledger, every, progress.callback());
+}
+
 ArchiveSeal writeSealed(const Ledger& ledger, std::uint64_t seq, const ArchiveRequest& request) {
-  ArchiveOptions options;
-  options.derive.project = [&](const Record& r) {
-    return ingest::projectJsonText(r.objectJson, request.projection);
-  };
-  options.derive.dedupeKey = ingest::dedupeKeyOf;
-  options.beforeSeal = [&](Ledger& archive) {
-    try {
-      replay::writeCheckpoints(archive, request.checkpointEvery);
-      replay::writeUsageRollups(archive);
-    } catch (const replay::ReplayError& e) {
-      return e.status();
-    }
-    return Status::ok();
-  };
   ArchiveSeal seal;
-  check(ledger.archiveCut() ? extendArchive(ledger, seq, request.to, options, &seal)
-                            : writeArchive(ledger, seq, request.to, options, &seal));
+  {
+    // The copy derives each record's projection in order: the seq it
+    // derives is how far the copy has come.
+    ProgressBar progress("archive", request.quiet);
+    ArchiveOptions options;
+    options.derive.project = [&](const Record& r) {
+      progress.update(r.seq, seq);
+      return ingest::projectJsonText(r.objectJson, request.projection);
+    };
+    options.derive.dedupeKey = ingest::dedupeKeyOf;
+    options.beforeSeal = [&](Ledger& archive) {
+      progress.done();
+      try {
+        writeCheckpointsShown(archive, request.checkpointEvery, "archive checkpoints",
+                              request.quiet);
+        writeRollups(archive, "archive usage rollups", request.quiet);
+      } catch (const replay::ReplayError& e) {
+        return e.status();
+      }
+      return Status::ok();
+    };
+    check(ledger.archiveCut() ? extendArchive(ledger, seq, request.to, options, &seal)
+                              : writeArchive(ledger, seq, request.to, options, &seal));
+  }
   return seal;
+}
+
+// The state at the cut, with its bar.
+replay::ClusterState foldToCut(const Ledger& ledger, std::uint64_t seq, bool quiet) {
+  ProgressBar progress("fold to the cut", quiet);
+  replay::FoldOptions fo;
+  fo.progress = progress.callback();
+  return replay::Replayer(ledger).foldTo(seq, fo);
 }
 
 // Whether the sealed archive in `dir` ends at the live ledger's link; the
@@ -160,7 +191,7 @@ ArchiveOutcome archiveBefore(Ledger& ledger, std::int64_t beforeNs, const Archiv
                      request.to);
   }
   // Rollups first: the hours before the cut are answered from them after it.
-  replay::writeUsageRollups(ledger);
+  writeRollups(ledger, "usage rollups", request.quiet);
   ArchiveOutcome outcome;
   const std::uint64_t seq = cutSeq(ledger, beforeNs, request.before, &outcome.none);
   if (seq == 0) return outcome;
@@ -180,7 +211,7 @@ ArchiveOutcome archiveBefore(Ledger& ledger, std::int64_t beforeNs, const Archiv
   killHere("after-archive");
   // The checkpoint at the cut copies every object it names: no record at
   // or before the cut stays for it to name.
-  replay::ClusterState state = replay::Replayer(ledger).foldTo(seq);
+  replay::ClusterState state = foldToCut(ledger, seq, request.quiet);
   replay::CopiedVersions copies;
   const std::vector<std::string> chunks = replay::copyLongLived(state, 0, copies);
   std::int64_t firstTimeNs = 0;
@@ -188,7 +219,11 @@ ArchiveOutcome archiveBefore(Ledger& ledger, std::int64_t beforeNs, const Archiv
   outcome.cut = ArchiveCut{seq, seal->lastHash, seal->lastTimeNs, firstTimeNs, dir};
   check(ledger.cutArchived(outcome.cut, state.serialize(copies), chunks));
   killHere("after-cut");
-  outcome.checkpoints = replay::writeCheckpoints(ledger, request.checkpointEvery);
+  {
+    ProgressBar progress("checkpoint", request.quiet);
+    outcome.checkpoints =
+        replay::writeCheckpoints(ledger, request.checkpointEvery, progress.callback());
+  }
   return outcome;
 }
 

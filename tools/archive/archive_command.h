@@ -29,6 +29,10 @@
 // the batch) or =after-cut (after the batch) kills the process with SIGKILL
 // there, as a crash would.
 //
+// On a terminal each stage shows its bar (tools/progress.h): the live
+// ledger's rollups, the copy, the archive's checkpoints and rollups, the
+// fold to the cut, the checkpoints after it; none with `quiet`.
+//
 // Throws cli::UsageError for a TIME or DIR it refuses (exit 1) and
 // ReplayError for a ledger it cannot read or write; returns the exit code.
 #pragma once
@@ -49,6 +53,7 @@ struct ArchiveRequest {
   std::string to;      // the archive's directory
   ingest::ProjectionOptions projection;
   std::uint64_t checkpointEvery = 0;
+  bool quiet = false;  // --quiet: no progress bars
 };
 
 // What archiveBefore did: cut.seq 0 when it archived nothing, `none`

@@ -97,7 +97,7 @@ int runWhy(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   const hist::WhyReport r = hist::explainWorkload(
       ledger, args.target.substr(0, slash), args.target.substr(slash + 1), args.from, args.to, fo);
   progress.done();
-  if (!r.found) throw UsageError("workload " + args.target + " does not appear in the ledger");
+  if (!r.found) throw UnknownWorkload("workload " + args.target + " does not appear in the ledger");
   if (args.output != OutputFormat::kJson) {
     printTables(r, out);
     return kExitOk;

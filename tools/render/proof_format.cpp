@@ -1,6 +1,7 @@
 #include "tools/render/proof_format.h"
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -42,30 +43,79 @@ const char* verifierName(VerificationScope scope) {
 }
 
 std::string withProof(std::string_view answer, const std::optional<Verification>& proof) {
-  const auto open = answer.find_first_not_of(" \t\r\n");
-  if (open == std::string_view::npos || answer[open] != '{') return std::string(answer);
-  const auto next = answer.find_first_not_of(" \t\r\n", open + 1);
-  const bool empty = next != std::string_view::npos && answer[next] == '}';
+  std::ostringstream out;
+  {
+    ProofInserter inserter(out, proof);
+    inserter.sputn(answer.data(), static_cast<std::streamsize>(answer.size()));
+    inserter.finish();
+  }
+  return std::move(out).str();
+}
+
+ProofInserter::ProofInserter(std::ostream& target, const std::optional<Verification>& proof)
+    : target_(*target.rdbuf()), proof_(proof) {}
+
+void ProofInserter::finish() {
+  // An answer that ends right after its brace (or in blanks) is not an
+  // empty object: the members still get their comma, as before.
+  if (state_ == State::kAfterOpen) insert(false);
+}
+
+int ProofInserter::overflow(int c) {
+  if (c == traits_type::eof()) return traits_type::not_eof(c);
+  const char ch = traits_type::to_char_type(c);
+  return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+}
+
+std::streamsize ProofInserter::xsputn(const char* s, std::streamsize n) {
+  std::streamsize i = 0;
+  for (; i < n && state_ != State::kPassThrough; ++i) feed(s[i]);
+  if (i < n && target_.sputn(s + i, n - i) != n - i) return i;
+  return n;
+}
+
+int ProofInserter::sync() { return target_.pubsync(); }
+
+void ProofInserter::feed(char c) {
+  const bool blank = c == ' ' || c == '\t' || c == '\r' || c == '\n';
+  if (state_ == State::kBeforeOpen) {
+    target_.sputc(c);
+    if (c == '{') {
+      state_ = State::kAfterOpen;
+    } else if (!blank) {
+      state_ = State::kPassThrough;  // not an object: the text as it is
+    }
+    return;
+  }
+  // After the brace: the blanks up to the first member (or the closing
+  // brace) wait, since they decide the members' style and separator.
+  if (blank) {
+    pending_ += c;
+    return;
+  }
+  insert(c == '}');
+  target_.sputc(c);
+}
+
+void ProofInserter::insert(bool emptyObject) {
   // nlohmann's dump(2) and JsonText's indented form put a newline after the
   // brace; a compact answer does not.
-  const bool indented = open + 1 < answer.size() && answer[open + 1] == '\n';
+  const bool indented = !pending_.empty() && pending_[0] == '\n';
   std::string members;
-  for (const auto& [key, value] : proofMembers(proof)) {
+  for (const auto& [key, value] : proofMembers(proof_)) {
     if (!members.empty()) members += ",";
     members += indented ? "\n  " : "";
     members += dumped(key) + (indented ? ": " : ":") + dumped(value);
   }
-  std::string out;
-  out.reserve(answer.size() + members.size() + 2);
-  out.append(answer.substr(0, open + 1));
-  out += members;
-  if (!empty) {
-    out += ",";
+  if (!emptyObject) {
+    members += ",";
   } else if (indented) {
-    out += "\n";
+    members += "\n";
   }
-  out.append(answer.substr(open + 1));
-  return out;
+  members += pending_;
+  target_.sputn(members.data(), static_cast<std::streamsize>(members.size()));
+  pending_.clear();
+  state_ = State::kPassThrough;
 }
 
 std::string proofLine(const std::optional<Verification>& proof) {

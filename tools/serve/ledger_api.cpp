@@ -8,6 +8,7 @@
 #include "ledger/object_index.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/serve/api_error.h"
+#include "tools/serve/workload_whys.h"
 
 namespace ledger::serve {
 
@@ -196,6 +197,8 @@ std::vector<json> ledgerObjects(const ApiResource& r, const Moment& moment, Serv
       }
       out.push_back(std::move(o));
     }
+  } else if (r.kind == "WorkloadWhy") {
+    out = workloadWhyObjects(state, moment, ctx, ns, name);
   }
   std::sort(out.begin(), out.end(), [](const json& a, const json& b) {
     return std::make_pair(a["metadata"].value("namespace", ""), a["metadata"].value("name", "")) <
@@ -261,13 +264,44 @@ ApiResponse handleLedgerRequest(const ApiRequest& req, ServeContext& ctx) {
     if (q.from.empty() || q.to.empty()) {
       throw ApiError::badRequest("report needs from and to (TIMEs; by as ledger-query --by)");
     }
+  } else if (what == "findings") {
+    // When findings opened and closed (tools/query/findings_timeline.h),
+    // for the web view's time lines: the charts' period and step.
+    q.from = req.param("from").value_or("");
+    q.to = req.param("to").value_or("");
+    q.step = req.param("step").value_or("");
+    if (q.from.empty() || q.to.empty() || q.step.empty()) {
+      throw ApiError::badRequest(
+          "findings needs from, to and step (RFC 3339 times, a step like 1h)");
+    }
+    // A fold of the whole period: computed once per ledger length, so that
+    // reloads and pages open at once share it. Times relative to the clock
+    // (now, -7d) move with it and are not kept.
+    auto relative = [](const std::string& t) { return t == "now" || t.starts_with('-'); };
+    if (!relative(q.from) && !relative(q.to)) {
+      const std::string key = "findings:" + q.from + "|" + q.to + "|" + q.step + "|" +
+                              std::to_string(ctx.ledger.lastSeq());
+      return ApiResponse::ofJson(*ctx.answers.get(key, [&] { return ctx.query(ctx.ledger, q); }));
+    }
   } else if (what == "workload") {
     q.target = req.param("target").value_or("");
     if (q.target.find('/') == std::string::npos) {
       throw ApiError::badRequest("workload needs target=NAMESPACE/NAME");
     }
+  } else if (what == "why") {
+    // ledger-query why NAMESPACE/NAME [--from] [--to]; a workload the ledger
+    // never saw is the runner's 404.
+    q.target = req.param("workload").value_or("");
+    const auto slash = q.target.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == q.target.size()) {
+      throw ApiError::badRequest("why needs workload=NAMESPACE/NAME, not '" +
+                                 q.target.substr(0, 80) + "'");
+    }
+    q.from = req.param("from").value_or("");
+    q.to = req.param("to").value_or("");
   } else {
-    throw ApiError::notFound("/ledger/v1/ serves range, state, usage, report and workload");
+    throw ApiError::notFound(
+        "/ledger/v1/ serves range, state, usage, report, findings, workload and why");
   }
   return ApiResponse::ofJson(ctx.query(ctx.ledger, q));
 }

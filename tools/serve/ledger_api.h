@@ -2,10 +2,12 @@
 // - as Kubernetes resources of the group kLedgerGroup (resource_catalog.h),
 //   so kubectl lists them at a moment: QueueUsage (one per ClusterQueue: its
 //   quota rows from the state report), LedgerFinding (the findings open at
-//   the moment) and WorkloadHistory (per Workload; a get carries the
-//   workload command's history);
+//   the moment), WorkloadHistory (per Workload; a get carries the
+//   workload command's history) and WorkloadWhy (per Workload: the why
+//   command's timeline and its summary, workload_whys.h);
 // - as the JSON the web view reads, under /ledger/v1/: range, state, usage,
-//   report, workload (the ledger-query commands' JSON, docs/reference.md).
+//   report, workload, why (the ledger-query commands' JSON,
+//   docs/reference.md).
 //
 // Thread-safe (reads only). Errors: throw ApiError.
 #pragma once
@@ -28,7 +30,7 @@ std::vector<nlohmann::json> ledgerObjects(const ApiResource& resource, const Mom
                                           ServeContext& context, std::string_view ns,
                                           std::string_view name);
 
-// GET /ledger/v1/{range,state,usage,report,workload}.
+// GET /ledger/v1/{range,state,usage,report,workload,why}.
 ApiResponse handleLedgerRequest(const ApiRequest& request, ServeContext& context);
 
 }  // namespace ledger::serve

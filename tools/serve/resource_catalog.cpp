@@ -136,6 +136,7 @@ ResourceCatalog ResourceCatalog::discover(const Ledger& ledger) {
   own("QueueUsage", "queueusages", {"qu"}, false);
   own("LedgerFinding", "ledgerfindings", {"lf"}, false);
   own("WorkloadHistory", "workloadhistories", {"wlh"}, true);
+  own("WorkloadWhy", "workloadwhys", {"wlw"}, true);
   return catalog;
 }
 

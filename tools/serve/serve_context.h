@@ -23,14 +23,14 @@
 namespace ledger::serve {
 
 // One `ledger-query` question (docs/reference.md): `command` is state,
-// usage or workload, with that command's flags as the user wrote them
+// usage, report, workload or why, with that command's flags as the user wrote them
 // (empty: not given); the runner reads them as the CLI does.
 struct QueryRequest {
   std::string command;
   std::optional<std::uint64_t> seq;  // state: the moment
   std::string from, to, step;        // usage: a series; report: from, to
   std::string by;                    // report: the grouping (--by), empty: cluster-queue
-  std::string target;                // workload: NS/NAME
+  std::string target;                // workload, why: NS/NAME
   std::string clusterQueue;
 };
 

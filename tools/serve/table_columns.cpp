@@ -125,6 +125,16 @@ std::vector<TableColumn> tableColumns(const ApiResource& r, std::string_view ver
       c.push_back(col("Records", "integer", ".status.recordCount"));
       return c;
     }
+    if (r.kind == "WorkloadWhy") {
+      c.push_back(col("State", "string", ".status.state"));
+      c.push_back(
+          col("Waited", "string", ".status.waited", 0, "total time pending up to the moment"));
+      c.push_back(col("Evictions", "integer", ".status.evictionCount"));
+      c.push_back(col("Unexpected", "integer", ".status.unexpectedCount", 0,
+                      "preemptions that did not follow the preempting queue's policy"));
+      c.push_back(ageColumn());
+      return c;
+    }
   }
   c.push_back(ageColumn());
   return c;

@@ -19,24 +19,6 @@ namespace held_record_test {
 
 constexpr std::int64_t kHour = replay::kHourNs;
 
-std::string simStream(std::uint64_t seed, std::uint64_t events) {
-  gen::SimOptions o;
-  o.seed = seed;
-  o.events = events;
-  o.nodes = 8;
-  o.queues = 4;
-  gen::ClusterSim sim(o);
-  std::ostringstream out;
-  sim.writeAll(out);
-  return out.str();
-}
-
-std::int64_t timeOfSeq(const Ledger& ledger, std::uint64_t seq) {
-  std::int64_t t = 0;
-  REQUIRE(ledger.timeOf(seq, &t).isOk());
-  return t;
-}
-
 std::map<std::string, std::string> rollupFamily(const Ledger& ledger) {
   std::map<std::string, std::string> out;
   REQUIRE(ledger
@@ -87,7 +69,7 @@ bool anyHeld(const std::vector<replay::UsageBucket>& buckets) {
 TEST_CASE("stored held levels answer as following the records does, for any period",
           "[generator][rollups][held]") {
   TempDir dir;
-  const std::string stream = simStream(21, 3000);
+  const std::string stream = simulatedStream(21, 3000, 8, 4);
   const std::size_t half = stream.find('\n', stream.size() / 2) + 1;
   auto ledger = openLedger(dir.path("ledger"));
   // Written in two passes, as the daemon writes them: the second goes on
@@ -162,7 +144,7 @@ TEST_CASE("verify names a damaged, a missing or an invented held level",
           "[generator][rollups][held]") {
   TempDir dir;
   auto ledger = openLedger(dir.path("ledger"));
-  REQUIRE(ingestText(*ledger, simStream(23, 1500)).rejected == 0);
+  REQUIRE(ingestText(*ledger, simulatedStream(23, 1500, 8, 4)).rejected == 0);
   REQUIRE(replay::writeCheckpoints(*ledger, 1000) > 0);
   replay::writeUsageRollups(*ledger);
   REQUIRE(replay::verifyUsageRollups(*ledger).firstBad.empty());

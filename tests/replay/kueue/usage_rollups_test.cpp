@@ -22,22 +22,7 @@ constexpr std::int64_t kHour = replay::kHourNs;
 // The simulated cluster started on 2026-11-30T18:00:00Z: its history runs
 // into December.
 std::string monthCrossingStream(std::uint64_t seed, std::uint64_t events) {
-  gen::SimOptions o;
-  o.seed = seed;
-  o.events = events;
-  o.nodes = 8;
-  o.queues = 4;
-  o.startNs = 1796061600LL * 1000000000LL;
-  gen::ClusterSim sim(o);
-  std::ostringstream out;
-  sim.writeAll(out);
-  return out.str();
-}
-
-std::int64_t timeOfSeq(const Ledger& ledger, std::uint64_t seq) {
-  std::int64_t t = 0;
-  REQUIRE(ledger.timeOf(seq, &t).isOk());
-  return t;
+  return simulatedStream(seed, events, 8, 4, 1796061600LL * 1000000000LL);
 }
 
 // Every row, to the nano-unit-nanosecond.

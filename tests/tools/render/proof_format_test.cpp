@@ -5,6 +5,11 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace ledger;
 
@@ -71,4 +76,49 @@ TEST_CASE("the proof line says what was proven, or that nothing was", "[proof]")
   chain.ok = true;
   CHECK(render::proofLine(chain) ==
         "verified up to seq 9 at 2023-11-14T22:13:20Z by background chain check: ok");
+}
+
+namespace proof_stream_test {
+
+// The answer written through ProofInserter in pieces of `piece` bytes.
+std::string streamed(const std::string& answer, std::size_t piece,
+                     const std::optional<Verification>& proof) {
+  std::ostringstream out;
+  render::ProofInserter inserter(out, proof);
+  std::ostream stream(&inserter);
+  for (std::size_t i = 0; i < answer.size(); i += piece) stream << answer.substr(i, piece);
+  inserter.finish();
+  return out.str();
+}
+
+}  // namespace proof_stream_test
+
+TEST_CASE("an answer streamed through the proof inserter equals it whole", "[proof]") {
+  const std::string never = R"("verifiedAt":null,"verifiedUpTo":null,"verifyOk":null,)"
+                            R"("verifiedBy":null)";
+  // The forms withProof gives, spelled out: members after the brace, a
+  // comma before the answer's own first member, none in an empty object.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"a\":1}", "{" + never + ",\"a\":1}"},
+      {"{}", "{" + never + "}"},
+      {"  {  }\n", "  {" + never + "  }\n"},
+      {"{", "{" + never + ","},
+      {"[1]\n", "[1]\n"},
+      {"", ""},
+      {"{\n}\n",
+       "{\n  \"verifiedAt\": null,\n  \"verifiedUpTo\": null,\n  \"verifyOk\": null,\n"
+       "  \"verifiedBy\": null\n\n}\n"},
+  };
+  for (const auto& [answer, expected] : cases) {
+    INFO(answer);
+    CHECK(render::withProof(answer, std::nullopt) == expected);
+    for (std::size_t piece : {1, 2, 3, 7, 1000}) {
+      CHECK(proof_stream_test::streamed(answer, piece, std::nullopt) == expected);
+    }
+  }
+  const std::string indented = "{\n  \"at\": 1,\n  \"rows\": [\n    {}\n  ]\n}\n";
+  for (std::size_t piece : {1, 2, 5, 64}) {
+    CHECK(proof_stream_test::streamed(indented, piece, failed()) ==
+          render::withProof(indented, failed()));
+  }
 }

@@ -294,3 +294,41 @@ TEST_CASE("a NUL byte in a /ledger/v1/ parameter is 400 naming the parameter") {
           std::string::npos);
   }
 }
+
+TEST_CASE("/ledger/v1/why and WorkloadWhy answer as ledger-query why; errors are 400 and 404") {
+  DemoApi api;
+  auto why = [&](std::multimap<std::string, std::string> q) {
+    ApiRequest req;
+    req.method = "GET";
+    req.path = "/ledger/v1/why";
+    req.query = std::move(q);
+    ServeContext ctx{*api.ledger, *api.catalog, api.states, api.query, api.answers, 0};
+    return handleLedgerRequest(req, ctx);
+  };
+  QueryRequest q;
+  q.command = "why";
+  q.target = "team-a/job-fpga-sim-f04d2";
+  const json cli = json::parse(api.query(*api.ledger, q));
+  REQUIRE_FALSE(cli["intervals"].empty());
+  CHECK(json::parse(why({{"workload", q.target}}).body) == cli);
+  const json object =
+      json::parse(api.get("/at/now/apis/quota-ledger.io/v1alpha1/namespaces/team-a/workloadwhys/"
+                          "job-fpga-sim-f04d2")
+                      .body);
+  CHECK(object["kind"] == "WorkloadWhy");
+  CHECK(object["status"]["intervals"] == cli["intervals"]);
+  CHECK(object["status"]["state"] == "Pending");
+  const json list = json::parse(api.get("/at/now/apis/quota-ledger.io/v1alpha1/workloadwhys").body);
+  CHECK(list["items"].size() == api.state(api.ledger->lastSeq())["workloads"].size());
+  auto code = [&](std::multimap<std::string, std::string> params) {
+    try {
+      return why(std::move(params)).status;
+    } catch (const ApiError& e) {
+      return e.code();
+    }
+  };
+  CHECK(code({{"workload", "team-a/no-such-job"}}) == 404);
+  CHECK(code({{"workload", "no-slash"}}) == 400);
+  CHECK(code({}) == 400);
+  CHECK(code({{"workload", q.target}, {"from", "yesterday"}}) == 400);
+}

@@ -4,7 +4,9 @@
 //
 // First load: /range, then one /usage (the whole range, ~100-300 points per
 // series) and one /state (the moment of ?at=, else now). Moving the moment
-// reloads only /state; clicking a workload loads its /workload history.
+// reloads only /state; clicking a workload loads its /workload history and
+// its /why timeline. After the first load, /findings (the charts' period and
+// step) marks on every chart's time axis when findings opened and closed.
 //
 // For tests the DOM carries the numbers as attributes: every quota row
 // (data-cq, data-flavor, data-resource, data-reserved, data-admitted,
@@ -21,7 +23,10 @@
 // data-findings (their types); a folded queue's GPU line
 // span.gpu-summary[data-gpu-reserved, data-gpu-nominal] and
 // span.cq-flags[data-cq, data-pending, data-findings]; at the first load's
-// end body[data-document-height] and body[data-findings-bottom] (px).
+// end body[data-document-height] and body[data-findings-bottom] (px);
+// #charts[data-finding-events] counts /findings' events, drawn per chart as
+// path.finding-tick[data-time, data-change, data-count, data-types], one per
+// step and change.
 // Live refresh: every REFRESH_MS (while the tab is visible) it asks /range;
 // when the ledger's last seq has grown it loads the range and the usage
 // again, and the state too when the moment is `now`
@@ -54,7 +59,9 @@
     state: null,          // the /state answer shown
     at: null,             // the moment it was asked for (?at=)
     momentMs: null,       // the moment shown (the state's at.time)
-    charts: [],           // {figure, marker, x: ms -> px}
+    charts: [],           // {marker, marks, x: ms -> px, fromMs, toMs, bottom}
+    findingTimes: null,   // /findings' events, with ms
+    findingsLoaded: null, // {fromMs, step, lastMs}: the period and range they cover
     stateRequest: null,   // the AbortController of the /state request in flight
     stateGeneration: 0,
     workloadGeneration: 0,
@@ -490,6 +497,7 @@
     const resource = series.resource;
     const readout = el("span", {class: "readout muted"});
     const marker = svg("line", {class: "marker", y1: top, y2: height - bottom, x1: -10, x2: -10});
+    const marks = svg("g", {class: "finding-ticks"});
     const axis = timeAxis(fromMs, toMs, x, top, height - bottom);
     const plot = svg("svg", {
       viewBox: `0 0 ${width} ${height}`, width, height, role: "img",
@@ -507,6 +515,7 @@
       heldLayers(points, x, y, toMs),
       svg("path", {class: "line reserved", d: stepPath(points, "reserved", x, y, toMs)}),
       svg("path", {class: "line admitted", d: stepPath(points, "admitted", x, y, toMs)}),
+      marks,
       marker);
 
     const timeAt = (event) => {
@@ -541,7 +550,9 @@
           // "-": held in a resource no single flavor of its admission charges.
           `${series.flavor === "-" ? "no single flavor" : series.flavor} · ${resource}`), " ",
           readout), plot);
-    view.charts.push({marker, x, fromMs, toMs});
+    const chart = {marker, marks, x, fromMs, toMs, bottom: height - bottom};
+    view.charts.push(chart);
+    drawFindingTicks(chart);
     return figure;
   }
 
@@ -553,6 +564,68 @@
       chart.marker.setAttribute("x2", px);
       chart.marker.setAttribute("data-at", isoSeconds(ms));
     }
+  }
+
+  // ---- /findings: the findings on the charts' time line ---------------------
+
+  // When findings opened and closed over the charts' period, at their step
+  // (GET /findings, tools/query/findings_timeline.h). Loaded after the first
+  // screen: it folds the period, which the first load does not wait for.
+  // A refresh over the same period and step asks only from the step that
+  // held the last record seen before, and keeps the events before it.
+  async function loadFindingTimes(range) {
+    if (!range) return;
+    const q = usageQuery(range);
+    const loaded = view.findingsLoaded;
+    const tail = loaded && loaded.fromMs === q.fromMs && loaded.step === q.step;
+    const fromMs = tail ? Math.max(q.fromMs, Math.floor(loaded.lastMs / q.stepMs) * q.stepMs)
+                        : q.fromMs;
+    try {
+      const answer = await getJson(`/findings?from=${encodeURIComponent(isoSeconds(fromMs))}` +
+          `&to=${encodeURIComponent(isoSeconds(q.toMs))}&step=${q.step}`);
+      const events = (answer.events || []).map((e) => ({...e, ms: Date.parse(e.time)}));
+      view.findingTimes = tail
+        ? view.findingTimes.filter((e) => e.ms < fromMs).concat(events) : events;
+      view.findingsLoaded = {fromMs: q.fromMs, step: q.step, lastMs: range.lastMs};
+      setError("findings", null);
+      $("charts").dataset.findingEvents = String(view.findingTimes.length);
+      for (const chart of view.charts) drawFindingTicks(chart);
+    } catch (err) {
+      setError("findings", err);
+    }
+  }
+
+  // One tick per step and change on the time axis: an opening filled, a
+  // closing hollow; its title names the findings, a click shows the
+  // findings list (of their type, when one) at a moment they were open.
+  function drawFindingTicks(chart) {
+    const buckets = new Map();
+    for (const e of view.findingTimes || []) {
+      if (!(e.ms >= chart.fromMs && e.ms <= chart.toMs)) continue;
+      const key = `${e.ms} ${e.change}`;
+      if (!buckets.has(key)) buckets.set(key, []);
+      buckets.get(key).push(e);
+    }
+    const b = chart.bottom;
+    chart.marks.replaceChildren(...[...buckets.values()].map((events) => {
+      const first = events[0];
+      const px = chart.x(first.ms);
+      const types = [...new Set(events.map((e) => e.type))];
+      const names = events.slice(0, 6).map((e) => `${e.type} ${e.object}`);
+      if (events.length > names.length) names.push(`and ${events.length - names.length} more`);
+      const tick = svg("path", {
+        class: `finding-tick ${first.change}`, "data-time": first.time, "data-change": first.change,
+        "data-count": events.length, "data-types": types.join(" "),
+        d: `M${(px - 3.5).toFixed(1)},${b}L${(px + 3.5).toFixed(1)},${b}L${px.toFixed(1)},${b - 7}Z`,
+      }, svg("title", {}, `${events.length} finding${events.length === 1 ? "" : "s"} ` +
+                         `${first.change} from ${shortTime(first.ms)}: ${names.join("; ")}`));
+      tick.addEventListener("click", (event) => {
+        event.stopPropagation();
+        setScope({finding: types.length === 1 ? types[0] : ""});
+        loadState(`seq:${first.openSeq}`).then(() => { window.location.hash = "findings"; });
+      });
+      return tick;
+    }));
   }
 
   // ---- /state ---------------------------------------------------------------
@@ -838,10 +911,13 @@
     syncUrl();
     $("workload-body").replaceChildren(el("p", {class: "muted"}, "loading…"));
     try {
-      const history = await getJson(`/workload?target=${encodeURIComponent(target)}`);
+      const query = encodeURIComponent(target);
+      const [history, why] = await Promise.all([getJson(`/workload?target=${query}`),
+                                                getJson(`/why?workload=${query}`)]);
       if (generation !== view.workloadGeneration) return;
       setError("workload", null);
       renderHistory(history);
+      $("workload-body").append(renderWhy(why));
     } catch (err) {
       if (generation !== view.workloadGeneration) return;
       setError("workload", err);
@@ -872,6 +948,49 @@
              el("tbody", {}, rows))
         : el("p", {class: "muted"}, "no changes"));
     highlightHistory();
+  }
+
+  // ---- /why: the workload's life as intervals, and its evictions ----------
+
+  // What held what a pending interval lacked, as `ledger-query why` writes
+  // it: the holders, else the admission check's first word, else "-".
+  function blockedText(interval) {
+    const held = (interval.blockedBy || [])
+      .map((h) => `${h.workload} ${h.resource}=${h.amount}`).join(", ");
+    if (held) return held;
+    return (interval.shortfalls || [])[0] || "-";
+  }
+
+  // The why timeline under the history: rows tr[data-interval] (state,
+  // from, to, reason, blocked by) and tr[data-eviction] (at, reason,
+  // preemptor, policy, conforms, explanation); a preemption that did not
+  // follow the preempting queue's policy is tr.nonconforming[data-conforms=false].
+  function renderWhy(why) {
+    const intervals = (why.intervals || []).map((i) => el("tr",
+      {"data-interval": i.state, "data-from": i.from},
+      el("td", {}, i.state), el("td", {}, i.from), el("td", {}, i.to || "-"),
+      el("td", {class: "detail"}, i.reason || "-"),
+      el("td", {class: "detail"}, i.state === "Pending" ? blockedText(i) : "-")));
+    const evictions = (why.evictions || []).map((e) => {
+      const conforms = e.conforms === null || e.conforms === undefined ? "-"
+        : e.conforms ? "yes" : "NO";
+      return el("tr", {"data-eviction": e.at, "data-conforms": String(e.conforms),
+                       class: e.conforms === false ? "nonconforming" : null},
+        el("td", {}, e.at), el("td", {class: "detail"}, e.reason || "-"),
+        el("td", {}, e.preemptor || "-"), el("td", {}, e.policy || "-"),
+        el("td", {title: e.conforms === false ? "the preempting queue's policy does not allow it"
+                                              : null}, conforms),
+        el("td", {class: "detail"}, e.explanation || ""));
+    });
+    const table = (heads, rows) => el("table", {class: "data why"},
+      el("thead", {}, el("tr", {}, heads.map((h) => el("th", {}, h)))), el("tbody", {}, rows));
+    return el("section", {id: "workload-why"},
+      el("h3", {}, "Why it waited"),
+      intervals.length ? table(["state", "from", "to", "reason", "blocked by"], intervals)
+        : el("p", {class: "muted"}, "no intervals"),
+      evictions.length ? [el("h3", {}, "Evictions"),
+        table(["at", "reason", "preemptor", "policy", "conforms", "explanation"], evictions)]
+        : null);
   }
 
   // Marks the changes up to the state shown, and the last of them.
@@ -917,6 +1036,7 @@
     document.body.dataset.findingsBottom =
         String(Math.round($("open-findings").getBoundingClientRect().bottom));
     document.body.dataset.ready = "1";
+    await loadFindingTimes(view.range);
     document.body.dataset.refreshes = "0";
     setInterval(refresh, REFRESH_MS);
   }
@@ -931,7 +1051,8 @@
       const latest = await getJson("/range");
       if (Number(latest.lastSeq) <= Number(view.range.lastSeq)) return;
       const range = await loadRange();
-      await Promise.all([loadUsage(range), view.at === "now" ? loadState("now") : null]);
+      await Promise.all([loadUsage(range).then(() => loadFindingTimes(range)),
+                         view.at === "now" ? loadState("now") : null]);
       document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes) + 1);
     } catch (err) {
       setError("range", err);  // the next poll tries again

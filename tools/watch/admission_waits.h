@@ -1,0 +1,62 @@
+// The --watch daemon's waits per ClusterQueue on /metrics, over the ledger's
+// whole history and without a per-workload label (cardinality follows the
+// ClusterQueues, never the workloads):
+//
+//   ledger_admission_wait_time_seconds{cluster_queue}   histogram
+//   ledger_pending_workloads{cluster_queue}             gauge
+//
+// The histogram mirrors Kueue's kueue_admission_wait_time_seconds
+// (pkg/metrics: the time between a workload was created or requeued until
+// admission, buckets generateExponentialBuckets(14): 1, then 2.5 doubling
+// to 10240 s), each admission observed once as its record is followed
+// (replay::WaitFollower, the rule `ledger-query waits` uses). The gauge is
+// Kueue's kueue_pending_workloads summed over its status label (active and
+// inadmissible, which the ledger cannot tell apart): the workloads neither
+// admitted nor finished after the last record followed.
+//
+// Follows the writer: one pass over the history at start, then only the
+// records of each commit, so a scrape costs the ClusterQueues' series,
+// never the history. On an archived ledger the history is the records after
+// its cut (a workload first seen there already admitted is not measured).
+//
+// Not thread-safe: the caller serialises (LiveState's lock). Errors:
+// follow() throws replay::ReplayError when the records cannot be read.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "ledger/ledger.h"
+#include "replay/kueue/wait_follower.h"
+
+namespace ledger::cli {
+
+// Kueue's generateExponentialBuckets(14): append({1}, ExponentialBuckets(2.5, 2, 13)).
+inline constexpr std::array<double, 14> kAdmissionWaitBuckets = {
+    1, 2.5, 5, 10, 20, 40, 80, 160, 320, 640, 1280, 2560, 5120, 10240};
+
+class AdmissionWaits {
+ public:
+  // Follows the records after the last one followed up to `lastSeq`.
+  void follow(const Ledger& ledger, std::uint64_t lastSeq);
+  std::uint64_t seq() const { return seq_; }
+  // The two metrics in the exposition format (empty before any workload).
+  std::string metricsText() const;
+
+  // One observation, as follow() makes it (for tests).
+  void observe(const std::string& clusterQueue, std::int64_t waitNs);
+
+ private:
+  struct Histogram {
+    std::array<std::uint64_t, kAdmissionWaitBuckets.size()> buckets{};  // not cumulative
+    std::uint64_t count = 0;
+    std::int64_t sumNs = 0;
+  };
+  replay::WaitFollower follower_{replay::WaitGrouping::kClusterQueue};
+  std::map<std::string, Histogram> histograms_;
+  std::uint64_t seq_ = 0;
+};
+
+}  // namespace ledger::cli
