@@ -15,6 +15,7 @@
 
 #include "ingest/ingester.h"
 #include "ingest/projector.h"
+#include "ledger/archive.h"
 #include "ledger/format.h"
 #include "ledger/sha256.h"
 #include "ledger/verify.h"
@@ -200,6 +201,24 @@ inline VerifyOptions ingestDerivations() {
   vo.dedupeKey = ingest::dedupeKeyOf;
   vo.legacyDedupeKeys = ingest::legacyDedupeKeysOf;
   return vo;
+}
+
+// Cuts `live` after `seq` as `ledger-replay archive` does, into dir `to`.
+inline ArchiveCut cutAfter(Ledger& live, std::uint64_t seq, const std::string& to) {
+  ArchiveOptions o;
+  o.derive = ingestDerivations();
+  ArchiveSeal seal;
+  REQUIRE(writeArchive(live, seq, to, o, &seal).isOk());
+  replay::ClusterState state = replay::Replayer(live).foldTo(seq);
+  replay::CopiedVersions copies;
+  const auto chunks = replay::copyLongLived(state, 0, copies);
+  std::int64_t first = 0;
+  REQUIRE(live.timeOf(1, &first).isOk());
+  ArchiveCut cut{seq, seal.lastHash, seal.lastTimeNs, first, to};
+  const Status st = live.cutArchived(cut, state.serialize(copies), chunks);
+  INFO(st.toString());
+  REQUIRE(st.isOk());
+  return cut;
 }
 
 }  // namespace ledger::testing::tamper

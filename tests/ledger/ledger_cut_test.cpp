@@ -14,24 +14,6 @@ using namespace ledger::testing;
 
 namespace ledger_cut_test {
 
-// Cuts `live` after `seq` as `ledger-replay archive` does, into dir `to`.
-ArchiveCut cutAfter(Ledger& live, std::uint64_t seq, const std::string& to) {
-  ArchiveOptions o;
-  o.derive = tamper::ingestDerivations();
-  ArchiveSeal seal;
-  REQUIRE(writeArchive(live, seq, to, o, &seal).isOk());
-  replay::ClusterState state = replay::Replayer(live).foldTo(seq);
-  replay::CopiedVersions copies;
-  const auto chunks = replay::copyLongLived(state, 0, copies);
-  std::int64_t first = 0;
-  REQUIRE(live.timeOf(1, &first).isOk());
-  ArchiveCut cut{seq, seal.lastHash, seal.lastTimeNs, first, to};
-  const Status st = live.cutArchived(cut, state.serialize(copies), chunks);
-  INFO(st.toString());
-  REQUIRE(st.isOk());
-  return cut;
-}
-
 std::vector<Record> recordsFrom(const Ledger& ledger, std::uint64_t from) {
   std::vector<Record> out;
   REQUIRE(ledger
@@ -68,7 +50,7 @@ TEST_CASE("cutArchived leaves the records after the cut and refuses those before
   replay::writeCheckpoints(*live, 7);
   const std::uint64_t seq = live->lastSeq() / 2;
   const std::uint64_t last = live->lastSeq();
-  const ArchiveCut cut = cutAfter(*live, seq, dir.path("archive"));
+  const ArchiveCut cut = tamper::cutAfter(*live, seq, dir.path("archive"));
 
   auto checkCut = [&](const Ledger& l) {
     REQUIRE(l.archiveCut().has_value());

@@ -13,26 +13,6 @@
 using namespace ledger;
 using namespace ledger::testing;
 
-namespace serve_moment_test {
-
-// Cuts `live` after `seq` as `ledger-replay archive` does, into dir `to`.
-void cutAfter(Ledger& live, std::uint64_t seq, const std::string& to) {
-  ArchiveOptions o;
-  o.derive = tamper::ingestDerivations();
-  ArchiveSeal seal;
-  REQUIRE(writeArchive(live, seq, to, o, &seal).isOk());
-  replay::ClusterState state = replay::Replayer(live).foldTo(seq);
-  replay::CopiedVersions copies;
-  const auto chunks = replay::copyLongLived(state, 0, copies);
-  std::int64_t first = 0;
-  REQUIRE(live.timeOf(1, &first).isOk());
-  REQUIRE(live.cutArchived({seq, seal.lastHash, seal.lastTimeNs, first, to},
-                           state.serialize(copies), chunks)
-              .isOk());
-}
-
-}  // namespace serve_moment_test
-
 TEST_CASE("resolveMoment before a cut ledger's archive is a 400 naming it", "[serve][archive]") {
   TempDir dir;
   auto live = openLedger(dir.path("live"));
@@ -42,7 +22,7 @@ TEST_CASE("resolveMoment before a cut ledger's archive is a 400 naming it", "[se
   REQUIRE(live->timeOf(1, &firstNs).isOk());
   REQUIRE(live->timeOf(seq, &cutNs).isOk());
   REQUIRE(firstNs < cutNs);
-  serve_moment_test::cutAfter(*live, seq, dir.path("archive"));
+  tamper::cutAfter(*live, seq, dir.path("archive"));
 
   const std::string before = formatRfc3339(cutNs - 1);
   try {
