@@ -358,6 +358,9 @@ class Ledger {
   [[nodiscard]] Status dropUncommittedLog();
   // Rewrites the acknowledged head file (format.h) with head_, synced.
   [[nodiscard]] Status writeAcknowledgedHead();
+  // append()'s batch, cleared, with room for `batch`'s writes (its log
+  // records too unless they go `viaTable`, a table file of their own).
+  rocksdb::WriteBatch& appendBatchFor(const std::vector<PendingRecord>& batch, bool viaTable);
   // Records format::kProjectionFormat in `meta`, in `batch` when given
   // (committed by the caller), else on its own, synced.
   [[nodiscard]] Status writeProjectionFormat(rocksdb::WriteBatch* batch);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "ledger/format.h"
+#include "ledger/internal/index_writes.h"
 #include "ledger/internal/ledger_internal.h"
 #include "ledger/internal/log_table.h"
 #include "ledger/ledger.h"
@@ -70,108 +71,133 @@ void fillProjectedRecord(ScratchMessage& message, const Record& header,
   }
 }
 
-// The objects a batch (or a stretch of the rebuild) touches and the seqs of
-// each, for the object index and the live view: both are written once per
-// object, not once per record, which is fewer and smaller writes into the
-// batch, the write-ahead log and the memtables (a bulk import changes each
-// object a couple of times per commit: docs/performance.md). Seqs must be
-// noted in ascending order.
-class BatchObjects {
- public:
-  // Notes the record `seq` of the object whose key `key` holds.
-  void note(std::string_view key, std::uint64_t seq) {
-    auto at = slots_.find(key);
-    if (at == slots_.end()) {
-      at = slots_.emplace(std::string(key), static_cast<std::uint32_t>(keys_.size())).first;
-      keys_.push_back(at->first);
-    }
-    slotOf_.push_back(at->second);
-    seqs_.push_back(seq);
-  }
-
-  // Calls fn(objectKey, seqs) for each object in key order, its seqs
-  // ascending, then forgets them all.
-  template <typename Fn>
-  void drain(Fn&& fn) {
-    const std::size_t objects = keys_.size();
-    // The seqs grouped by object (a counting sort keeps each object's in
-    // order).
-    start_.assign(objects + 1, 0);
-    for (const std::uint32_t slot : slotOf_) ++start_[slot + 1];
-    for (std::size_t i = 0; i < objects; ++i) start_[i + 1] += start_[i];
-    grouped_.resize(seqs_.size());
-    fill_.assign(start_.begin(), start_.end() - 1);
-    for (std::size_t i = 0; i < seqs_.size(); ++i) grouped_[fill_[slotOf_[i]]++] = seqs_[i];
-    order_.resize(objects);
-    for (std::uint32_t i = 0; i < objects; ++i) order_[i] = i;
-    std::sort(order_.begin(), order_.end(),
-              [&](std::uint32_t a, std::uint32_t b) { return keys_[a] < keys_[b]; });
-    for (const std::uint32_t slot : order_) {
-      fn(keys_[slot], std::span<const std::uint64_t>(grouped_.data() + start_[slot],
-                                                     start_[slot + 1] - start_[slot]));
-    }
-    slots_.clear();
-    keys_.clear();
-    slotOf_.clear();
-    seqs_.clear();
-  }
-
- private:
-  struct KeyHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, std::uint32_t, KeyHash, std::equal_to<>> slots_;
-  std::vector<std::string_view> keys_;  // by slot, into slots_' keys
-  std::vector<std::uint32_t> slotOf_;   // by noted record
-  std::vector<std::uint64_t> seqs_;     // by noted record
-  std::vector<std::size_t> start_, fill_;
-  std::vector<std::uint64_t> grouped_;
-  std::vector<std::uint32_t> order_;
-};
-
-// A batch's object_index writes (object_index.h, format.h), for the append
-// and the rebuild: one record entry per object, and each referrer key once
-// (an object names the same owner in every version).
-struct IndexWrites {
-  std::string objectKey;  // the last noted record's
-  BatchObjects objects;
-  std::vector<std::string> referrerKeys;
-  std::string entryKey, entryValue;
-
-  // Notes record `r` and leaves its object key in `objectKey`.
-  void note(const Record& r) {
-    objectKey.clear();
-    r.identity.appendObjectKey(objectKey);
-    objects.note(objectKey, r.seq);
-  }
-  // Puts the record entry of one object's seqs.
-  void putRecordEntry(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf,
-                      std::string_view key, std::span<const std::uint64_t> seqs) {
-    entryKey.clear();
-    format::appendObjectRecordKey(entryKey, key, seqs.front());
-    entryValue.clear();
-    appendLaterRecordSeqs(entryValue, seqs.front(), seqs.subspan(1));
-    wb.Put(cf, entryKey, entryValue);
-  }
-  void putReferrerKeys(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf) {
-    std::sort(referrerKeys.begin(), referrerKeys.end());
-    referrerKeys.erase(std::unique(referrerKeys.begin(), referrerKeys.end()), referrerKeys.end());
-    for (const std::string& k : referrerKeys) wb.Put(cf, k, rocksdb::Slice());
-    referrerKeys.clear();
-  }
-  // The rebuild's: every noted object's record entry, then the referrers.
-  void putAll(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* cf) {
-    objects.drain([&](std::string_view key, std::span<const std::uint64_t> seqs) {
-      putRecordEntry(wb, cf, key, seqs);
-    });
-    putReferrerKeys(wb, cf);
-  }
-};
-
 // Appends a message's parts (ScratchMessage::parts) to a value in slices.
 void appendSlices(std::span<const std::string_view> parts, std::vector<rocksdb::Slice>& value) {
   for (std::string_view part : parts) value.emplace_back(part.data(), part.size());
+}
+
+// The families one append writes.
+struct AppendFamilies {
+  rocksdb::ColumnFamilyHandle* log;
+  rocksdb::ColumnFamilyHandle* projection;
+  rocksdb::ColumnFamilyHandle* time;
+  rocksdb::ColumnFamilyHandle* events;
+  rocksdb::ColumnFamilyHandle* live;
+  rocksdb::ColumnFamilyHandle* index;
+};
+
+// One append's writes: record by record the log (into the batch, or the
+// table file of a large commit), the projection and the time index; then,
+// per key and per object, the dedupe keys, the object index and the live
+// view. Starts after the head it is given and moves it on.
+class AppendWrites {
+ public:
+  AppendWrites(rocksdb::WriteBatch& wb, const AppendFamilies& cf, LogTable* table,
+               std::size_t records, std::uint64_t seq, const Digest& hash, std::int64_t timeNs)
+      : wb_(wb), cf_(cf), table_(table), seq_(seq), hash_(hash), timeNs_(timeNs) {
+    index_.referrerKeys.reserve(records);
+    dedupe_.reserve(records);
+  }
+
+  // The record after the head for `p`. Throws kj::Exception when its
+  // projection bytes do not decode.
+  [[nodiscard]] Status add(const PendingRecord& p, AppendResult* result);
+  // The writes per key and per object, after the last add of `batch`.
+  void finish(const std::vector<PendingRecord>& batch);
+
+  std::uint64_t seq() const { return seq_; }
+  const Digest& hash() const { return hash_; }
+  std::int64_t timeNs() const { return timeNs_; }
+  // A dedupe key of an earlier build's format was written (format.h).
+  bool wroteLegacyKey() const { return legacyKey_; }
+
+ private:
+  rocksdb::WriteBatch& wb_;
+  const AppendFamilies cf_;
+  LogTable* const table_;
+  std::uint64_t seq_;
+  Digest hash_;
+  std::int64_t timeNs_;
+  std::uint64_t firstSeq_ = 0;
+  bool legacyKey_ = false;
+  IndexWrites index_;
+  Record record_;
+  Sha256 chain_;
+  RecordEncoder encoder_;
+  // Each record's messages go into the batch in parts, as they lie: per
+  // record on the writing thread, a fresh builder, its flat array and a copy
+  // into a string were a tenth of it.
+  ScratchMessage projected_{kProjectedRecordFirstSegmentWords};
+  std::vector<rocksdb::Slice> logValue_, projectedValue_;
+  AlignedBuffer projectionBuffer_;
+  // The dedupe keys, put in key order by finish().
+  std::vector<std::pair<std::string_view, std::uint64_t>> dedupe_;
+};
+
+Status AppendWrites::add(const PendingRecord& p, AppendResult* result) {
+  record_.seq = ++seq_;
+  if (firstSeq_ == 0) firstSeq_ = seq_;
+  record_.type = p.type;
+  record_.timeNs = p.timeNs;
+  if (record_.seq > 1 && record_.timeNs < timeNs_) {
+    record_.timeNs = timeNs_;  // the contract: times never go backwards
+    ++result->timesRaised;
+  }
+  timeNs_ = record_.timeNs;
+  record_.identity = p.identity;
+  const auto encoded = encoder_.encode(record_, p.objectJson);
+  hash_ = chainHash(hash_, encoded, chain_);
+  const std::string key = format::seqKey(record_.seq);
+  const rocksdb::Slice keySlice(key);
+  // The chain hash, then the record's parts as they lie in the encoder.
+  logValue_.assign(1, rocksdb::Slice(reinterpret_cast<const char*>(hash_.data()), hash_.size()));
+  appendSlices(encoded, logValue_);
+  if (table_ != nullptr) {
+    if (Status st = table_->add(key, logValue_); !st.isOk()) return st;
+  } else {
+    wb_.Put(cf_.log, rocksdb::SliceParts(&keySlice, 1),
+            rocksdb::SliceParts(logValue_.data(), static_cast<int>(logValue_.size())));
+  }
+  index_.note(record_);
+  fillProjectedRecord(projected_, record_, p.projection, projectionBuffer_, &index_.referrerKeys,
+                      index_.objectKey);
+  projectedValue_.clear();
+  appendSlices(projected_.parts(), projectedValue_);
+  wb_.Put(cf_.projection, rocksdb::SliceParts(&keySlice, 1),
+          rocksdb::SliceParts(projectedValue_.data(), static_cast<int>(projectedValue_.size())));
+  wb_.Put(cf_.time, format::timeKey(record_.timeNs, record_.seq), rocksdb::Slice());
+  if (!p.dedupeKey.empty()) dedupe_.emplace_back(p.dedupeKey, record_.seq);
+  legacyKey_ |= p.dedupeKey.starts_with(format::kLegacyEventKeyPrefix);
+  if (result->firstSeq == 0) result->firstSeq = record_.seq;
+  result->lastSeq = record_.seq;
+  return Status::ok();
+}
+
+void AppendWrites::finish(const std::vector<PendingRecord>& batch) {
+  // Dedupe keys are hashes and object keys come in no order, so each insert
+  // into their memtables searched the skip list from the top, a visible share
+  // of the writing thread. In key order, each search starts from the
+  // previous insert (RocksDB keeps that splice), a short way off.
+  // The batch commits as a whole, so the order inside it changes nothing a
+  // reader sees; equal keys keep their batch order (the last one wins).
+  std::stable_sort(dedupe_.begin(), dedupe_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [dedupeKey, seq] : dedupe_) {
+    wb_.Put(cf_.events, rocksdb::Slice(dedupeKey.data(), dedupeKey.size()), format::seqKey(seq));
+  }
+  index_.putReferrerKeys(wb_, cf_.index);
+  // Each object's record entry and its live entry, from its last change in
+  // the batch.
+  index_.objects.drain([&](std::string_view objectKey, std::span<const std::uint64_t> seqs) {
+    index_.putRecordEntry(wb_, cf_.index, objectKey, seqs);
+    const PendingRecord& last = batch[seqs.back() - firstSeq_];
+    const rocksdb::Slice keySlice(objectKey.data(), objectKey.size());
+    if (last.type == EventType::kDeleted) {
+      wb_.Delete(cf_.live, keySlice);
+    } else {
+      wb_.Put(cf_.live, keySlice, encodeLive(last));
+    }
+  });
 }
 
 }  // namespace
@@ -198,126 +224,38 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   if (options_.readOnly) return Status::invalidArgument("ledger opened read-only");
   *result = AppendResult{};
   if (batch.empty() && cursors.empty()) return Status::ok();
-  Head head = head_;
-  // Sized up front and kept: a batch of thousands of records is tens of MB;
-  // growing it by doubling copied it again and again, and fresh memory for
-  // each batch cost a page fault per page (together about a third of the
-  // writing thread on a 20k-event stream).
   std::uint64_t jsonBytes = 0;
   for (const PendingRecord& p : batch) jsonBytes += p.objectJson.size();
   const bool viaTable = !batch.empty() && jsonBytes >= options_.tableCommitBytes;
-  std::size_t reserve = 4096;
-  for (const PendingRecord& p : batch) {
-    reserve += p.projection.size() + 640;  // + keys, headers
-    if (!viaTable) reserve += p.objectJson.size();
-  }
-  if (!appendBatch_ || appendBatchBytes_ < reserve) {
-    appendBatch_ = std::make_unique<rocksdb::WriteBatch>(reserve);
-    appendBatchBytes_ = reserve;
-  } else {
-    appendBatch_->Clear();
-  }
-  rocksdb::WriteBatch& wb = *appendBatch_;
+  rocksdb::WriteBatch& wb = appendBatchFor(batch, viaTable);
   auto* logCf = family(format::kLogFamily);
-  auto* projCf = family(format::kProjectionFamily);
-  auto* timeCf = family(format::kTimeIndexFamily);
-  auto* eventsCf = family(format::kEventsFamily);
-  auto* liveCf = family(format::kLiveFamily);
-  auto* metaCf = family(format::kMetaFamily);
-  auto* indexCf = family(format::kObjectIndexFamily);
-  IndexWrites index;
-  index.referrerKeys.reserve(batch.size());
-  Record record;
-  Sha256 chain;
-  RecordEncoder encoder;
-  // Each record's messages go into the batch in parts, as they lie: per
-  // record on the writing thread, a fresh builder, its flat array and a copy
-  // into a string were a tenth of it.
-  ScratchMessage projected(kProjectedRecordFirstSegmentWords);
-  std::vector<rocksdb::Slice> logValue, projectedValue;
-  AlignedBuffer projectionBuffer;
-  // The dedupe keys, put in key order after the loop (see below).
-  std::vector<std::pair<std::string_view, std::uint64_t>> dedupe;
-  dedupe.reserve(batch.size());
   std::unique_ptr<LogTable> table;
   if (viaTable) {
     table = std::make_unique<LogTable>(*db_, logCf, families_->logTableOptions,
                                        LogTable::stagingDirectory(dir_));
-    if (Status st = table->start(head.seq + 1); !st.isOk()) return st;
+    if (Status st = table->start(head_.seq + 1); !st.isOk()) return st;
   }
+  AppendWrites writes(wb,
+                      {logCf, family(format::kProjectionFamily), family(format::kTimeIndexFamily),
+                       family(format::kEventsFamily), family(format::kLiveFamily),
+                       family(format::kObjectIndexFamily)},
+                      table.get(), batch.size(), head_.seq, head_.hash, head_.timeNs);
   try {
     for (const PendingRecord& p : batch) {
-      record.seq = ++head.seq;
-      record.type = p.type;
-      record.timeNs = p.timeNs;
-      if (record.seq > 1 && record.timeNs < head.timeNs) {
-        record.timeNs = head.timeNs;  // the contract: times never go backwards
-        ++result->timesRaised;
-      }
-      head.timeNs = record.timeNs;
-      record.identity = p.identity;
-      const auto encoded = encoder.encode(record, p.objectJson);
-      head.hash = chainHash(head.hash, encoded, chain);
-      const std::string key = format::seqKey(record.seq);
-      const rocksdb::Slice keySlice(key);
-      // The chain hash, then the record's parts as they lie in the encoder.
-      logValue.assign(
-          1, rocksdb::Slice(reinterpret_cast<const char*>(head.hash.data()), head.hash.size()));
-      appendSlices(encoded, logValue);
-      if (table) {
-        if (Status st = table->add(key, logValue); !st.isOk()) return st;
-      } else {
-        wb.Put(logCf, rocksdb::SliceParts(&keySlice, 1),
-               rocksdb::SliceParts(logValue.data(), static_cast<int>(logValue.size())));
-      }
-      index.note(record);
-      fillProjectedRecord(projected, record, p.projection, projectionBuffer, &index.referrerKeys,
-                          index.objectKey);
-      projectedValue.clear();
-      appendSlices(projected.parts(), projectedValue);
-      wb.Put(projCf, rocksdb::SliceParts(&keySlice, 1),
-             rocksdb::SliceParts(projectedValue.data(), static_cast<int>(projectedValue.size())));
-      wb.Put(timeCf, format::timeKey(record.timeNs, record.seq), rocksdb::Slice());
-      if (!p.dedupeKey.empty()) dedupe.emplace_back(p.dedupeKey, record.seq);
-      // Before the write: lookups of such keys must reach RocksDB from now on.
-      if (p.dedupeKey.starts_with(format::kLegacyEventKeyPrefix)) {
-        legacyEventKeys_.store(true, std::memory_order_release);
-      }
-      if (result->firstSeq == 0) result->firstSeq = record.seq;
-      result->lastSeq = record.seq;
+      if (Status st = writes.add(p, result); !st.isOk()) return st;
     }
   } catch (const kj::Exception& e) {
     return Status::invalidArgument(std::string("projection bytes do not decode: ") +
                                    e.getDescription().cStr());
   }
-  // Dedupe keys are hashes and object keys come in no order, so each insert
-  // into their memtables searched the skip list from the top, a visible share
-  // of the writing thread. In key order, each search starts from the
-  // previous insert (RocksDB keeps that splice), a short way off.
-  // The batch commits as a whole, so the order inside it changes nothing a
-  // reader sees; equal keys keep their batch order (the last one wins).
-  std::stable_sort(dedupe.begin(), dedupe.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [dedupeKey, seq] : dedupe) {
-    wb.Put(eventsCf, rocksdb::Slice(dedupeKey.data(), dedupeKey.size()), format::seqKey(seq));
-  }
-  index.putReferrerKeys(wb, indexCf);
-  // Each object's record entry and its live entry, from its last change in
-  // the batch.
-  const std::uint64_t firstSeq = head_.seq + 1;
-  index.objects.drain([&](std::string_view objectKey, std::span<const std::uint64_t> seqs) {
-    index.putRecordEntry(wb, indexCf, objectKey, seqs);
-    const PendingRecord& last = batch[seqs.back() - firstSeq];
-    const rocksdb::Slice keySlice(objectKey.data(), objectKey.size());
-    if (last.type == EventType::kDeleted) {
-      wb.Delete(liveCf, keySlice);
-    } else {
-      wb.Put(liveCf, keySlice, encodeLive(last));
-    }
-  });
+  writes.finish(batch);
+  // Before the write: lookups of such keys must reach RocksDB from now on.
+  if (writes.wroteLegacyKey()) legacyEventKeys_.store(true, std::memory_order_release);
+  auto* metaCf = family(format::kMetaFamily);
   for (const auto& [source, c] : cursors) {
     wb.Put(metaCf, std::string(format::kCursorPrefix) + source, encodeCursor(c));
   }
+  const Head head{writes.seq(), writes.hash(), writes.timeNs()};
   wb.Put(metaCf, rocksdb::Slice(format::kHeadKey.data(), format::kHeadKey.size()),
          encodeHead(head.seq, head.hash, head.timeNs));
   // The log records first, then the batch that moves the head: until that
@@ -336,6 +274,26 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   // crash could still take back (format.h).
   if (options_.sync) return writeAcknowledgedHead();
   return Status::ok();
+}
+
+rocksdb::WriteBatch& Ledger::appendBatchFor(const std::vector<PendingRecord>& batch,
+                                            bool viaTable) {
+  // Sized up front and kept: a batch of thousands of records is tens of MB;
+  // growing it by doubling copied it again and again, and fresh memory for
+  // each batch cost a page fault per page (together about a third of the
+  // writing thread on a 20k-event stream).
+  std::size_t reserve = 4096;
+  for (const PendingRecord& p : batch) {
+    reserve += p.projection.size() + 640;  // + keys, headers
+    if (!viaTable) reserve += p.objectJson.size();
+  }
+  if (!appendBatch_ || appendBatchBytes_ < reserve) {
+    appendBatch_ = std::make_unique<rocksdb::WriteBatch>(reserve);
+    appendBatchBytes_ = reserve;
+  } else {
+    appendBatch_->Clear();
+  }
+  return *appendBatch_;
 }
 
 Status Ledger::rebuildProjection(const std::function<std::string(const Record&)>& project,
