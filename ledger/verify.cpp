@@ -6,12 +6,15 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "ledger/format.h"
 #include "ledger/internal/ledger_internal.h"
+#include "ledger/internal/verify_carried.h"
+#include "ledger/internal/verify_scan.h"
 #include "ledger/object_index.h"
 #include "ledger/record_capnp.h"
 #include "schema/projection.capnp.h"
@@ -52,89 +55,10 @@ Status checkProjection(std::string_view bytes, const Record* record) {
 
 namespace {
 
-// The problem verifyLog reports: the lowest bad seq found by any check, else
-// the first bad key of a family.
-class Findings {
- public:
-  void atSeq(std::uint64_t seq, std::string problem) {
-    if (seq_ != 0 && seq_ <= seq) return;
-    seq_ = seq;
-    family_.clear();
-    key_.clear();
-    problem_ = std::move(problem);
-  }
-  void atKey(const char* family, std::string_view key, std::string problem) {
-    if (any()) return;
-    family_ = family;
-    key_ = printable(key);
-    problem_ = std::move(problem);
-  }
-  bool any() const { return seq_ != 0 || !family_.empty(); }
-  void into(VerifyReport& report) const {
-    report.firstBadSeq = seq_;
-    report.badFamily = family_;
-    report.badKey = key_;
-    report.problem = problem_;
-  }
-
-  // Keys are bytes (dedupe keys hold NULs, time keys are binary).
-  static std::string printable(std::string_view bytes) {
-    std::string out;
-    for (const char c : bytes) {
-      const auto b = static_cast<unsigned char>(c);
-      if (b >= 0x20 && b < 0x7F && b != '\\') {
-        out.push_back(c);
-      } else {
-        static constexpr char kHex[] = "0123456789abcdef";
-        out += "\\x";
-        out.push_back(kHex[b >> 4]);
-        out.push_back(kHex[b & 0xF]);
-      }
-    }
-    return out;
-  }
-
- private:
-  std::uint64_t seq_ = 0;
-  std::string family_;
-  std::string key_;
-  std::string problem_;
-};
-
-// A record's dedupe key, by its XXH3-64 (the keys themselves would hold the
-// uid and resourceVersion of every record in memory), and its seq.
-struct KeyedSeq {
-  std::uint64_t keyHash = 0;
-  std::uint64_t seq = 0;
-  friend auto operator<=>(const KeyedSeq&, const KeyedSeq&) = default;
-};
-
-// What the live entry of an object should hold after its last record.
-struct LiveExpectation {
-  std::uint64_t seq = 0;
-  std::string uid;
-  std::string resourceVersion;
-  // format.h: the digest of the record's JSON for an object without uid or
-  // resourceVersion (PendingRecord::contentHash); none for the others.
-  std::optional<Digest> contentHash;
-  // The last record deletes the object: it has no live entry. Kept, not
-  // erased, for a cut ledger, where an entry no record describes may be an
-  // object whose last record is in the archive, but not one deleted since.
-  bool deleted = false;
-};
-
-void noteLive(const Record& r, std::unordered_map<std::string, LiveExpectation>& live) {
-  LiveExpectation& e = live[r.identity.objectKey()];
-  e.seq = r.seq;
-  e.deleted = r.type == EventType::kDeleted;
-  if (e.deleted) return;
-  e.uid = r.identity.uid;
-  e.resourceVersion = r.identity.resourceVersion;
-  e.contentHash.reset();
-  if (r.identity.uid.empty() || r.identity.resourceVersion.empty()) {
-    e.contentHash = Sha256::of(r.objectJson);
-  }
-}
+using verify_scan::CarriedEntries;
+using verify_scan::Findings;
+using verify_scan::KeyedSeq;
+using verify_scan::LiveExpectation;
 
 // time_index: exactly timeKey(time, seq) with an empty value for each record.
 // Times never go backwards along the log (checked before), so in key order
@@ -199,7 +123,7 @@ Status checkTimeIndex(const Ledger& ledger, const std::vector<std::int64_t>& tim
 // from the log like today's.
 Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected,
                    std::vector<KeyedSeq> legacy, std::uint64_t head, const VerifyOptions& options,
-                   Findings& findings) {
+                   CarriedEntries* carried, Findings& findings) {
   std::sort(expected.begin(), expected.end());
   std::sort(legacy.begin(), legacy.end());
   std::vector<std::uint8_t> matched(expected.size());
@@ -222,11 +146,14 @@ Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected,
           return;
         }
         // A key naming a record the archive holds: ingest keeps it so that a
-        // relist does not record that version again; taken as the link is.
+        // relist does not record that version again; taken as the link is,
+        // unless the archive is given to check it against.
         if (seq < ledger.firstSeq()) {
-          done = false;
+          if (carried != nullptr) failure = carried->event(key, seq, findings);
+          done = !failure.isOk() || findings.any();
           return;
         }
+        if (carried != nullptr) carried->laterEvent(key);
         if (options.dedupeKey) {
           const KeyedSeq want{XXH3_64bits(key.data(), key.size()), seq};
           const auto at = std::lower_bound(expected.begin(), expected.end(), want);
@@ -259,6 +186,9 @@ Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected,
       });
   if (!st.isOk()) return st;
   if (!failure.isOk()) return failure;
+  if (!done && carried != nullptr) {
+    if (st = carried->finishEvents(findings); !st.isOk()) return st;
+  }
   if (done || !options.dedupeKey) return Status::ok();
   // Sorted by key, not seq: every one is looked at, and Findings keeps the lowest.
   for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -279,9 +209,9 @@ Status checkEvents(const Ledger& ledger, std::vector<KeyedSeq> expected,
 // digest is what builds before digests wrote, and is accepted.
 Status checkLive(const Ledger& ledger,
                  const std::unordered_map<std::string, LiveExpectation>& expected,
-                 Findings& findings) {
+                 CarriedEntries* carried, Findings& findings) {
   // A cut ledger keeps the live entries of objects whose last record the
-  // archive holds: taken as the link is.
+  // archive holds: taken as the link is, unless the archive is given.
   const bool cut = ledger.archiveCut().has_value();
   std::vector<const std::pair<const std::string, LiveExpectation>*> wanted;
   wanted.reserve(expected.size());
@@ -296,12 +226,15 @@ Status checkLive(const Ledger& ledger,
                    "version for a new object)");
   };
   LiveObject stored;
+  Status failure = Status::ok();
   Status st = ledger.scanRaw(format::kLiveFamily, [&](std::string_view key,
                                                       std::string_view value) {
     for (; next < wanted.size() && wanted[next]->first < key; ++next) missing(wanted[next]->second);
     if (next == wanted.size() || wanted[next]->first != key) {
       if (!cut) {
         findings.atKey(format::kLiveFamily, key, "live entry for an object no record leaves live");
+      } else if (carried != nullptr && failure.isOk()) {
+        failure = carried->liveEntry(key, value, findings);
       }
       return;
     }
@@ -325,7 +258,9 @@ Status checkLive(const Ledger& ledger,
     }
   });
   if (!st.isOk()) return st;
+  if (!failure.isOk()) return failure;
   for (; next < wanted.size(); ++next) missing(wanted[next]->second);
+  if (carried != nullptr && !findings.any()) return carried->finishLive(expected, findings);
   return Status::ok();
 }
 
@@ -335,7 +270,7 @@ Status checkLive(const Ledger& ledger,
 // value. Checked only when the ledger says the index covers every record
 // (format.h).
 Status checkObjectIndex(const Ledger& ledger, std::vector<std::uint64_t> expected,
-                        Findings& findings) {
+                        CarriedEntries* carried, Findings& findings) {
   std::sort(expected.begin(), expected.end());
   expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
   std::vector<std::uint8_t> matched(expected.size());
@@ -363,9 +298,10 @@ Status checkObjectIndex(const Ledger& ledger, std::vector<std::uint64_t> expecte
     seen = 1;
     return true;
   };
+  Status failure = Status::ok();
   Status st =
       ledger.scanRaw(format::kObjectIndexFamily, [&](std::string_view key, std::string_view value) {
-        if (findings.any()) return;
+        if (findings.any() || !failure.isOk()) return;
         std::string_view objectKey;
         std::uint64_t first = 0;
         if (!parseRecordEntryKey(key, &objectKey, &first)) {
@@ -375,8 +311,10 @@ Status checkObjectIndex(const Ledger& ledger, std::vector<std::uint64_t> expecte
           }
           // A referrer key may be formed by a record the archive holds only.
           const std::uint64_t h = XXH3_64bits(key.data(), key.size());
-          if (ledger.archiveCut() && !std::binary_search(expected.begin(), expected.end(), h))
+          if (ledger.archiveCut() && !std::binary_search(expected.begin(), expected.end(), h)) {
+            if (carried != nullptr && failure.isOk()) failure = carried->referrer(key, findings);
             return;
+          }
           match(key, key);
           return;
         }
@@ -392,7 +330,10 @@ Status checkObjectIndex(const Ledger& ledger, std::vector<std::uint64_t> expecte
           if (!match(key, recordKey)) return;
         }
       });
-  if (!st.isOk() || findings.any()) return st;
+  if (!st.isOk() || !failure.isOk() || findings.any()) return st.isOk() ? failure : st;
+  if (carried != nullptr) {
+    if (st = carried->finishReferrers(findings); !st.isOk() || findings.any()) return st;
+  }
   if (std::find(matched.begin(), matched.end(), 0) == matched.end()) return Status::ok();
   // Name the first record whose entry is missing.
   std::vector<std::string> keys;
@@ -420,122 +361,42 @@ Status checkObjectIndex(const Ledger& ledger, std::vector<std::uint64_t> expecte
 Status verifyLog(const Ledger& ledger, VerifyReport* report, const VerifyOptions& options) {
   *report = VerifyReport{};
   const std::uint64_t head = ledger.lastSeq();
-  // A cut ledger starts from the link to its archive (ledger.h,
-  // ArchiveCut), taken as verified as verifyChain takes its starting point;
-  // `ledger-replay verify --archive` checks the archive up to it.
-  const std::optional<ArchiveCut>& cut = ledger.archiveCut();
   const std::uint64_t first = ledger.firstSeq();
-  Digest previous = cut ? cut->hash : Digest{};
-  std::uint64_t expected = first;
-  std::int64_t lastTime = cut ? cut->timeNs : INT64_MIN;
-  Findings findings;
-  auto fail = [&](std::uint64_t seq, std::string problem) {
-    findings.atSeq(seq, std::move(problem));
-    return false;
-  };
-  // What the log says the derived families hold, gathered in the one scan.
-  std::vector<std::int64_t> times;  // times[seq - 1]
-  times.reserve(head - first + 1);
-  std::vector<KeyedSeq> dedupe;        // (XXH3 of the record's dedupe key, seq)
-  std::vector<KeyedSeq> legacyDedupe;  // the same for keys of earlier builds
-  std::unordered_map<std::string, LiveExpectation> live;
   bool indexComplete = false;
   if (Status st = ledger.objectIndexComplete(&indexComplete); !st.isOk()) return st;
-  std::vector<std::uint64_t> indexKeys;  // XXH3 of the object_index keys
-  std::vector<std::string> recordIndexKeys;
-  AlignedBuffer indexBuffer;
-  Sha256 chain;
-  std::string projection;
-  Status st = ledger.scanRecords(first, head, [&](const Record& r, const Digest& stored) {
-    if (r.seq != expected) {
-      // The key skipped ahead (a gap) or the stored seq disagrees with its key.
-      return fail(expected, r.seq > expected
-                                ? "sequence gap: next record stored is seq " + std::to_string(r.seq)
-                                : "record holds seq " + std::to_string(r.seq));
-    }
-    const Digest computed = chainHash(previous, encodeRecord(r), chain);
-    if (computed != stored) return fail(r.seq, "hash chain broken: stored hash does not match");
-    if (r.timeNs < lastTime) return fail(r.seq, "event time goes backwards");
-    if (!ledger.getRaw(format::kProjectionFamily, format::seqKey(r.seq), &projection).isOk()) {
-      return fail(r.seq, "projection missing");
-    }
-    if (Status problem = checkProjection(projection, &r); !problem.isOk()) {
-      return fail(r.seq,
-                  problem.message() + " (`ledger-replay rebuild-projection` derives it again)");
-    }
-    // Reports are computed from the projection alone, and the chain covers
-    // only the log: a projection that decodes and names its record can still
-    // say 9Gi where the record's JSON says 8Gi. Derived again and compared
-    // byte for byte, it is as trustworthy as the record.
-    if (options.project && projection != buildProjectedRecord(r, options.project(r))) {
-      // Which it is, only `meta` can prove: a ledger whose projections an
-      // older projector wrote holds other bytes for the same JSON (format.h,
-      // kProjectionFormat). The record is sound either way; the rebuild
-      // derives its projection again.
-      if (ledger.projectionFormat() < format::kProjectionFormat) {
-        return fail(r.seq, "projection was written by an older projector (projection format " +
-                               std::to_string(ledger.projectionFormat()) + ", this build's is " +
-                               std::to_string(format::kProjectionFormat) +
-                               "): run `ledger-replay rebuild-projection`");
-      }
-      return fail(r.seq,
-                  "projection is not what the record's JSON projects to (edited, or projected "
-                  "with another --kueue-config; `ledger-replay rebuild-projection` derives it "
-                  "again)");
-    }
-    times.push_back(r.timeNs);
-    if (options.dedupeKey) {
-      const std::string key = options.dedupeKey(r);
-      if (!key.empty()) dedupe.push_back({XXH3_64bits(key.data(), key.size()), r.seq});
-    }
-    if (options.legacyDedupeKeys) {
-      for (const std::string& key : options.legacyDedupeKeys(r))
-        legacyDedupe.push_back({XXH3_64bits(key.data(), key.size()), r.seq});
-    }
-    noteLive(r, live);
-    if (indexComplete) {
-      capnp::FlatArrayMessageReader reader(indexBuffer.load(projection));
-      recordIndexKeys.clear();
-      appendObjectIndexKeys(r.seq, reader.getRoot<schema::ProjectedRecord>(), recordIndexKeys);
-      for (const auto& k : recordIndexKeys) indexKeys.push_back(XXH3_64bits(k.data(), k.size()));
-    }
-    previous = stored;
-    lastTime = r.timeNs;
-    report->recordsChecked++;
-    report->lastSeq = r.seq;
-    ++expected;
-    if (options.progress) options.progress(r.seq, head);
-    return true;
-  });
-  if (!st.isOk()) {
-    if (!st.isCorruption()) return st;
-    // Storage-level corruption (a bad block): the first seq not yet verified.
-    if (!findings.any()) findings.atSeq(expected, st.message());
+  // What the log says the derived families hold, gathered in one scan.
+  verify_scan::LogScan scan;
+  if (Status st = verify_scan::scanLog(ledger, options, indexComplete, &scan); !st.isOk())
+    return st;
+  Findings& findings = scan.findings;
+  // The entries the cut kept of the archived records, checked against the
+  // archive when it is given.
+  std::unique_ptr<CarriedEntries> carried;
+  if (options.archive != nullptr && ledger.archiveCut()) {
+    carried = std::make_unique<CarriedEntries>(ledger, *options.archive, options);
   }
-  if (!findings.any()) {
-    if (head != 0 && report->lastSeq != head) {
-      findings.atSeq(std::max(report->lastSeq + 1, first),
-                     "records end at seq " + std::to_string(report->lastSeq) +
-                         " but the head says " + std::to_string(head));
-    } else if (head != 0 && previous != ledger.lastHash()) {
-      findings.atSeq(head, "head hash does not match the last record");
-    }
+  report->recordsChecked = scan.recordsChecked;
+  report->lastSeq = scan.lastSeq;
+  if (!findings.any() && head != 0 && scan.lastHash != ledger.lastHash()) {
+    findings.atSeq(head, "head hash does not match the last record");
   }
   // The time index is checked up to the last record read (an earlier missing
   // entry is the first bad seq); the families whose expected content depends
   // on every record, only when all of them are sound.
-  if (st = checkTimeIndex(ledger, times, first, head, !findings.any(), findings); !st.isOk())
-    return st;
+  Status st = checkTimeIndex(ledger, scan.times, first, head, !findings.any(), findings);
+  if (!st.isOk()) return st;
   if (!findings.any()) {
-    st = checkEvents(ledger, std::move(dedupe), std::move(legacyDedupe), head, options, findings);
+    st = checkEvents(ledger, std::move(scan.dedupe), std::move(scan.legacyDedupe), head, options,
+                     carried.get(), findings);
     if (!st.isOk()) return st;
-    if (st = checkLive(ledger, live, findings); !st.isOk()) return st;
+    if (st = checkLive(ledger, scan.live, carried.get(), findings); !st.isOk()) return st;
   }
   if (!findings.any() && indexComplete) {
-    if (st = checkObjectIndex(ledger, std::move(indexKeys), findings); !st.isOk()) return st;
+    st = checkObjectIndex(ledger, std::move(scan.indexKeys), carried.get(), findings);
+    if (!st.isOk()) return st;
   }
   findings.into(*report);
-  report->lastHashHex = toHex(previous);
+  report->lastHashHex = toHex(scan.lastHash);
   return Status::ok();
 }
 

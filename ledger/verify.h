@@ -20,6 +20,11 @@
 //                the value carries one, the digest of its JSON).
 // Checkpoints are checked by replay::verifyCheckpoints (a fresh fold).
 //
+// The log's scan runs on every core, each thread checking a range of seqs
+// from the stored hash of the record before it (ledger/internal/
+// verify_scan.h); the answer is the single pass's. The VerifyOptions
+// functions other than `progress` are called from those threads at once.
+//
 // Thread safety: reads only. The families are read as they are when each
 // scan starts: beside a running appender (a writable Ledger appended to from
 // another thread), entries the appender adds for records past the head the
@@ -69,10 +74,21 @@ struct VerifyOptions {
   // names the record is derived from the log as surely as today's key, and
   // stands for it: a ledger an earlier build wrote has only those.
   std::function<std::vector<std::string>(const Record&)> legacyDedupeKeys;
-  // Called on the calling thread after each record of the log's scan, the
-  // longest part of the check: (records checked, the head verified). For a
-  // progress line (tools/progress.h); must not throw.
+  // Called on the calling thread now and then during the log's scan, the
+  // longest part of the check: (the seq checked up to, the head verified).
+  // For a progress line (tools/progress.h); must not throw.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // How many ranges of seqs the log's scan is split into, each checked on a
+  // thread of its own; 0: one per core, once the log is long enough to pay
+  // for the threads. The answer is the same for any split.
+  unsigned scanRanges = 0;
+  // The archive of a cut ledger (ledger-replay archive): the entries the
+  // cut keeps of the archived records (dedupe keys naming them, live
+  // entries of objects whose last record is archived, the object index's
+  // referrer keys) are checked against the archive's own families, both
+  // ways. Unset, they are taken as the link to the archive is. Borrowed for
+  // the call; the archive is checked alone by its own verifyLog.
+  const Ledger* archive = nullptr;
 };
 
 [[nodiscard]] Status verifyLog(const Ledger& ledger, VerifyReport* report,

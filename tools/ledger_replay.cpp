@@ -10,6 +10,7 @@
 
 #include <boost/program_options.hpp>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -51,7 +52,7 @@ const cli::CommandFlags& replayFlags() {
           {"",
            {"until", "until-seq", "no-checkpoints", "ignore-failed-verify", "cluster-queue",
             "namespace", "findings-only", "wide", "quiet", "archive"}},
-          {"verify", {"kueue-config", "fleet", "trusted-keys", "quiet", "archive"}},
+          {"verify", {"kueue-config", "fleet", "trusted-keys", "quiet", "archive", "threads"}},
           {"archive", {"before", "to", "every", "kueue-config", "quiet"}},
           {"stats", {}},
           {"export", {"from-seq"}},
@@ -153,140 +154,214 @@ std::string archiveSealProblem(const Ledger& ledger) {
   return st.isOk() ? std::string() : st.message();
 }
 
-int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
-              cli::OutputFormat output, bool quiet, std::ostream& out) {
+// What `verify` found: the log's checks, then the archive's seal, the
+// checkpoints and the rollups, the first failing one named.
+struct VerifyOutcome {
+  VerifyReport log;
+  std::string seal;  // the seal's problem, empty when sound or none
+  replay::CheckpointVerification cps;
+  replay::RollupVerification rollups;
+  // The entries a cut kept of its archived records were checked against the
+  // archive (verify --archive).
+  bool againstArchive = false;
+
+  bool ok() const {
+    return log.ok() && seal.empty() && cps.firstBadSeq == 0 && rollups.firstBad.empty();
+  }
+  // Where verification failed: a seq, or a derived family's key.
+  std::string where() const {
+    if (!log.ok()) {
+      return log.firstBadSeq != 0 ? "seq " + std::to_string(log.firstBadSeq)
+                                  : log.badFamily + " key " + log.badKey;
+    }
+    if (!seal.empty()) return std::string("the archive's seal (") + kArchiveSealFile + ")";
+    if (cps.firstBadSeq != 0) return "seq " + std::to_string(cps.firstBadSeq);
+    if (rollups.firstBad.empty()) return {};
+    // A bucket ("hour 2026-...") or the held levels stored beside them
+    // ("held changes after seq N").
+    return rollups.firstBad.starts_with("held ") ? "the stored " + rollups.firstBad
+                                                 : "the usage rollup of the " + rollups.firstBad;
+  }
+  const std::string& problem() const {
+    return !log.ok()              ? log.problem
+           : !seal.empty()        ? seal
+           : cps.firstBadSeq != 0 ? cps.problem
+                                  : rollups.problem;
+  }
+};
+
+void printVerifyJson(const VerifyOutcome& v, const std::string& dense, std::ostream& out) {
+  nlohmann::ordered_json j;
+  j["ok"] = v.ok();
+  j["recordsChecked"] = v.log.recordsChecked;
+  j["lastSeq"] = v.log.lastSeq;
+  j["lastHash"] = v.log.lastHashHex;
+  j["checks"] = {dense,
+                 "SHA-256 hash chain",
+                 "records decode",
+                 "times never go backwards",
+                 "projection decodes in full and is what the record's JSON projects to",
+                 "time index holds exactly one entry per record",
+                 "every dedupe key names the record that forms it (in today's format or an "
+                 "earlier build's), and every record's key is there",
+                 "live view is what the log's last record of each object says",
+                 "object index holds exactly the entries the records form (when it covers "
+                 "every record)",
+                 "head matches last record",
+                 "an archive ends where its seal says",
+                 "checkpoints equal a fresh replay, their copies the projection records",
+                 "usage rollups equal a fresh integration of the log, and none is stored "
+                 "outside the hours they cover"};
+  if (v.againstArchive) {
+    j["checks"].push_back(
+        "the dedupe keys, live entries and object index referrer keys kept of the archived "
+        "records are the archive's, and none of the archive's is missing");
+  }
+  j["checkpointsChecked"] = v.cps.checked;
+  j["usageRollupsChecked"] = v.rollups.checked;
+  if (!v.log.ok()) {
+    if (v.log.firstBadSeq != 0) {
+      j["firstBadSeq"] = v.log.firstBadSeq;
+    } else {
+      j["family"] = v.log.badFamily;
+      j["key"] = v.log.badKey;
+    }
+  } else if (!v.seal.empty()) {
+    j["file"] = kArchiveSealFile;
+  } else if (v.cps.firstBadSeq != 0) {
+    j["firstBadSeq"] = v.cps.firstBadSeq;
+  } else if (!v.rollups.firstBad.empty()) {
+    j["family"] = format::kUsageRollupsFamily;
+    j["bucket"] = v.rollups.firstBad;
+  }
+  if (!v.ok()) j["problem"] = v.problem();
+  out << j.dump(2) << "\n";
+}
+
+void printVerifyText(const VerifyOutcome& v, const std::string& dense, std::ostream& out) {
+  out << "checked " << v.log.recordsChecked << " records: " << dense
+      << ", SHA-256 hash chain, decoding, monotonic times, "
+         "projection (derived again), time index, dedupe keys, live view, head"
+      << (v.againstArchive ? ", what the cut kept of the archived records (against the archive)"
+                           : "")
+      << "\n";
+  if (v.log.ok()) {
+    out << "checked " << v.cps.checked << " checkpoints against a fresh replay\n";
+    if (v.cps.firstBadSeq == 0) {
+      out << "checked " << v.rollups.checked << " usage rollups against a fresh integration\n";
+    }
+  }
+  if (!v.ok()) {
+    out << "FAILED at " << v.where() << ": " << v.problem() << "\n";
+  } else {
+    out << "OK: ledger is sound up to seq " << v.log.lastSeq << " (head " << v.log.lastHashHex
+        << ")\n";
+  }
+}
+
+// How `verify` runs: the flags of the command line.
+struct VerifyRun {
+  ingest::ProjectionOptions projection;
+  cli::OutputFormat output = cli::OutputFormat::kTable;
+  bool quiet = false;
+  unsigned threads = 0;  // --threads: 0, every core
+};
+
+// The checks of `verify`, as VerifyOutcome orders them; Status for a ledger
+// that cannot be read at all. The checkpoints' fresh fold and the rollups'
+// fresh integration each read the log alone, beside the log's scan, so that
+// every core works; their answers count only once the log is sound. With
+// one thread, each runs after the log, and only once it is sound.
+Status verifyAll(const Ledger& ledger, const Ledger* archive, const VerifyRun& run,
+                 VerifyOutcome* v) {
+  const auto policy = run.threads == 1 ? std::launch::deferred : std::launch::async;
+  auto cpsRun = std::async(policy, [&] { return replay::verifyCheckpoints(ledger, run.threads); });
+  auto rollupsRun = std::async(policy, [&] { return replay::verifyUsageRollups(ledger); });
   // The projection and the dedupe keys are derived again the way ingest
   // derived them: reports are computed from the projection, and ingest
   // trusts the dedupe keys, and the chain covers neither.
   VerifyOptions vo;
-  vo.project = [&](const Record& r) { return ingest::projectJsonText(r.objectJson, projection); };
+  vo.project = [&](const Record& r) {
+    return ingest::projectJsonText(r.objectJson, run.projection);
+  };
   vo.dedupeKey = ingest::dedupeKeyOf;
   vo.legacyDedupeKeys = ingest::legacyDedupeKeysOf;
-  cli::ProgressBar progress("verify", quiet);
+  vo.archive = archive;
+  vo.scanRanges = run.threads;
+  cli::ProgressBar progress("verify", run.quiet);
   vo.progress = progress.callback();
-  VerifyReport log;
-  const Status scanned = verifyLog(ledger, &log, vo);
+  const Status scanned = verifyLog(ledger, &v->log, vo);
   progress.done();
-  if (Status st = scanned; !st.isOk()) {
+  if (scanned.isOk() && v->log.ok()) v->seal = archiveSealProblem(ledger);
+  if (scanned.isOk() && v->log.ok() && v->seal.empty()) {
+    v->cps = cpsRun.get();
+    if (v->cps.firstBadSeq == 0) v->rollups = rollupsRun.get();
+    return Status::ok();
+  }
+  // Over an unsound log they may fail in any way; what they found is moot.
+  if (run.threads == 1) return scanned;
+  try {
+    cpsRun.get();
+  } catch (...) {
+  }
+  try {
+    rollupsRun.get();
+  } catch (...) {
+  }
+  return scanned;
+}
+
+// `archive`: the cut ledger's archive, against which the entries the cut
+// kept of the archived records are checked (VerifyOptions::archive).
+int runVerify(const Ledger& ledger, const Ledger* archive, const VerifyRun& run,
+              std::ostream& out) {
+  VerifyOutcome v;
+  v.againstArchive = archive != nullptr && ledger.archiveCut();
+  if (Status st = verifyAll(ledger, archive, run, &v); !st.isOk()) {
     spdlog::error("{}", st.toString());
     return cli::exitCodeFor(st);
   }
-  const std::string seal = log.ok() ? archiveSealProblem(ledger) : std::string();
-  replay::CheckpointVerification cps;
-  if (log.ok() && seal.empty()) cps = replay::verifyCheckpoints(ledger);
-  replay::RollupVerification rollups;
-  if (log.ok() && seal.empty() && cps.firstBadSeq == 0) {
-    rollups = replay::verifyUsageRollups(ledger);
-  }
-  const bool ok = log.ok() && seal.empty() && cps.firstBadSeq == 0 && rollups.firstBad.empty();
   const std::string dense = ledger.archiveCut() ? "dense sequence from the link to the archive " +
                                                       ledger.archiveCut()->archiveDir
                                                 : std::string("dense sequence from 1");
-  // Where verification failed: a seq, or a derived family's key.
-  std::string where;
-  if (!log.ok()) {
-    where = log.firstBadSeq != 0 ? "seq " + std::to_string(log.firstBadSeq)
-                                 : log.badFamily + " key " + log.badKey;
-  } else if (!seal.empty()) {
-    where = std::string("the archive's seal (") + kArchiveSealFile + ")";
-  } else if (cps.firstBadSeq != 0) {
-    where = "seq " + std::to_string(cps.firstBadSeq);
-  } else if (!rollups.firstBad.empty()) {
-    // A bucket ("hour 2026-...") or the held levels stored beside them
-    // ("held changes after seq N").
-    where = rollups.firstBad.starts_with("held ") ? "the stored " + rollups.firstBad
-                                                  : "the usage rollup of the " + rollups.firstBad;
-  }
-  const std::string& problem = !log.ok()              ? log.problem
-                               : !seal.empty()        ? seal
-                               : cps.firstBadSeq != 0 ? cps.problem
-                                                      : rollups.problem;
-  if (output == cli::OutputFormat::kJson) {
-    nlohmann::ordered_json j;
-    j["ok"] = ok;
-    j["recordsChecked"] = log.recordsChecked;
-    j["lastSeq"] = log.lastSeq;
-    j["lastHash"] = log.lastHashHex;
-    j["checks"] = {dense,
-                   "SHA-256 hash chain",
-                   "records decode",
-                   "times never go backwards",
-                   "projection decodes in full and is what the record's JSON projects to",
-                   "time index holds exactly one entry per record",
-                   "every dedupe key names the record that forms it (in today's format or an "
-                   "earlier build's), and every record's key is there",
-                   "live view is what the log's last record of each object says",
-                   "object index holds exactly the entries the records form (when it covers "
-                   "every record)",
-                   "head matches last record",
-                   "an archive ends where its seal says",
-                   "checkpoints equal a fresh replay, their copies the projection records",
-                   "usage rollups equal a fresh integration of the log, and none is stored "
-                   "outside the hours they cover"};
-    j["checkpointsChecked"] = cps.checked;
-    j["usageRollupsChecked"] = rollups.checked;
-    if (!log.ok()) {
-      if (log.firstBadSeq != 0) {
-        j["firstBadSeq"] = log.firstBadSeq;
-      } else {
-        j["family"] = log.badFamily;
-        j["key"] = log.badKey;
-      }
-      j["problem"] = log.problem;
-    } else if (!seal.empty()) {
-      j["file"] = kArchiveSealFile;
-      j["problem"] = seal;
-    } else if (cps.firstBadSeq != 0) {
-      j["firstBadSeq"] = cps.firstBadSeq;
-      j["problem"] = cps.problem;
-    } else if (!rollups.firstBad.empty()) {
-      j["family"] = format::kUsageRollupsFamily;
-      j["bucket"] = rollups.firstBad;
-      j["problem"] = rollups.problem;
-    }
-    out << j.dump(2) << "\n";
+  if (run.output == cli::OutputFormat::kJson) {
+    printVerifyJson(v, dense, out);
   } else {
-    out << "checked " << log.recordsChecked << " records: " << dense
-        << ", SHA-256 hash chain, decoding, monotonic times, "
-           "projection (derived again), time index, dedupe keys, live view, head\n";
-    if (log.ok()) {
-      out << "checked " << cps.checked << " checkpoints against a fresh replay\n";
-      if (cps.firstBadSeq == 0) {
-        out << "checked " << rollups.checked << " usage rollups against a fresh integration\n";
-      }
-    }
-    if (!ok) {
-      out << "FAILED at " << where << ": " << problem << "\n";
-    } else {
-      out << "OK: ledger is sound up to seq " << log.lastSeq << " (head " << log.lastHashHex
-          << ")\n";
-    }
+    printVerifyText(v, dense, out);
   }
-  if (!ok) spdlog::error("verification failed at {}: {}", where, problem);
+  if (!v.ok()) spdlog::error("verification failed at {}: {}", v.where(), v.problem());
   // The seq is a field of its own; a family's key or a rollup's hour is not.
-  const std::uint64_t failedSeq = !log.ok() ? log.firstBadSeq : cps.firstBadSeq;
-  recordResult(ledger, log,
-               ok               ? std::string()
-               : failedSeq != 0 ? problem
-                                : where + ": " + problem,
+  const std::uint64_t failedSeq = !v.log.ok() ? v.log.firstBadSeq : v.cps.firstBadSeq;
+  recordResult(ledger, v.log,
+               v.ok()           ? std::string()
+               : failedSeq != 0 ? v.problem()
+                                : v.where() + ": " + v.problem(),
                failedSeq);
-  return ok ? cli::kExitOk : cli::kExitCorrupt;
+  return v.ok() ? cli::kExitOk : cli::kExitCorrupt;
 }
 
 // `verify`, of the ledger alone or (--archive) with its archive as one chain.
-int runVerifyCommand(const std::string& dir, const po::variables_map& vm, cli::OutputFormat output,
-                     bool quiet) {
-  const ingest::ProjectionOptions projection = projectionOptions(vm);
+int runVerifyCommand(const std::string& dir, const po::variables_map& vm, const VerifyRun& run) {
   if (vm.count("archive")) {
     return cli::runVerifyWithArchive(
         *cli::openForReading(dir), vm["archive"].as<std::string>(),
-        output == cli::OutputFormat::kJson,
-        [&](const Ledger& l, std::ostream& out) {
-          return runVerify(l, projection, output, quiet, out);
+        run.output == cli::OutputFormat::kJson,
+        [&](const Ledger& l, const Ledger* archive, std::ostream& out) {
+          return runVerify(l, archive, run, out);
         },
         std::cout);
   }
-  return runVerify(*cli::openForReading(dir), projection, output, quiet, std::cout);
+  return runVerify(*cli::openForReading(dir), nullptr, run, std::cout);
+}
+
+VerifyRun verifyRunOf(const po::variables_map& vm, cli::OutputFormat output) {
+  VerifyRun run{projectionOptions(vm), output, vm.count("quiet") > 0, 0};
+  if (vm.count("threads")) {
+    const int threads = vm["threads"].as<int>();
+    if (threads < 1) throw cli::UsageError("--threads must be at least 1");
+    run.threads = static_cast<unsigned>(threads);
+  }
+  return run;
 }
 
 int runArchiveCommand(const std::string& dir, const po::variables_map& vm) {
@@ -448,6 +523,7 @@ int main(int argc, char** argv) {
     ("findings-only", "the state report: only the findings (with --cluster-queue/--namespace: theirs)")
     ("wide", "the state report -o table: list every pool counter (default: one short line per pool)")
     ("quiet", "the state report, verify, rebuild-projection, checkpoint, archive: no progress bar on a terminal")
+    ("threads", po::value<int>(), "verify: the threads it checks on (default: one per core; 1 checks one thing after another)")
     ("rewrite", "checkpoint: drop existing checkpoints first")
     ("kueue-config", po::value<std::string>()->default_value(ingest::ProjectionOptions().kueueConfigMap), "rebuild-projection, verify: the ConfigMap, NAMESPACE/NAME, Kueue reads its configuration from (as given to ledger-ingest)")
     ("family", po::value<std::string>()->default_value(""), "compact: only this column family (e.g. projection)")
@@ -477,16 +553,16 @@ int main(int argc, char** argv) {
     }
     if (vm.count("fleet")) {
       if (command != "verify") throw cli::UsageError("--fleet goes with verify");
-      const ingest::ProjectionOptions projection = projectionOptions(vm);
+      const VerifyRun run = verifyRunOf(vm, output);
       std::optional<std::string> keys;
       if (vm.count("trusted-keys")) keys = vm["trusted-keys"].as<std::string>();
       return cli::runFleetVerify(vm["fleet"].as<std::string>(), keys,
                                  output == cli::OutputFormat::kJson, std::cout,
                                  [&](const Ledger& copy, std::ostream& out) {
-                                   return runVerify(copy, projection, output, quiet, out);
+                                   return runVerify(copy, nullptr, run, out);
                                  });
     }
-    if (command == "verify") return runVerifyCommand(dir, vm, output, quiet);
+    if (command == "verify") return runVerifyCommand(dir, vm, verifyRunOf(vm, output));
     if (command == "publish") return cli::runPublish(vm, dir);
     if (command == "archive") return runArchiveCommand(dir, vm);
     if (command == "keygen") return cli::runKeygen(vm);

@@ -51,6 +51,11 @@ struct CheckpointVerification {
   std::string problem;
 };
 
-CheckpointVerification verifyCheckpoints(const Ledger& ledger);
+// Every checkpoint against a fresh fold to its seq, and every copy against
+// the projection record it copies; the first bad one named. On `threads`
+// threads (0: one per core, once there are checkpoints enough to pay for
+// them), each folding on from the checkpoint before its range; the answer
+// is one pass's for any number.
+CheckpointVerification verifyCheckpoints(const Ledger& ledger, unsigned threads = 0);
 
 }  // namespace ledger::replay

@@ -264,9 +264,10 @@ std::unique_ptr<Ledger> openArchiveOf(const Ledger& live, const std::string& dir
   return archive;
 }
 
-int runVerifyWithArchive(const Ledger& live, const std::string& archiveDir, bool json,
-                         const std::function<int(const Ledger&, std::ostream&)>& verify,
-                         std::ostream& out) {
+int runVerifyWithArchive(
+    const Ledger& live, const std::string& archiveDir, bool json,
+    const std::function<int(const Ledger&, const Ledger* archive, std::ostream&)>& verify,
+    std::ostream& out) {
   const auto& cut = live.archiveCut();
   if (!cut) {
     throw UsageError("--archive: ledger " + live.directory() +
@@ -278,9 +279,9 @@ int runVerifyWithArchive(const Ledger& live, const std::string& archiveDir, bool
   std::unique_ptr<Ledger> archive;
   archive_command::check(Ledger::open(archiveDir, readOnly, &archive));
   std::ostringstream archiveOut, liveOut;
-  const int archiveCode = verify(*archive, archiveOut);
+  const int archiveCode = verify(*archive, nullptr, archiveOut);
   const std::string link = archive_command::linkProblem(live, *cut, archiveDir, *archive);
-  const int liveCode = verify(live, liveOut);
+  const int liveCode = verify(live, archive.get(), liveOut);
   const int code =
       std::max({archiveCode, liveCode, static_cast<int>(link.empty() ? kExitOk : kExitCorrupt)});
   if (!link.empty()) spdlog::error("verification failed at the link to {}: {}", archiveDir, link);

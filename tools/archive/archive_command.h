@@ -87,11 +87,15 @@ std::unique_ptr<Ledger> openArchiveOf(const Ledger& live, const std::string& dir
 // `out`, its exit code); the archive in DIR is verified alone, its seal
 // must state the live ledger's link (the last archived seq and its chain
 // hash, Ledger::archiveCut), and the live ledger is verified from the
-// link. Text: each report under a heading, then the link; JSON: one object
-// {"archive": ..., "link": ..., "live": ...}. Exit 0 when all hold, else
-// the worst exit code. UsageError when the ledger was not cut.
-int runVerifyWithArchive(const Ledger& live, const std::string& archiveDir, bool json,
-                         const std::function<int(const Ledger&, std::ostream&)>& verify,
-                         std::ostream& out);
+// link, with the entries its cut kept of the archived records checked
+// against the archive (`verify`'s second argument: VerifyOptions::archive;
+// null for the archive itself). Text: each report under a heading, then the
+// link; JSON: one object {"archive": ..., "link": ..., "live": ...}. Exit 0
+// when all hold, else the worst exit code. UsageError when the ledger was
+// not cut.
+int runVerifyWithArchive(
+    const Ledger& live, const std::string& archiveDir, bool json,
+    const std::function<int(const Ledger&, const Ledger* archive, std::ostream&)>& verify,
+    std::ostream& out);
 
 }  // namespace ledger::cli
