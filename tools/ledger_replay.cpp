@@ -194,8 +194,9 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
   } else if (!rollups.firstBad.empty()) {
     // A bucket ("hour 2026-...") or the held levels stored beside them
     // ("held changes after seq N").
-    where = rollups.firstBad.starts_with("held ") ? "the stored " + rollups.firstBad
-                                                  : "the usage rollup of the " + rollups.firstBad;
+    where = rollups.firstBad.starts_with("held ") || rollups.firstBad.starts_with("wait ")
+                ? "the stored " + rollups.firstBad
+                : "the usage rollup of the " + rollups.firstBad;
   }
   const std::string& problem = !log.ok()              ? log.problem
                                : !seal.empty()        ? seal
@@ -222,7 +223,8 @@ int runVerify(const Ledger& ledger, const ingest::ProjectionOptions& projection,
                    "an archive ends where its seal says",
                    "checkpoints equal a fresh replay, their copies the projection records",
                    "usage rollups equal a fresh integration of the log, and none is stored "
-                   "outside the hours they cover"};
+                   "outside the hours they cover",
+                   "stored wait hours and states equal a fresh pass over the log"};
     j["checkpointsChecked"] = cps.checked;
     j["usageRollupsChecked"] = rollups.checked;
     if (!log.ok()) {
