@@ -321,3 +321,33 @@ TEST_CASE(
     CHECK(verify().firstBad == replay::describeWaitKey(stateKey));
   }
 }
+
+TEST_CASE("a format 6 ledger answers waits from the log until its next rollup pass writes the data",
+          "[generator][rollups][waits]") {
+  TempDir dir;
+  const std::string path = dir.path("l");
+  {
+    auto ledger = openLedger(path);
+    REQUIRE(ingestText(*ledger, streamInParts(4, 3000, 1)[0], "test", 500).rejected == 0);
+  }
+  makeEarlierFormat(path, "6", {});
+  auto ledger = openLedger(path);
+  CHECK(ledger->formatVersion() == format::kCurrentFormat);
+  CHECK(format::kCurrentFormat == 7);
+  const std::int64_t first = timeOfSeq(*ledger, 1), last = timeOfSeq(*ledger, ledger->lastSeq());
+  const std::int64_t from = first + (last - first) / 4, to = last - (last - first) / 4;
+  const auto truth = replay::workloadWaits(*ledger, from, to, replay::WaitGrouping::kNamespace);
+  std::uint64_t hoursRead = 0;
+  CHECK_FALSE(replay::waitRollupCoverage(*ledger));
+  requireSameReport(
+      replay::waitsFromRollups(*ledger, from, to, replay::WaitGrouping::kNamespace, &hoursRead),
+      truth);
+  CHECK(hoursRead == 0);
+  REQUIRE(replay::writeUsageRollups(*ledger) > 0);
+  REQUIRE(replay::waitRollupCoverage(*ledger));
+  requireSameReport(
+      replay::waitsFromRollups(*ledger, from, to, replay::WaitGrouping::kNamespace, &hoursRead),
+      truth);
+  CHECK(hoursRead > 0);
+  CHECK(replay::verifyUsageRollups(*ledger).firstBad.empty());
+}
