@@ -58,7 +58,13 @@
 //                Since format 4. Beside them since format 6, the held levels
 //                (replay/kueue/held_record.h): kind ('x' changes, 'y' every
 //                holder, 'z' a covered run's end) ++ seq (8 bytes BE) -> a
-//                schema::HeldLevels. Derived the same way.
+//                schema::HeldLevels. Derived the same way. Since format 7,
+//                the stored wait data (replay/kueue/wait_rollups.h): 'w' ++
+//                hour start (8 bytes BE, offset as in time_index) -> a
+//                schema::WaitHour (schema/waits.capnp), the hour's
+//                admissions and their waits; 'v' ++ seq (8 bytes BE) -> a
+//                schema::WaitState, the wait follower after that record.
+//                Derived the same way.
 //   meta         "format" -> decimal format version; "head" -> last seq, hash,
 //                time; "cursor/<source>" -> per-source ingest cursor;
 //                "object_index" -> "complete" when object_index covers every
@@ -124,6 +130,12 @@
 //      them for malformed rollups (its verify fails, and answers after it are
 //      refused), and a cut ledger for a whole one (answering moments before
 //      the cut from nothing), hence the version.
+//   7  usage_rollups also holds the stored wait data ('w', 'v' keys). An
+//      older ledger opened for writing is upgraded in place; the next rollup
+//      pass (ingest, `ledger-replay checkpoint`, the daemon's upkeep) writes
+//      it from the log, and until then `waits` reads the log. A build that
+//      reads at most 6 would take the keys for malformed rollups (its
+//      verify fails), hence the version.
 #pragma once
 
 #include <cstdint>
@@ -133,7 +145,7 @@
 namespace ledger::format {
 
 inline constexpr int kOldestFormat = 1;
-inline constexpr int kCurrentFormat = 6;
+inline constexpr int kCurrentFormat = 7;
 
 // The bytes of a checkpoint (schema/checkpoint.capnp) after their SHA-256.
 // Checkpoints are derived data: one of another version is skipped like a
@@ -249,6 +261,15 @@ inline std::string heldRecordKey(char kind, std::uint64_t seq) {
   return std::string(1, kind) + encodeU64(seq);
 }
 inline std::uint64_t heldRecordSeq(std::string_view key) { return decodeU64(key.substr(1, 8)); }
+
+// The stored wait data's keys in usage_rollups (above;
+// replay/kueue/wait_rollups.h): an hour's admissions by the hour's start, as
+// usageRollupKey orders it, and the wait follower's state by the seq after
+// which it holds.
+inline constexpr char kWaitHour = 'w';
+inline constexpr char kWaitState = 'v';
+inline std::string waitHourKey(std::int64_t startNs) { return usageRollupKey(kWaitHour, startNs); }
+inline std::string waitStateKey(std::uint64_t seq) { return heldRecordKey(kWaitState, seq); }
 
 // object_index: the records of one object, and the objects referring to a uid.
 inline std::string objectRecordsPrefix(std::string_view objectKey) {

@@ -603,7 +603,7 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
     if (version < format::kCurrentFormat && !options.readOnly) {
       // 1 -> 2: the checkpoint_objects family, 2 -> 3 the object_index
       // family and 3 -> 4 usage_rollups, which the open above created empty;
-      // 4 -> 5 and 5 -> 6 change nothing already written.
+      // 4 -> 5, 5 -> 6 and 6 -> 7 change nothing already written.
       // object_index gets no "complete" marker: it covers no record written
       // before. usage_rollups are derived like checkpoints: empty until the
       // next checkpoint run writes them.

@@ -178,9 +178,11 @@ struct VerifyOutcome {
     if (cps.firstBadSeq != 0) return "seq " + std::to_string(cps.firstBadSeq);
     if (rollups.firstBad.empty()) return {};
     // A bucket ("hour 2026-...") or the held levels stored beside them
-    // ("held changes after seq N").
-    return rollups.firstBad.starts_with("held ") ? "the stored " + rollups.firstBad
-                                                 : "the usage rollup of the " + rollups.firstBad;
+    // ("held changes after seq N"), or the wait data ("wait samples of
+    // hour T", "wait state after seq N").
+    return rollups.firstBad.starts_with("held ") || rollups.firstBad.starts_with("wait ")
+               ? "the stored " + rollups.firstBad
+               : "the usage rollup of the " + rollups.firstBad;
   }
   const std::string& problem() const {
     return !log.ok()              ? log.problem
@@ -211,7 +213,8 @@ void printVerifyJson(const VerifyOutcome& v, const std::string& dense, std::ostr
                  "an archive ends where its seal says",
                  "checkpoints equal a fresh replay, their copies the projection records",
                  "usage rollups equal a fresh integration of the log, and none is stored "
-                 "outside the hours they cover"};
+                 "outside the hours they cover",
+                 "stored wait hours and states equal a fresh pass over the log"};
   if (v.againstArchive) {
     j["checks"].push_back(
         "the dedupe keys, live entries and object index referrer keys kept of the archived "

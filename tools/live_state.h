@@ -83,7 +83,7 @@ class LiveState {
   std::string rendered_;
   std::int64_t renderedTimeNs_ = 0;  // the rendered state's last record time
   ReportListener listener_;
-  AdmissionWaits waits_;  // the whole history once at construction, then each commit
+  AdmissionWaits waits_;  // stored wait data (or the history) at construction, then each commit
 };
 
 }  // namespace ledger::cli

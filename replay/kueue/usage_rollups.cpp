@@ -8,6 +8,7 @@
 
 #include "ledger/format.h"
 #include "replay/kueue/held_record.h"
+#include "replay/kueue/wait_rollups.h"
 #include "schema/k8s/rfc3339.h"
 #include "schema/rollup.capnp.h"
 
@@ -260,7 +261,8 @@ std::uint64_t writeUsageRollups(Ledger& ledger, const FoldOptions& options) {
   const std::int64_t headTime = timeOfSeq(ledger, ledger.lastSeq());
   // Rollups of an earlier version lack what reports now read from them:
   // derived data, so they are written again from the log.
-  if (storedRollupVersion(ledger).value_or(kUsageRollupVersion) != kUsageRollupVersion) {
+  if (storedRollupVersion(ledger).value_or(kUsageRollupVersion) != kUsageRollupVersion ||
+      storedWaitVersion(ledger).value_or(kWaitRollupVersion) != kWaitRollupVersion) {
     if (Status st = ledger.dropUsageRollups(); !st.isOk()) throw ReplayError(st);
   }
   auto coverage = usageRollupCoverage(ledger);
@@ -300,10 +302,12 @@ std::uint64_t writeUsageRollups(Ledger& ledger, const FoldOptions& options) {
     flush(true);
     if (end > start) coverage = RollupCoverage{coverage ? coverage->startNs : start, end};
   }
-  if (!coverage) return written;
-  written += rollUp(ledger, kDay, kHour, *coverage);
-  written += rollUp(ledger, kMonth, kDay, *coverage);
-  return written;
+  if (coverage) {
+    written += rollUp(ledger, kDay, kHour, *coverage);
+    written += rollUp(ledger, kMonth, kDay, *coverage);
+  }
+  // The waits' hours and states, from the same records (wait_rollups.h).
+  return written + writeWaitRollups(ledger);
 }
 
 UsageBucket usageFromRollups(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs,
@@ -444,6 +448,16 @@ std::uint64_t lastHeldRunEnd(const std::map<std::string, std::string>& storedHel
   return it->first[0] == format::kHeldRunEnd ? format::heldRecordSeq(it->first) : 0;
 }
 
+// `v` and then the stored wait data's verification (wait_rollups.h).
+RollupVerification withWaits(const Ledger& ledger, RollupVerification v) {
+  if (!v.firstBad.empty()) return v;
+  const WaitRollupVerification waits = verifyWaitRollups(ledger);
+  v.checked += waits.checked;
+  v.firstBad = waits.firstBad;
+  v.problem = waits.problem;
+  return v;
+}
+
 }  // namespace
 
 RollupVerification verifyUsageRollups(const Ledger& ledger) {
@@ -460,6 +474,10 @@ RollupVerification verifyUsageRollups(const Ledger& ledger) {
     Status st = ledger.scanUsageRollups(
         std::string(1, '\0'), std::string(1, '\xff'),
         [&](std::string_view key, kj::ArrayPtr<const capnp::word> words) {
+          // The stored wait data: verifyWaitRollups' (below).
+          if (key.size() == format::kUsageRollupKeySize &&
+              (key[0] == format::kWaitHour || key[0] == format::kWaitState))
+            return true;
           if (key.size() == format::kUsageRollupKeySize &&
               (key[0] == format::kHeldChanges || key[0] == format::kHeldSnapshot ||
                key[0] == format::kHeldRunEnd)) {
@@ -486,7 +504,7 @@ RollupVerification verifyUsageRollups(const Ledger& ledger) {
   }
   const auto coverage = usageRollupCoverage(ledger);
   const std::uint64_t heldEnd = lastHeldRunEnd(storedHeld);
-  if (!coverage && heldEnd == 0) return v;
+  if (!coverage && heldEnd == 0) return withWaits(ledger, v);
   auto check = [&](char grain, const UsageBucket& fresh) {
     if (!v.firstBad.empty()) return;
     auto it = stored.find(format::usageRollupKey(grain, fresh.startNs));
@@ -564,7 +582,7 @@ RollupVerification verifyUsageRollups(const Ledger& ledger) {
     v.firstBad = describe(key[0], format::usageRollupStart(key));
     v.problem = "stored outside the hours the rollups cover";
   }
-  return v;
+  return withWaits(ledger, v);
 }
 
 }  // namespace ledger::replay

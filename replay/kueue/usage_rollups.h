@@ -32,8 +32,9 @@ namespace ledger::replay {
 
 inline constexpr std::int64_t kHourNs = 3600LL * 1000000000LL;
 
-// Writes the buckets the coverage gained since the last call; returns how
-// many. Needs a writable ledger of format 4 or later.
+// Writes the buckets the coverage gained since the last call, and the
+// stored wait data (wait_rollups.h writeWaitRollups); returns how many
+// values. Needs a writable ledger of format 4 or later.
 std::uint64_t writeUsageRollups(Ledger& ledger, const FoldOptions& options = {});
 
 // [startNs, endNs) of the stored hours; nullopt when none are.
@@ -70,7 +71,9 @@ struct RollupVerification {
   std::string problem;
 };
 // Integrates the whole covered history again and compares every stored
-// bucket, and that nothing is stored outside the coverage.
+// bucket, and that nothing is stored outside the coverage; then the stored
+// wait data beside them (wait_rollups.h verifyWaitRollups, firstBad e.g.
+// "wait state after seq 16384").
 RollupVerification verifyUsageRollups(const Ledger& ledger);
 
 }  // namespace ledger::replay

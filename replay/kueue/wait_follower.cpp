@@ -1,6 +1,7 @@
 #include "replay/kueue/wait_follower.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace ledger::replay {
 
@@ -25,7 +26,27 @@ std::int64_t WaitFollower::Followed::queuedNs() const {
   return std::max({creationNs, requeuedNs, lostNs});
 }
 
+std::string waitGroupOf(const WaitSample& s, WaitGrouping by) {
+  switch (by) {
+    case WaitGrouping::kNamespace:
+      return s.ns;
+    case WaitGrouping::kLocalQueue:
+      return s.ns + "/" + s.localQueue;
+    case WaitGrouping::kClusterQueue:
+      break;
+  }
+  return s.clusterQueue;
+}
+
 void WaitFollower::record(schema::ProjectedRecord::Reader r, const OnAdmission& onAdmission) {
+  if (!onAdmission) {
+    follow(r, {});
+    return;
+  }
+  follow(r, [&](const WaitSample& s) { onAdmission(waitGroupOf(s, by_), s.waitNs, s.atNs); });
+}
+
+void WaitFollower::follow(schema::ProjectedRecord::Reader r, const OnSample& onSample) {
   const auto body = r.getObject().getBody();
   if (body.isLocalQueue()) {
     const std::string key = keyOf(r);
@@ -42,11 +63,11 @@ void WaitFollower::record(schema::ProjectedRecord::Reader r, const OnAdmission& 
     workloads_.erase(key);
     return;
   }
-  workload(std::move(key), r, onAdmission);
+  workload(std::move(key), r, onSample);
 }
 
 void WaitFollower::workload(std::string key, schema::ProjectedRecord::Reader r,
-                            const OnAdmission& onAdmission) {
+                            const OnSample& onSample) {
   const std::int64_t t = r.getTimeNs();
   auto wl = r.getObject().getBody().getWorkload();
   const std::string uid = r.getIdentity().getUid().cStr();
@@ -69,8 +90,14 @@ void WaitFollower::workload(std::string key, schema::ProjectedRecord::Reader r,
   w.clusterQueue = wl.getAdmissionClusterQueue().cStr();
   // A workload first recorded already admitted was admitted before the
   // ledger observed it: its wait is not measured.
-  if (!fresh && !w.conditions.admitted && now.admitted && onAdmission) {
-    onAdmission(groupOf(it->first, w), std::max<std::int64_t>(0, t - w.queuedNs()), t);
+  if (!fresh && !w.conditions.admitted && now.admitted && onSample) {
+    WaitSample s;
+    s.ns = it->first.substr(0, it->first.find('/'));
+    s.clusterQueue = clusterQueueOf(s.ns, w);
+    s.localQueue = w.localQueue;
+    s.waitNs = std::max<std::int64_t>(0, t - w.queuedNs());
+    s.atNs = t;
+    onSample(s);
   }
   w.conditions = now;
 }
@@ -84,6 +111,12 @@ std::map<std::string, std::uint64_t> WaitFollower::pendingByGroup() const {
   return out;
 }
 
+std::string WaitFollower::clusterQueueOf(const std::string& ns, const Followed& w) const {
+  if (!w.clusterQueue.empty()) return w.clusterQueue;
+  auto lq = localQueues_.find(ns + "/" + w.localQueue);
+  return lq == localQueues_.end() ? std::string() : lq->second;
+}
+
 std::string WaitFollower::groupOf(const std::string& key, const Followed& w) const {
   const std::string ns = key.substr(0, key.find('/'));
   switch (by_) {
@@ -94,9 +127,59 @@ std::string WaitFollower::groupOf(const std::string& key, const Followed& w) con
     case WaitGrouping::kClusterQueue:
       break;
   }
-  if (!w.clusterQueue.empty()) return w.clusterQueue;
-  auto lq = localQueues_.find(ns + "/" + w.localQueue);
-  return lq == localQueues_.end() ? std::string() : lq->second;
+  return clusterQueueOf(ns, w);
+}
+
+void WaitFollower::save(schema::WaitState::Builder out) const {
+  std::vector<const std::pair<const std::string, Followed>*> workloads;
+  for (const auto& entry : workloads_) workloads.push_back(&entry);
+  std::sort(workloads.begin(), workloads.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  auto list = out.initWorkloads(static_cast<unsigned>(workloads.size()));
+  unsigned i = 0;
+  for (const auto* entry : workloads) {
+    const Followed& w = entry->second;
+    auto e = list[i++];
+    e.setKey(entry->first);
+    e.setUid(w.uid);
+    e.setCreationNs(w.creationNs);
+    e.setRequeuedNs(w.requeuedNs);
+    e.setLostNs(w.lostNs);
+    e.setQuotaReserved(w.conditions.quotaReserved);
+    e.setAdmitted(w.conditions.admitted);
+    e.setFinished(w.conditions.finished);
+    e.setEvicted(w.conditions.evicted);
+    e.setLocalQueue(w.localQueue);
+    e.setClusterQueue(w.clusterQueue);
+  }
+  const std::map<std::string, std::string> queues(localQueues_.begin(), localQueues_.end());
+  auto targets = out.initLocalQueues(static_cast<unsigned>(queues.size()));
+  i = 0;
+  for (const auto& [key, clusterQueue] : queues) {
+    targets[i].setKey(key);
+    targets[i++].setClusterQueue(clusterQueue);
+  }
+}
+
+void WaitFollower::restore(schema::WaitState::Reader in) {
+  workloads_.clear();
+  localQueues_.clear();
+  for (auto e : in.getWorkloads()) {
+    Followed w;
+    w.uid = e.getUid().cStr();
+    w.creationNs = e.getCreationNs();
+    w.requeuedNs = e.getRequeuedNs();
+    w.lostNs = e.getLostNs();
+    w.conditions.quotaReserved = e.getQuotaReserved();
+    w.conditions.admitted = e.getAdmitted();
+    w.conditions.finished = e.getFinished();
+    w.conditions.evicted = e.getEvicted();
+    w.localQueue = e.getLocalQueue().cStr();
+    w.clusterQueue = e.getClusterQueue().cStr();
+    workloads_.emplace(e.getKey().cStr(), std::move(w));
+  }
+  for (auto q : in.getLocalQueues())
+    localQueues_.emplace(q.getKey().cStr(), q.getClusterQueue().cStr());
 }
 
 }  // namespace ledger::replay

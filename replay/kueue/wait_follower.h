@@ -9,8 +9,15 @@
 // creationTimestamp or the Requeued condition's lastTransitionTime, with a
 // lost quota reservation as a requeue).
 //
+// Its state saves to and restores from a schema::WaitState (schema/waits.capnp),
+// the stored snapshots of replay/kueue/wait_rollups.h: a follower restored
+// from the state after record N and fed the records after N is, in every
+// answer, the one that read every record.
+//
 // Value type; not thread-safe (one caller feeds it). Memory: one entry per
-// live Workload and LocalQueue; a deletion drops it.
+// live Workload and LocalQueue; a deletion drops it. restore() lets the
+// kj::Exception of a state that does not decode through (its callers,
+// wait_store.h, turn it into a ReplayError).
 #pragma once
 
 #include <cstdint>
@@ -22,8 +29,21 @@
 #include "replay/kueue/workload_usage.h"
 #include "replay/kueue/workload_waits.h"
 #include "schema/projection.capnp.h"
+#include "schema/waits.capnp.h"
 
 namespace ledger::replay {
+
+// One admission as the follower hands it out: every grouping's key at the
+// record that admitted it, so one stored sample serves each grouping.
+struct WaitSample {
+  std::string clusterQueue;  // status.admission's, else the LocalQueue's; may be empty
+  std::string ns;
+  std::string localQueue;  // spec.queueName
+  std::int64_t waitNs = 0;
+  std::int64_t atNs = 0;  // the admission record's time
+};
+// The sample's group under `by` (WaitGroup::key).
+std::string waitGroupOf(const WaitSample& s, WaitGrouping by);
 
 class WaitFollower {
  public:
@@ -36,9 +56,17 @@ class WaitFollower {
       std::function<void(const std::string& group, std::int64_t waitNs, std::int64_t atNs)>;
   // The next record, in seq order.
   void record(schema::ProjectedRecord::Reader r, const OnAdmission& onAdmission);
+  // The same, each admission as a sample.
+  using OnSample = std::function<void(const WaitSample&)>;
+  void follow(schema::ProjectedRecord::Reader r, const OnSample& onSample);
   // The workloads neither admitted nor finished after the last record, by
   // group (a group with none is absent).
   std::map<std::string, std::uint64_t> pendingByGroup() const;
+
+  // The state, workloads and LocalQueues in key order (equal states save
+  // equal bytes), and back; restore() replaces the state, keeps the grouping.
+  void save(schema::WaitState::Builder out) const;
+  void restore(schema::WaitState::Reader in);
 
  private:
   struct Followed {
@@ -51,7 +79,8 @@ class WaitFollower {
     std::string clusterQueue;  // status.admission.clusterQueue
     std::int64_t queuedNs() const;
   };
-  void workload(std::string key, schema::ProjectedRecord::Reader r, const OnAdmission& onAdmission);
+  void workload(std::string key, schema::ProjectedRecord::Reader r, const OnSample& onSample);
+  std::string clusterQueueOf(const std::string& ns, const Followed& w) const;
   std::string groupOf(const std::string& key, const Followed& w) const;
 
   WaitGrouping by_;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "replay/fold/replayer.h"
+#include "replay/kueue/wait_rollups.h"
 #include "tools/render/report_metrics.h"
 
 namespace ledger::cli {
@@ -31,15 +32,39 @@ void AdmissionWaits::observe(const std::string& clusterQueue, std::int64_t waitN
   h.sumNs += waitNs;
 }
 
+bool AdmissionWaits::restore(const Ledger& ledger, std::uint64_t lastSeq) {
+  try {
+    const auto resume = replay::resumeWaits(
+        ledger, lastSeq, follower_,
+        [this](const replay::WaitSample& s) { observe(s.clusterQueue, s.waitNs); });
+    if (!resume) return false;
+    seq_ = resume->seq;
+    handedBeforeNs_ = resume->handedBeforeNs;
+    return true;
+  } catch (const replay::ReplayError& e) {
+    if (!e.corrupt()) throw;
+    // A damaged stored value: the whole history instead (verify names it).
+    histograms_.clear();
+    follower_ = replay::WaitFollower(replay::WaitGrouping::kClusterQueue);
+    return false;
+  }
+}
+
 void AdmissionWaits::follow(const Ledger& ledger, std::uint64_t lastSeq) {
   if (lastSeq <= seq_) return;
-  const auto onAdmission = [this](const std::string& group, std::int64_t waitNs, std::int64_t) {
-    observe(group, waitNs);
+  if (seq_ == 0 && !restored_) {
+    restored_ = true;
+    startedFromStored_ = restore(ledger, lastSeq);
+    if (lastSeq <= seq_) return;
+  }
+  const auto onAdmission = [this](const replay::WaitSample& s) {
+    // The stored hours handed these out already.
+    if (s.atNs >= handedBeforeNs_) observe(s.clusterQueue, s.waitNs);
   };
   // An archived ledger (ledger-replay archive) holds the records after its cut only.
   const Status st = ledger.scanProjections(std::max(seq_ + 1, ledger.firstSeq()), lastSeq,
                                            [&](std::uint64_t, schema::ProjectedRecord::Reader r) {
-                                             follower_.record(r, onAdmission);
+                                             follower_.follow(r, onAdmission);
                                              return true;
                                            });
   if (!st.isOk()) throw replay::ReplayError(st);

@@ -14,10 +14,13 @@
 // inadmissible, which the ledger cannot tell apart): the workloads neither
 // admitted nor finished after the last record followed.
 //
-// Follows the writer: one pass over the history at start, then only the
-// records of each commit, so a scrape costs the ClusterQueues' series,
-// never the history. On an archived ledger the history is the records after
-// its cut (a workload first seen there already admitted is not measured).
+// Follows the writer: at start, the stored wait data (replay/kueue/
+// wait_rollups.h: every stored hour's admissions, and the follower's state
+// stored before the first hour not stored, then the records after it), or
+// one pass over the history when none is usable; then only the records of
+// each commit, so a scrape costs the ClusterQueues' series, never the
+// history. On an archived ledger the history is the records after its cut
+// (a workload first seen there already admitted is not measured).
 //
 // Not thread-safe: the caller serialises (LiveState's lock). Errors:
 // follow() throws replay::ReplayError when the records cannot be read.
@@ -42,6 +45,8 @@ class AdmissionWaits {
   // Follows the records after the last one followed up to `lastSeq`.
   void follow(const Ledger& ledger, std::uint64_t lastSeq);
   std::uint64_t seq() const { return seq_; }
+  // Whether the first follow() started from the stored wait data.
+  bool startedFromStored() const { return startedFromStored_; }
   // The two metrics in the exposition format (empty before any workload).
   std::string metricsText() const;
 
@@ -54,9 +59,16 @@ class AdmissionWaits {
     std::uint64_t count = 0;
     std::int64_t sumNs = 0;
   };
+  // The first follow(): from the stored wait data when usable.
+  bool restore(const Ledger& ledger, std::uint64_t lastSeq);
+
   replay::WaitFollower follower_{replay::WaitGrouping::kClusterQueue};
   std::map<std::string, Histogram> histograms_;
   std::uint64_t seq_ = 0;
+  bool restored_ = false;
+  bool startedFromStored_ = false;
+  // Admissions before this time were observed from the stored hours.
+  std::int64_t handedBeforeNs_ = INT64_MIN;
 };
 
 }  // namespace ledger::cli
