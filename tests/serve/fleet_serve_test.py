@@ -225,7 +225,8 @@ def chromium(browser, tmp, url, *extra):
         except ProcessLookupError:
             pass
         proc.wait()
-    check(proc.returncode == 0, f"chromium on {url}: exit {proc.returncode} {err[-300:]}")
+    check(proc.returncode == 0,
+          f"chromium on {url}: exit {proc.returncode}" + (f" {err[-300:]}" if proc.returncode else ""))
     return out
 
 
