@@ -14,6 +14,7 @@ Served with --fleet:
   single-ledger serve of that copy, for two clusters; an unknown cluster is a
   404 Status naming the fleet's clusters, and kubectl prints its message;
 - a copy ingested into DIR while serving is served within seconds;
+- eight clusters (four more names linked to the copies) fit the first screen;
 - headless Chromium: at 1400x1000 the overview at / shows every cluster's row
   on the first screen with its figures, and /clusters/eu-1/ is that cluster's
   own view, reading its API under the prefix (a screenshot lands in
@@ -268,6 +269,25 @@ def check_pages(srv, tmp, rows):
           "eu-1's view links the fleet's overview")
 
 
+def check_eight(srv, tmp, fleet):
+    """Eight clusters (four more names for the copies there, as symbolic links)
+    fit the first 1400x1000 screen."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        return
+    for i, name in enumerate(("eu-1", "us-2", "ap-3", "sa-4")):
+        os.symlink(os.path.join(fleet, name), os.path.join(fleet, f"zz-{i + 5}"))
+    deadline, count = time.time() + 20, 0
+    while time.time() < deadline and count < 8:
+        time.sleep(0.5)
+        count = len(json.loads(srv.get("/ledger/v1/clusters")[1])["clusters"])
+    dom = Dom()
+    dom.feed(chromium(browser, tmp, srv.base + "/", "--dump-dom"))
+    bottom = int(dom.body.get("data-table-bottom", "-1"))
+    check(len(dom.rows) == 8 and 0 < bottom <= 1000,
+          f"eight clusters' rows ({len(dom.rows)} drawn) end at {bottom} px, on the first screen")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="serve-fleet-")
     srv = None
@@ -308,6 +328,7 @@ def main():
         check("sa-4" in names, f"a copy that appears while serving is served: {names}")
         status, _ = srv.get("/clusters/sa-4/ledger/v1/range")
         check(status == 200, f"/clusters/sa-4/ answers (got {status})")
+        check_eight(srv, tmp, fleet)
     finally:
         if srv:
             srv.stop()
