@@ -4,7 +4,7 @@
 //   usage --from T1 --to T2 --step 5m [--cluster-queue NAME]   a time series
 //   waits --from T1 --to T2 [--by cluster-queue|namespace|local-queue]
 //   why NS/NAME [--from T1] [--to T2]   why it waited, why it was evicted
-//   serve [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F]
+//   serve [--fleet DIR] [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F]
 //         a read-only Kubernetes API at any moment, and the web view: runs
 //         ledger-serve, installed beside this program
 #include <kj/exception.h>
@@ -51,7 +51,7 @@ const cli::CommandFlags& queryFlags() {
           {"admit", {"at", "seq", "workload", "no-checkpoints", "ignore-failed-verify", "archive"}},
           {"serve",
            {"listen", "token-file", "tls-cert", "tls-key", "tls-client-ca",
-            "max-connections-per-address"}},
+            "max-connections-per-address", "fleet"}},
       }};
   return flags;
 }
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     ("tls-key", po::value<std::string>(), "serve: TLS private key (PEM)")
     ("tls-client-ca", po::value<std::string>(), "serve: require client certificates signed by this CA")
     ("max-connections-per-address", po::value<std::string>(), "serve: connections one client address may hold at once (default 64; 0: no bound)")
-    ("fleet", po::value<std::string>(), "state, usage, report, workload: ask every cluster's copy in this fleet directory (ledger-ingest --from-nats)")
+    ("fleet", po::value<std::string>(), "state, usage, report, workload: ask every cluster's copy in this fleet directory (ledger-ingest --from-nats); serve: serve them all")
     ("no-checkpoints", "fold from the start, ignoring checkpoints and usage rollups")
     ("ignore-failed-verify", "answer even while the ledger's newest verification failed (with a warning)")
     ("log-format", po::value<std::string>()->default_value("text"), "text or json")
@@ -161,8 +161,8 @@ int main(int argc, char** argv) {
       if (!vm["ledger"].as<std::string>().empty()) {
         serveArgs.insert(serveArgs.end(), {"--ledger", vm["ledger"].as<std::string>()});
       }
-      for (const char* flag :
-           {"token-file", "tls-cert", "tls-key", "tls-client-ca", "max-connections-per-address"}) {
+      for (const char* flag : {"token-file", "tls-cert", "tls-key", "tls-client-ca",
+                               "max-connections-per-address", "fleet"}) {
         if (vm.count(flag)) {
           serveArgs.insert(serveArgs.end(), {std::string("--") + flag, vm[flag].as<std::string>()});
         }

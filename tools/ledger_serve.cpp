@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     ("help,h", "show this help")
     ("version", "print the version")
     ("ledger", po::value<std::string>()->default_value(""), "ledger directory (default $LEDGER_DIR, else ./ledger-data)")
+    ("fleet", po::value<std::string>(), "serve every cluster's copy in this fleet directory (ledger-ingest --from-nats), each under /clusters/NAME/, instead of one ledger")
     ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "HOST:PORT (beyond loopback only over TLS, with --token-file or client certificates)")
     ("token-file", po::value<std::string>(), "require this bearer token")
     ("tls-cert", po::value<std::string>(), "TLS certificate (PEM)")
@@ -31,7 +32,13 @@ int main(int argc, char** argv) {
   return cli::runProgram("ledger-serve", [&]() -> int {
     cli::setUpLogging(vm["log-format"].as<std::string>(), "info");
     serve::ServeOptions options;
-    options.ledgerDir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
+    if (vm.count("fleet")) {
+      if (!vm["ledger"].as<std::string>().empty())
+        throw cli::UsageError("--ledger and --fleet go apart: serve one ledger or a fleet");
+      options.fleetDir = vm["fleet"].as<std::string>();
+    } else {
+      options.ledgerDir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
+    }
     options.listen = vm["listen"].as<std::string>();
     options.maxConnectionsPerAddress = vm["max-connections-per-address"].as<std::size_t>();
     if (vm.count("token-file")) options.tokenFile = vm["token-file"].as<std::string>();

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "tools/cli.h"
+#include "tools/fleet_query.h"
 #include "tools/query/why_command.h"
 #include "tools/query_commands.h"
 #include "tools/serve/api_error.h"
@@ -48,6 +49,13 @@ std::string answerQuery(const Ledger& ledger, const serve::QueryRequest& q) {
 }
 
 int runServe(serve::ServeOptions options) {
+  if (!options.fleetDir.empty()) {
+    // The copies as `ledger-query --fleet` finds them; a DIR that is not a
+    // directory is bad usage before anything listens.
+    fleetClusters(options.fleetDir);
+    options.fleetCopies = [dir = options.fleetDir] { return fleetClusters(dir); };
+    options.copySigned = [](const Ledger& copy) { return copySignatureOf(copy).has_value(); };
+  }
   serve::LedgerServer server(std::move(options), answerQuery);
   try {
     server.start();

@@ -322,6 +322,13 @@ ApiResponse discoveryResponse(const std::vector<std::string>& seg, ServeContext&
 
 }  // namespace
 
+bool isDiscoveryPath(const std::string& path) {
+  const auto seg = splitPath(path);
+  if (seg.size() < 2 || seg[0] != "at") return false;
+  const std::size_t n = seg.size() - 2;
+  return n <= 1 || (seg[2] == "api" && n == 2) || (seg[2] == "apis" && n <= 3);
+}
+
 ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
   const auto seg = splitPath(req.path);
   if (seg.size() < 2 || seg[0] != "at") {
@@ -338,9 +345,7 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
   // for an unknown reason" lines): they are answered whatever the moment
   // says, and the request that names objects refuses a bad moment with the
   // Status kubectl prints ("Error from server (BadRequest): ...").
-  if (n <= 1 || (seg[2] == "api" && n == 2) || (seg[2] == "apis" && n <= 3)) {
-    return discoveryResponse(seg, ctx);
-  }
+  if (isDiscoveryPath(req.path)) return discoveryResponse(seg, ctx);
   const Moment moment = resolveMoment(seg[1], ctx.ledger, ctx.nowNs);
   if (!((seg[2] == "api" && n >= 3) || (seg[2] == "apis" && n >= 4))) {
     throw ApiError::notFound("path " + req.path + " is not served");

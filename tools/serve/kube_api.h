@@ -28,6 +28,11 @@ namespace ledger::serve {
 
 ApiResponse handleKubeRequest(const ApiRequest& request, ServeContext& context);
 
+// Whether `path` is one of the paths that name no object (/at/{TIME},
+// /version, /api, /apis and their group versions): kubectl's discovery,
+// answered from the catalog whatever the moment says.
+bool isDiscoveryPath(const std::string& path);
+
 // What the Accept header asks for: the Table form (and in which version of
 // meta.k8s.io), or plain JSON. Throws ApiError (406) for a Table in a
 // version that has none.

@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -24,38 +23,7 @@
 
 namespace ledger::serve {
 
-struct LedgerServer::Snapshot {
-  std::shared_ptr<const Ledger> ledger;
-  ResourceCatalog catalog;
-};
-
 namespace {
-
-std::shared_ptr<const Ledger> openLedger(const std::string& dir) {
-  std::unique_ptr<Ledger> ledger;
-  Ledger::Options options;
-  options.createIfMissing = false;
-  options.readOnly = true;
-  Status st = Ledger::open(dir, options, &ledger);
-  if (!st.isOk()) throw std::runtime_error(st.toString());
-  return std::shared_ptr<const Ledger>(std::move(ledger));
-}
-
-// The names, sizes and modification times of the ledger directory's files:
-// a writer's commit changes its write-ahead log, a flush or compaction its
-// tables and manifest.
-std::string directorySignature(const std::string& dir) {
-  std::string out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::error_code e2;
-    const auto size = entry.file_size(e2);
-    const auto time = entry.last_write_time(e2).time_since_epoch().count();
-    out += entry.path().filename().string() + ":" + std::to_string(size) + ":" +
-           std::to_string(time) + "\n";
-  }
-  return out;
-}
 
 std::string readToken(const std::string& path) {
   std::ifstream in(path);
@@ -110,36 +78,37 @@ void sendError(httplib::Response& res, const ApiError& e) {
 }  // namespace
 
 LedgerServer::LedgerServer(ServeOptions options, QueryRunner query)
-    : options_(std::move(options)),
-      query_(std::move(query)),
-      states_(std::make_unique<StateCache>()),
-      answers_(std::make_unique<AnswerCache>(kAnswerEntries, kAnswerBytes)),
-      proof_(std::make_unique<ProofWatch>(options_.ledgerDir)) {}
+    : options_(std::move(options)), query_(std::move(query)) {}
 
 LedgerServer::~LedgerServer() { stop(); }
-
-std::shared_ptr<const LedgerServer::Snapshot> LedgerServer::current() const {
-  std::lock_guard lock(mu_);
-  return snapshot_;
-}
 
 void LedgerServer::answer(const httplib::Request& req, httplib::Response& res) {
   if (!token_.empty() && !tokenMatches(token_, req.get_header_value("Authorization"))) {
     sendError(res, ApiError::unauthorized("a valid bearer token is required"));
     return;
   }
-  auto snap = current();
   ApiRequest request;
   request.method = req.method;
   request.path = req.path;
   request.query.insert(req.params.begin(), req.params.end());
   request.accept = req.get_header_value("Accept");
+  if (fleet()) {
+    answerFleet(std::move(request), res);
+  } else {
+    answerLedger(*single_, request, res);
+  }
+}
+
+void LedgerServer::answerLedger(ServedLedger& served, const ApiRequest& request,
+                                httplib::Response& res) {
+  auto snap = served.current();
   // Read for every answer, outside the answer cache: a verification made
   // while serving is stated at once, also on answers about past moments.
-  const ProofState proof = proof_->current();
+  const ProofState proof = served.proof();
   res.set_header("Ledger-Proof", proof.line());
   if (const std::string w = proof.warning(); !w.empty()) res.set_header("Warning", w);
-  ServeContext ctx{*snap->ledger, snap->catalog, *states_, query_, *answers_, nowNs(), &proof};
+  ServeContext ctx{*snap->ledger,    snap->catalog, served.states(), query_,
+                   served.answers(), nowNs(),       &proof};
   try {
     if (const std::string w = momentWarning(request.path, ctx.ledger, ctx.nowNs); !w.empty()) {
       res.set_header("Warning", w);
@@ -147,7 +116,7 @@ void LedgerServer::answer(const httplib::Request& req, httplib::Response& res) {
     ApiResponse response;
     if (const std::string key = cacheKey(request, ctx); !key.empty()) {
       // "status\ncontent type\nbody"
-      const auto cached = answers_->get(key, [&] {
+      const auto cached = served.answers().get(key, [&] {
         ApiResponse a = handleKubeRequest(request, ctx);
         return std::to_string(a.status) + "\n" + a.contentType + "\n" + a.body;
       });
@@ -177,8 +146,8 @@ void LedgerServer::answer(const httplib::Request& req, httplib::Response& res) {
       res.set_content(response.body, response.contentType);
       return;
     }
-    auto stream =
-        std::make_shared<WatchStream>(*response.watch, [this] { return current()->ledger; });
+    auto stream = std::make_shared<WatchStream>(
+        *response.watch, [copy = &served] { return copy->current()->ledger; });
     auto initial = std::make_shared<std::string>(std::move(response.body));
     res.set_chunked_content_provider(response.contentType,
                                      [this, stream, initial](std::size_t, httplib::DataSink& sink) {
@@ -232,10 +201,11 @@ void LedgerServer::start() {
   }
   if (!options_.tokenFile.empty()) token_ = readToken(options_.tokenFile);
   checkExposure(host, tls);
-  auto first = std::make_shared<Snapshot>();
-  first->ledger = openLedger(options_.ledgerDir);
-  first->catalog = ResourceCatalog::discover(*first->ledger);
-  snapshot_ = std::move(first);
+  if (fleet()) {
+    addNewCopies();
+  } else {
+    single_ = std::make_unique<ServedLedger>(options_.ledgerDir);
+  }
 
   if (tls) {
     server_ = std::make_unique<httplib::SSLServer>(
@@ -306,32 +276,40 @@ void LedgerServer::start() {
   if (*listening >= 0) ::listen(*listening, SOMAXCONN);
   listener_ = std::thread([this] { server_->listen_after_bind(); });
   follower_ = std::thread([this] { follow(); });
-  spdlog::info("serving {} on {}://{}:{} (seq {})", options_.ledgerDir, tls ? "https" : "http",
-               host, port_, current()->ledger->lastSeq());
+  if (fleet()) {
+    std::lock_guard lock(copiesMu_);
+    spdlog::info("serving the fleet {} ({} copies) on {}://{}:{}", options_.fleetDir,
+                 copies_.size(), tls ? "https" : "http", host, port_);
+  } else {
+    spdlog::info("serving {} on {}://{}:{} (seq {})", options_.ledgerDir, tls ? "https" : "http",
+                 host, port_, single_->current()->ledger->lastSeq());
+  }
 }
 
 void LedgerServer::follow() {
-  std::string seen = directorySignature(options_.ledgerDir);
   while (!stopping_) {
     for (int waited = 0; waited < options_.followMs && !stopping_; waited += 50) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (stopping_) break;
-    try {
-      // Opening costs a read of the manifest and the log: only when a
-      // writer has written something since.
-      std::string now = directorySignature(options_.ledgerDir);
-      if (now == seen) continue;
-      seen = std::move(now);
-      auto fresh = openLedger(options_.ledgerDir);
-      if (fresh->lastSeq() <= current()->ledger->lastSeq()) continue;
-      auto snap = std::make_shared<Snapshot>();
-      snap->catalog = ResourceCatalog::discover(*fresh);
-      snap->ledger = std::move(fresh);
-      std::lock_guard lock(mu_);
-      snapshot_ = std::move(snap);
-    } catch (const std::exception& e) {
-      spdlog::warn("following the ledger: {}", e.what());
+    std::vector<ServedLedger*> served;
+    if (fleet()) {
+      try {
+        addNewCopies();
+      } catch (const std::exception& e) {
+        spdlog::warn("following the fleet {}: {}", options_.fleetDir, e.what());
+      }
+      std::lock_guard lock(copiesMu_);
+      for (auto& [name, copy] : copies_) served.push_back(copy.get());
+    } else {
+      served.push_back(single_.get());
+    }
+    for (ServedLedger* s : served) {
+      try {
+        s->refresh();
+      } catch (const std::exception& e) {
+        spdlog::warn("following the ledger {}: {}", s->directory(), e.what());
+      }
     }
   }
 }

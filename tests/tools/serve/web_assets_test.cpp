@@ -1,6 +1,6 @@
 // The web view built into the binary (tools/serve/web_assets.h): the page at
-// "/", its script and style under /assets/, each with its content type, and
-// nothing else.
+// "/", its script and style and the fleet's overview under /assets/, each
+// with its content type, and nothing else.
 #include "tools/serve/web_assets.h"
 
 #include <catch2/catch.hpp>
@@ -59,5 +59,18 @@ TEST_CASE("every web asset is found at its own path", "[serve]") {
     CHECK_FALSE(asset.contentType.empty());
     paths.insert(std::string(asset.path));
   }
-  CHECK(paths == std::set<std::string>{"/", "/assets/app.css", "/assets/app.js"});
+  CHECK(paths == std::set<std::string>{"/", "/assets/app.css", "/assets/app.js",
+                                       "/assets/fleet.html", "/assets/fleet.js"});
+}
+
+TEST_CASE("the fleet's overview page names its script and the clusters' JSON", "[serve]") {
+  // `serve --fleet` answers / with this page (tools/serve/fleet_paths.h).
+  const WebAsset* page = findWebAsset("/assets/fleet.html");
+  REQUIRE(page != nullptr);
+  CHECK(page->contentType == "text/html; charset=utf-8");
+  CHECK(page->body.find("/assets/fleet.js") != std::string_view::npos);
+  CHECK(page->body.find("http://") == std::string_view::npos);
+  const WebAsset* script = findWebAsset("/assets/fleet.js");
+  REQUIRE(script != nullptr);
+  CHECK(script->body.find("/ledger/v1/clusters") != std::string_view::npos);
 }

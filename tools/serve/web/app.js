@@ -34,10 +34,14 @@
 // ?at=T chooses the moment (RFC 3339, seq:N or now); ?workload=NS/NAME opens
 // that workload's history; ?cq= and ?ns= narrow every table and chart to a
 // ClusterQueue and a namespace; ?finding=TYPE lists the findings of one type.
+// Under `serve --fleet` the page is one cluster's, at /clusters/NAME/: it reads
+// that cluster's API under the same prefix, and its header links the fleet's
+// overview (#fleet-link[data-cluster]).
 "use strict";
 
 (() => {
-  const API = "/ledger/v1";
+  const CLUSTER_BASE = (window.location.pathname.match(/^\/clusters\/[^/]+/) || [""])[0];
+  const API = CLUSTER_BASE + "/ledger/v1";
   const SVG_NS = "http://www.w3.org/2000/svg";
   const MAX_WORKLOAD_ROWS = 500;
   const MAX_FINDING_ROWS = 1000;
@@ -1010,6 +1014,14 @@
   // ---- start ----------------------------------------------------------------
 
   async function start() {
+    if (CLUSTER_BASE) {
+      const cluster = decodeURIComponent(CLUSTER_BASE.slice("/clusters/".length));
+      const link = $("fleet-link");
+      link.dataset.cluster = cluster;
+      link.append(`cluster ${cluster} of the fleet`);
+      link.hidden = false;
+      document.title = `${cluster}: ${document.title}`;
+    }
     setupMomentControls();
     view.scope = scopeFromUrl();
     $("scope-cq").addEventListener("change", (e) => setScope({cq: e.target.value}));
