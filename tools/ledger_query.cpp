@@ -51,7 +51,7 @@ const cli::CommandFlags& queryFlags() {
           {"admit", {"at", "seq", "workload", "no-checkpoints", "ignore-failed-verify", "archive"}},
           {"serve",
            {"listen", "token-file", "tls-cert", "tls-key", "tls-client-ca",
-            "max-connections-per-address", "fleet"}},
+            "max-connections-per-address", "fleet", "archive"}},
       }};
   return flags;
 }
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
         serveArgs.insert(serveArgs.end(), {"--ledger", vm["ledger"].as<std::string>()});
       }
       for (const char* flag : {"token-file", "tls-cert", "tls-key", "tls-client-ca",
-                               "max-connections-per-address", "fleet"}) {
+                               "max-connections-per-address", "fleet", "archive"}) {
         if (vm.count(flag)) {
           serveArgs.insert(serveArgs.end(), {std::string("--") + flag, vm[flag].as<std::string>()});
         }

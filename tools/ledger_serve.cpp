@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "tools/archive/archive_command.h"
 #include "tools/cli.h"
 #include "tools/serve_command.h"
 
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
     ("help,h", "show this help")
     ("version", "print the version")
     ("ledger", po::value<std::string>()->default_value(""), "ledger directory (default $LEDGER_DIR, else ./ledger-data)")
+    ("archive", po::value<std::string>(), "the archive of the cut ledger (ledger-replay archive): answers the moments before the cut")
     ("fleet", po::value<std::string>(), "serve every cluster's copy in this fleet directory (ledger-ingest --from-nats), each under /clusters/NAME/, instead of one ledger")
     ("listen", po::value<std::string>()->default_value("127.0.0.1:9480"), "HOST:PORT (beyond loopback only over TLS, with --token-file or client certificates)")
     ("token-file", po::value<std::string>(), "require this bearer token")
@@ -38,6 +40,13 @@ int main(int argc, char** argv) {
       options.fleetDir = vm["fleet"].as<std::string>();
     } else {
       options.ledgerDir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
+    }
+    if (vm.count("archive")) {
+      if (vm.count("fleet")) throw cli::UsageError("--archive goes with one ledger, not --fleet");
+      // Refused as the CLI refuses it: a ledger not cut (exit 1), a DIR
+      // whose seal is not the ledger's link (exit 3).
+      cli::openArchiveOf(*cli::openForReading(options.ledgerDir), vm["archive"].as<std::string>());
+      options.archiveDir = vm["archive"].as<std::string>();
     }
     options.listen = vm["listen"].as<std::string>();
     options.maxConnectionsPerAddress = vm["max-connections-per-address"].as<std::size_t>();

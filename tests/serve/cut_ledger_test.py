@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`ledger-query serve` on a cut ledger (`ledger-replay archive`, docs/reference.md
-"Retention").
+"Retention"), without and with `--archive DIR`.
 
 The demo's events re-timed 15 minutes apart from 2026-11-20T08:00:00Z, cut
 before 13:00 (records 1..20 to the archive), served:
@@ -9,7 +9,10 @@ before 13:00 (records 1..20 to the archive), served:
   the moment in RFC 3339, as the CLI's refusal;
 - a moment after the cut is answered as `ledger-query state` answers it;
 - /ledger/v1/range starts at the live ledger's first record (seq 21, 13:00)
-  and names the archive and its last record.
+  and names the archive and its last record;
+- with --archive, a moment before the cut is answered from the archive, as
+  `ledger-query --archive` answers it, and kubectl lists its workloads; a
+  ledger not cut is exit 1, a directory that is not its archive exit 3.
 
 env: LEDGER_INGEST, LEDGER_QUERY, LEDGER_REPLAY (the built programs),
      DEMO_STREAM (tools/demo/cluster-events.jsonl). kubectl is used where
@@ -24,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from serve_support import start_server, stop_server
 
 failures = []
 
@@ -51,22 +56,6 @@ def spread_demo(path):
             i += 1
 
 
-def start_server(ledger, log):
-    with open(log, "w") as err:
-        proc = subprocess.Popen(
-            [os.environ["LEDGER_QUERY"], "--ledger", ledger, "serve", "--listen", "127.0.0.1:0"],
-            stdout=subprocess.DEVNULL, stderr=err)
-    deadline = time.time() + 30
-    while time.time() < deadline and proc.poll() is None:
-        with open(log) as f:
-            m = re.search(r"serving .* on http://127\.0\.0\.1:(\d+)", f.read())
-        if m:
-            return proc, int(m.group(1))
-        time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("serve did not start: " + open(log).read())
-
-
 def get(port, path):
     """(status, body as JSON)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -83,6 +72,44 @@ def refusal_checks(what, message, archive):
     check("--archive " + archive in message, what + " says --archive")
     check("2026-11-20T10:00:00Z" in message, what + " gives the moment in RFC 3339")
     check(re.search(r"\d{16}", message) is None, what + " holds no nanoseconds")
+
+
+def with_archive(ledger, archive, tmp, kubectl):
+    """serve --archive: a moment before the cut answered from the archive, as
+    `ledger-query --archive` answers it; one after it from the ledger."""
+    for args, code, what in ((["--ledger", archive, "serve", "--archive", archive], 1,
+                              "a ledger not cut"),
+                             (["--ledger", ledger, "serve", "--archive", tmp], 3,
+                              "a directory that is not its archive")):
+        r = run(os.environ["LEDGER_QUERY"], *args, "--listen", "127.0.0.1:0")
+        check(r.returncode == code, "serve --archive on %s: exit %d (got %d: %s)" %
+              (what, code, r.returncode, r.stderr.strip()[-200:]))
+    proc, port = start_server(ledger, os.path.join(tmp, "serve-archive.log"), "--archive", archive)
+    try:
+        for moment in ("2026-11-20T12:40:00Z", "seq:12", "2026-11-20T14:00:00Z"):
+            at = ["--seq", moment[4:]] if moment.startswith("seq:") else ["--at", moment]
+            cli = run(os.environ["LEDGER_QUERY"], "--ledger", ledger, "--archive", archive,
+                      "state", *at, "-o", "json")
+            status, body = get(port, "/ledger/v1/state?at=" + moment)
+            check(status == 200 and cli.returncode == 0 and
+                  body.get("workloads") == json.loads(cli.stdout).get("workloads") and
+                  body.get("digest") == json.loads(cli.stdout).get("digest"),
+                  "serve --archive at %s answers as ledger-query --archive (got %d)" %
+                  (moment, status))
+        if kubectl:
+            cli = run(os.environ["LEDGER_QUERY"], "--ledger", ledger, "--archive", archive,
+                      "state", "--at", "2026-11-20T12:40:00Z", "-o", "json")
+            names = sorted(w["namespace"] + "/" + w["name"]
+                           for w in json.loads(cli.stdout).get("workloads", []))
+            url = "http://127.0.0.1:%d/at/2026-11-20T12:40:00Z" % port
+            r = run(kubectl, "--server", url, "get", "workloads", "-A", "--no-headers",
+                    "-o", "custom-columns=NS:.metadata.namespace,NAME:.metadata.name")
+            listed = sorted("/".join(line.split()) for line in r.stdout.splitlines() if line)
+            check(r.returncode == 0 and names and listed == names,
+                  "kubectl lists the archive's workloads before the cut: %s (want %s) %s" %
+                  (listed, names, r.stderr.strip()))
+    finally:
+        stop_server(proc)
 
 
 def main():
@@ -139,10 +166,11 @@ def main():
             refusal_checks("kubectl", r.stderr, archive)
         else:
             print("skip: kubectl is not installed")
+        stop_server(proc)
+        proc = None
+        with_archive(ledger, archive, tmp, kubectl)
     finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=30)
+        stop_server(proc)
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
         print("%d check(s) failed" % len(failures))

@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+from serve_support import start_server, stop_server
+
 failures = []
 
 
@@ -35,22 +37,6 @@ def check(cond, what):
     print(("ok:   " if cond else "FAIL: ") + what)
     if not cond:
         failures.append(what)
-
-
-def start_server(ledger, log):
-    with open(log, "w") as err:
-        proc = subprocess.Popen(
-            [os.environ["LEDGER_QUERY"], "--ledger", ledger, "serve", "--listen", "127.0.0.1:0"],
-            stdout=subprocess.DEVNULL, stderr=err)
-    deadline = time.time() + 30
-    while time.time() < deadline and proc.poll() is None:
-        with open(log) as f:
-            m = re.search(r"serving .* on http://127\.0\.0\.1:(\d+)", f.read())
-        if m:
-            return proc, int(m.group(1))
-        time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("serve did not start: " + open(log).read())
 
 
 def get(port, path):

@@ -1,6 +1,7 @@
 #include "tools/serve/moment.h"
 
 #include <charconv>
+#include <optional>
 #include <string>
 
 #include "replay/fold/observations.h"
@@ -52,6 +53,20 @@ Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t n
                                "): it observed nothing then");
   }
   return m;
+}
+
+bool momentBeforeCut(std::string_view text, const Ledger& ledger) {
+  const std::optional<ArchiveCut> cut = ledger.archiveCut();
+  if (!cut || text == "now") return false;
+  if (text.starts_with("seq:")) {
+    const std::string_view digits = text.substr(4);
+    std::uint64_t seq = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seq);
+    return ec == std::errc() && end == digits.data() + digits.size() && seq < cut->seq;
+  }
+  bool outOfRange = false;
+  const auto t = tryParseRfc3339(text, &outOfRange);
+  return t && *t < cut->timeNs;
 }
 
 std::string momentWarning(std::string_view path, const Ledger& ledger, std::int64_t nowNs) {

@@ -24,6 +24,12 @@ struct Moment {
 // that name no object, /version, /api, /apis, do not ask: kube_api.h.)
 Moment resolveMoment(std::string_view text, const Ledger& ledger, std::int64_t nowNs);
 
+// Whether `text` (a moment as resolveMoment reads it) is before the cut of a
+// cut ledger (ledger-replay archive): seq:N below the cut's seq, or a time
+// before the cut's last record's, as the CLI's --archive chooses the archive.
+// False for `now`, for text that is none of these and on a ledger not cut.
+bool momentBeforeCut(std::string_view text, const Ledger& ledger);
+
 // The Warning header ("299 - \"...\"") for a request under /at/{TIME}/
 // whose moment lies in a gap of the ledger's observation, else "". Never
 // throws for a bad moment (the request itself answers that); throws

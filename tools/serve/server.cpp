@@ -70,6 +70,17 @@ std::string cacheKey(const ApiRequest& req, const ServeContext& ctx) {
   return key;
 }
 
+// The moment a request asks about: the {TIME} of /at/{TIME}/..., or a
+// /ledger/v1/ question's `at`; "now" when it names none.
+std::string momentText(const ApiRequest& req) {
+  if (req.path.starts_with("/at/")) {
+    const auto end = req.path.find('/', 4);
+    return req.path.substr(4, end == std::string::npos ? end : end - 4);
+  }
+  if (req.path.starts_with("/ledger/v1/")) return req.param("at").value_or("now");
+  return "now";
+}
+
 void sendError(httplib::Response& res, const ApiError& e) {
   res.status = e.code();
   res.set_content(statusJson(e), std::string(kJsonType).c_str());
@@ -94,6 +105,8 @@ void LedgerServer::answer(const httplib::Request& req, httplib::Response& res) {
   request.accept = req.get_header_value("Accept");
   if (fleet()) {
     answerFleet(std::move(request), res);
+  } else if (archive_ && momentBeforeCut(momentText(request), *single_->current()->ledger)) {
+    answerLedger(*archive_, request, res);
   } else {
     answerLedger(*single_, request, res);
   }
@@ -205,6 +218,8 @@ void LedgerServer::start() {
     addNewCopies();
   } else {
     single_ = std::make_unique<ServedLedger>(options_.ledgerDir);
+    if (!options_.archiveDir.empty())
+      archive_ = std::make_unique<ServedLedger>(options_.archiveDir);
   }
 
   if (tls) {
@@ -302,7 +317,9 @@ void LedgerServer::follow() {
       std::lock_guard lock(copiesMu_);
       for (auto& [name, copy] : copies_) served.push_back(copy.get());
     } else {
+      // An archive extended by a later cut is swapped in whole: followed too.
       served.push_back(single_.get());
+      if (archive_) served.push_back(archive_.get());
     }
     for (ServedLedger* s : served) {
       try {

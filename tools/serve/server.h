@@ -31,7 +31,9 @@
 // start() throws std::invalid_argument for options that would expose the
 // ledger or a malformed address, std::runtime_error when the ledger cannot
 // be opened or the address bound; a fleet's copy that cannot be opened is
-// logged and tried again every `followMs`.
+// logged and tried again every `followMs`. With the archive of a cut ledger,
+// a request about a moment before the cut is answered from the archive, as
+// `ledger-query --archive` answers it.
 #pragma once
 
 #include <atomic>
@@ -61,6 +63,10 @@ namespace ledger::serve {
 
 struct ServeOptions {
   std::string ledgerDir;
+  // The archive of a cut ledger (ledger-replay archive), which answers the
+  // moments before its cut (momentBeforeCut); the caller checked that it
+  // holds the ledger's link. Without a fleet only; empty: none.
+  std::string archiveDir;
   // Set: serve the fleet's copies (fleetCopies lists them, name and
   // directory, as `ledger-query --fleet` finds them), ledgerDir unused;
   // copySigned says whether a copy carries its cluster's head signature.
@@ -116,7 +122,8 @@ class LedgerServer {
   ServeOptions options_;
   QueryRunner query_;
   std::string token_;
-  std::unique_ptr<ServedLedger> single_;  // without a fleet
+  std::unique_ptr<ServedLedger> single_;   // without a fleet
+  std::unique_ptr<ServedLedger> archive_;  // its archive (ServeOptions::archiveDir)
   // With a fleet: its copies by cluster name; added to, never removed from,
   // so a pointer to one lives as long as the server.
   mutable std::mutex copiesMu_;

@@ -2,7 +2,7 @@
 // (tools/serve/api_error.h): a moment before the cut is the ledger refusing
 // the request, a 400 BadRequest naming the archive with the moment in RFC
 // 3339; a moment from the cut's last record on resolves; a storage failure
-// stays a 500.
+// stays a 500; momentBeforeCut, which sends serve --archive to the archive.
 #include "tools/serve/moment.h"
 #include "ledger/archive.h"
 #include "replay/fold/checkpoints.h"
@@ -38,6 +38,20 @@ TEST_CASE("resolveMoment before a cut ledger's archive is a 400 naming it", "[se
   }
   const serve::Moment atCut = serve::resolveMoment(formatRfc3339(cutNs), *live, 0);
   CHECK(atCut.seq == seq);
+
+  // What serve --archive answers from the archive: as the CLI's --archive.
+  CHECK(serve::momentBeforeCut(before, *live));
+  CHECK(serve::momentBeforeCut(formatRfc3339(firstNs), *live));
+  CHECK_FALSE(serve::momentBeforeCut(formatRfc3339(cutNs), *live));
+  CHECK(serve::momentBeforeCut("seq:" + std::to_string(seq - 1), *live));
+  CHECK_FALSE(serve::momentBeforeCut("seq:" + std::to_string(seq), *live));
+  for (const char* other : {"now", "seq:", "seq:x", "yesterday", ""}) {
+    CHECK_FALSE(serve::momentBeforeCut(other, *live));
+  }
+  Ledger::Options readOnly;
+  readOnly.readOnly = true;
+  readOnly.createIfMissing = false;
+  CHECK_FALSE(serve::momentBeforeCut(before, *openLedger(dir.path("archive"), readOnly)));
 }
 
 TEST_CASE("throwIfFailed: a refusal is a 400, a storage failure a 500", "[serve]") {
