@@ -39,16 +39,16 @@ inline std::string bytesOf(capnp::MessageBuilder& message) {
                      words.asBytes().size());
 }
 
-// A small cluster whose ClusterQueue "cq" has 8Gi of memory, checkpointed
-// every 2 records (so the later checkpoints hold copies). Returns the seq of
-// the ClusterQueue's record.
-inline std::uint64_t smallLedger(Ledger& ledger) {
+// A small cluster whose ClusterQueue "cq" has 8Gi of memory and `workloads`
+// Workloads, checkpointed every 2 records (so the later checkpoints hold
+// copies). Returns the seq of the ClusterQueue's record.
+inline std::uint64_t smallLedger(Ledger& ledger, int workloads = 6) {
   using namespace k8s;
   std::string events =
       event("ADDED", resourceFlavor("default")) +
       event("ADDED", clusterQueue("cq", "v1beta2", "", {{"default", {{"memory", "8Gi"}}}})) +
       event("ADDED", localQueue("team", "lq", "cq"));
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < workloads; ++i) {
     events += event(
         "ADDED",
         workload("team", "w" + std::to_string(i), "lq",

@@ -458,23 +458,15 @@ RollupVerification withWaits(const Ledger& ledger, RollupVerification v) {
   return v;
 }
 
-}  // namespace
-
-RollupVerification verifyUsageRollups(const Ledger& ledger) {
-  RollupVerification v;
-  // Written by an earlier build: no answer reads them (UsageBucket::
-  // fromRollup refuses them) and the next writer replaces them.
-  if (auto version = storedRollupVersion(ledger); version && *version != kUsageRollupVersion) {
-    v.olderVersion = true;
-    return v;
-  }
-  std::map<std::string, UsageBucket> stored;
-  std::map<std::string, std::string> storedHeld;
+// The stored buckets and held levels (the wait data is verifyWaitRollups');
+// false, with the problem in `v`, when they cannot be read.
+bool readStoredRollups(const Ledger& ledger, std::map<std::string, UsageBucket>& stored,
+                       std::map<std::string, std::string>& storedHeld, RollupVerification& v) {
   try {
     Status st = ledger.scanUsageRollups(
         std::string(1, '\0'), std::string(1, '\xff'),
         [&](std::string_view key, kj::ArrayPtr<const capnp::word> words) {
-          // The stored wait data: verifyWaitRollups' (below).
+          // The stored wait data: verifyWaitRollups checks it.
           if (key.size() == format::kUsageRollupKeySize &&
               (key[0] == format::kWaitHour || key[0] == format::kWaitState))
             return true;
@@ -495,13 +487,29 @@ RollupVerification verifyUsageRollups(const Ledger& ledger) {
     if (!st.isOk()) {
       v.firstBad = "usage rollups";
       v.problem = st.toString();
-      return v;
+      return false;
     }
   } catch (const ReplayError& e) {
     v.firstBad = "usage rollups";
     v.problem = e.what();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+RollupVerification verifyUsageRollups(const Ledger& ledger) {
+  RollupVerification v;
+  // Written by an earlier build: no answer reads them (UsageBucket::
+  // fromRollup refuses them) and the next writer replaces them.
+  if (auto version = storedRollupVersion(ledger); version && *version != kUsageRollupVersion) {
+    v.olderVersion = true;
     return v;
   }
+  std::map<std::string, UsageBucket> stored;
+  std::map<std::string, std::string> storedHeld;
+  if (!readStoredRollups(ledger, stored, storedHeld, v)) return v;
   const auto coverage = usageRollupCoverage(ledger);
   const std::uint64_t heldEnd = lastHeldRunEnd(storedHeld);
   if (!coverage && heldEnd == 0) return withWaits(ledger, v);

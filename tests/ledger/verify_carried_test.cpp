@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ledger/internal/ledger_internal.h"
+#include "ledger/internal/verify_scan.h"
 #include "ledger/object_index.h"
 #include "ledger/verify.h"
 #include "tests/tamper_support.h"
@@ -66,24 +67,6 @@ Formed formedBy(const Ledger& ledger) {
   return out;
 }
 
-// As verify prints a key: printable ASCII as it is, other bytes and the
-// backslash as \xNN.
-std::string printable(std::string_view bytes) {
-  std::string out;
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b >= 0x20 && b < 0x7F && b != '\\') {
-      out.push_back(c);
-    } else {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out.push_back(kHex[b >> 4]);
-      out.push_back(kHex[b & 0xF]);
-    }
-  }
-  return out;
-}
-
 bool isReferrer(std::string_view key) {
   std::string_view object;
   std::uint64_t first = 0;
@@ -131,7 +114,7 @@ TEST_CASE("verify --archive checks what the cut kept of the archived records", "
     const VerifyReport v = verifiedWith(*live, archive.get());
     CHECK(v.firstBadSeq == 0);
     CHECK(v.badFamily == family);
-    CHECK(v.badKey == printable(key));
+    CHECK(v.badKey == verify_scan::Findings::printable(key));
     CHECK_THAT(v.problem, Catch::Contains(problem));
   };
   SECTION("a kept dedupe key naming another archived record") {

@@ -10,24 +10,10 @@ namespace checkpoint_verification_test {
 using namespace ledger;
 using namespace ledger::testing;
 
-// A ClusterQueue, its LocalQueue and 30 Workloads, checkpointed every 2
-// records: about 16 checkpoints, the later ones holding copies.
+// tamper::smallLedger with 30 Workloads, checkpointed every 2 records: about
+// 16 checkpoints, the later ones holding copies. Their seqs.
 std::vector<std::uint64_t> checkpointedLedger(Ledger& ledger) {
-  using namespace k8s;
-  std::string events =
-      event("ADDED", resourceFlavor("default")) +
-      event("ADDED", clusterQueue("cq", "v1beta2", "", {{"default", {{"memory", "8Gi"}}}})) +
-      event("ADDED", localQueue("team", "lq", "cq"));
-  for (int i = 0; i < 30; ++i) {
-    events += event(
-        "ADDED",
-        workload("team", "w" + std::to_string(i), "lq",
-                 Json::array({podSet(
-                     "main", 1,
-                     {{"containers", Json::array({container("c", {{"memory", "1Gi"}})})}})})));
-  }
-  REQUIRE(ingestText(ledger, events).rejected == 0);
-  REQUIRE(replay::writeCheckpoints(ledger, 2) > 0);
+  tamper::smallLedger(ledger, 30);
   std::vector<std::uint64_t> seqs;
   REQUIRE(ledger
               .scanCheckpoints([&](std::uint64_t seq, std::string_view) {
