@@ -14,6 +14,7 @@ import datetime
 import json
 import os
 import pty
+import select
 import subprocess
 import sys
 import tempfile
@@ -21,15 +22,29 @@ import time
 
 
 def event(i):
-    return json.dumps({"type": "ADDED", "time": "2026-11-01T00:00:%02dZ" % i, "object": {
+    return json.dumps({"type": "ADDED", "time": "2026-11-01T00:%02d:%02dZ" % (i // 60, i % 60), "object": {
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"namespace": "a", "name": "c%d" % i, "uid": "u%d" % i,
                      "resourceVersion": str(i + 1)}}}) + "\n"
 
 
+def drain(reader, timeout):
+    """What the reader has within timeout seconds (b"" if nothing, None at
+    its end)."""
+    ready, _, _ = select.select([reader], [], [], timeout)
+    if not ready:
+        return b""
+    try:
+        chunk = os.read(reader, 4096)
+    except OSError:  # the pty's EIO once the writer is gone
+        return None
+    return chunk or None
+
+
 def ingest(program, ledger, extra, terminal):
-    """Feeds three events, waits past the bar's first second, feeds three
-    more; returns what stderr showed and the exit code."""
+    """Feeds three events, then one more every 0.2 s until the progress
+    line shows (on a slow build the second it waits for can start late) or
+    40 events are in; returns what stderr showed and the exit code."""
     if terminal:
         reader, writer = pty.openpty()
     else:
@@ -38,21 +53,20 @@ def ingest(program, ledger, extra, terminal):
                             + extra, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                             stderr=writer)
     os.close(writer)
-    for i in range(3):
-        proc.stdin.write(event(i).encode())
-    proc.stdin.flush()
-    time.sleep(1.3)
-    for i in range(3, 6):
+    out = b""
+    for i in range(40):
         proc.stdin.write(event(i).encode())
         proc.stdin.flush()
-        time.sleep(0.15)
-    proc.stdin.close()
-    out = b""
-    while True:
-        try:
-            chunk = os.read(reader, 4096)
-        except OSError:  # the pty's EIO once the writer is gone
+        chunk = drain(reader, 0.2 if i >= 2 else 0)
+        if chunk:
+            out += chunk
+        # Off a terminal or with --quiet no line ever shows: feed a second
+        # and a half's worth, past the point where it would.
+        if b"\ringest " in out or (not terminal or extra) and i >= 9:
             break
+    proc.stdin.close()
+    while True:
+        chunk = drain(reader, 30)
         if not chunk:
             break
         out += chunk
