@@ -124,7 +124,9 @@ KubeClient::KubeClient(ClusterConfig config)
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
   curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 15L);
-  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+  // gzip alone, as client-go asks: the API server compresses with nothing
+  // else (APIResponseCompression), and a proxy offered brotli might pick it.
+  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "gzip");
   curl_easy_setopt(e, CURLOPT_USERAGENT, "ledger-ingest/" LEDGER_VERSION);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, onWrite);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, onHeader);

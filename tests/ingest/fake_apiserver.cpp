@@ -234,6 +234,7 @@ void FakeApiServer::list(const httplib::Request& req, httplib::Response& res, co
   if (delay.count() > 0) std::this_thread::sleep_for(delay);
   std::lock_guard lock(mu_);
   ++listRequests_;
+  listAcceptEncoding_ = req.get_header_value("Accept-Encoding");
   if (int st = 0; takeFailure("list", &st))
     return answer(res, st, "InternalError", "injected failure");
   const std::size_t limit = req.has_param("limit") ? std::stoul(req.get_param_value("limit")) : 0;
@@ -482,6 +483,11 @@ int FakeApiServer::openWatches() const {
 int FakeApiServer::listRequests() const {
   std::lock_guard lock(mu_);
   return listRequests_;
+}
+
+std::string FakeApiServer::listAcceptEncoding() const {
+  std::lock_guard lock(mu_);
+  return listAcceptEncoding_;
 }
 
 int FakeApiServer::watchRequests() const {

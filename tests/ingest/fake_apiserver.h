@@ -90,6 +90,9 @@ class FakeApiServer {
   // Observations.
   int openWatches() const;
   int listRequests() const;
+  // The Accept-Encoding of the last LIST (cpp-httplib answers brotli when it
+  // is offered; a real API server compresses with gzip alone).
+  std::string listAcceptEncoding() const;
   int watchRequests() const;
   // Events stored (in name order per namespace) and POSTs received (any answer).
   std::vector<Json> events() const;
@@ -138,6 +141,7 @@ class FakeApiServer {
   std::string failWhat_;
   int openWatches_ = 0;
   int listRequests_ = 0;
+  std::string listAcceptEncoding_;
   int watchRequests_ = 0;
   std::map<std::string, std::chrono::milliseconds> listDelays_;  // plural ->
   std::map<std::string, Json> events_;                           // ns/name -> Event

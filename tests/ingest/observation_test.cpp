@@ -576,6 +576,8 @@ TEST_CASE("a first LIST of 100,000 Pods: one snapshot, paged, peak memory report
   CHECK(WEXITSTATUS(status) == 0);
   // Listed in pages of 500 (the daemon's default), committed as they came.
   CHECK(server.listRequests() >= pods / 500);
+  // Compressed as client-go asks, with gzip.
+  CHECK(server.listAcceptEncoding() == "gzip");
   auto ledger = openLedger(ledgerDir);
   CHECK(ledger->lastSeq() == static_cast<std::uint64_t>(pods) + 2);
   CHECK(snapshotsClosed(*ledger) == 1);
