@@ -136,12 +136,16 @@ Status Ledger::cutArchived(const ArchiveCut& cut, std::string_view checkpoint,
                  format::checkpointChunkKey(UINT64_MAX, UINT32_MAX));
   addCheckpoint(wb, cut.seq, checkpoint, chunks);
   // The held levels stored up to the cut describe records that leave; the
-  // rollups' buckets stay (every whole hour is still answered).
+  // rollups' buckets and stored wait hours stay (every whole hour is still
+  // answered). So do the wait follower's states from the cut on: the one at
+  // the cut, which the caller carried (replay/kueue/wait_store.h), is where
+  // a pass over the records after it starts.
   if (auto* rollups = family(format::kUsageRollupsFamily); rollups != nullptr) {
     for (const char kind : {format::kHeldChanges, format::kHeldSnapshot, format::kHeldRunEnd}) {
       wb.DeleteRange(rollups, format::heldRecordKey(kind, 0),
                      format::heldRecordKey(kind, cut.seq + 1));
     }
+    wb.DeleteRange(rollups, format::waitStateKey(0), format::waitStateKey(cut.seq));
   }
   auto* meta = family(format::kMetaFamily);
   wb.Put(meta, rocksdb::Slice(format::kArchiveCutKey.data(), format::kArchiveCutKey.size()),

@@ -100,9 +100,10 @@ std::optional<WaitCoverage> waitRollupCoverage(const Ledger& ledger) {
   const WaitHourKeys keys = storedWaitHourKeys(ledger);
   if (keys.first.empty()) return std::nullopt;
   bool usable = true;
+  const std::uint64_t origin = waitOrigin(ledger);
   for (const std::string& key : {keys.first, keys.last}) {
     Status st = ledger.scanUsageRollups(key, key + '\0', [&](std::string_view k, auto words) {
-      usable &= waitValueHeader(k, words).usable(ledger);
+      usable &= waitValueHeader(k, words).usable(origin);
       return false;
     });
     if (!st.isOk()) throw ReplayError(st);
@@ -153,7 +154,8 @@ std::optional<WaitResume> resumeWaits(const Ledger& ledger, std::uint64_t lastSe
   const auto coverage = waitRollupCoverage(ledger);
   if (!coverage) return std::nullopt;
   // The hours hold every admission before their end only if they start at
-  // the first record's hour, as the writer starts them.
+  // the first record's hour, as the writer starts them (the history's first,
+  // before a cut that carried the state).
   if (coverage->startNs > recordTimeOf(ledger, ledger.firstSeq())) return std::nullopt;
   const std::uint64_t edge = Replayer(ledger).seqAt(coverage->endNs - 1);
   if (edge > lastSeq) return std::nullopt;
@@ -174,7 +176,7 @@ class WaitRollupPass {
   WaitRollupPass(Ledger& ledger, std::int64_t startNs, std::int64_t endNs, std::uint64_t stateEvery)
       : ledger_(ledger),
         stateEvery_(stateEvery),
-        origin_(ledger.firstSeq()),
+        origin_(waitOrigin(ledger)),
         startNs_(startNs),
         endNs_(endNs),
         hour_(startNs) {

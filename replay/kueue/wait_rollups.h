@@ -12,9 +12,12 @@
 //   v<seq>         a schema::WaitState: the follower (wait_follower.h) after
 //                  the record at seq, every kWaitStateEvery seqs and after
 //                  the last record of each writer pass's last whole hour.
-// Every value names the first record its follower read (originSeq): a
-// ledger cut after they were written (ledger-replay archive) starts later,
-// and its stored values are not read.
+// Every value names the first record its follower read (originSeq). A cut
+// (ledger-replay archive) carries the follower's state to its seq
+// (wait_store.h carryWaitState), so the values written before it stay
+// usable and answer the whole history; a ledger cut by an earlier build,
+// which carried none, starts at its cut, and the values written before it
+// are not read.
 //
 // Written by writeUsageRollups' pass (usage_rollups.h), off the commit path.
 // Derived data: dropping, damaging or an older version changes no answer;
@@ -84,6 +87,10 @@ std::optional<WaitResume> resumeWaits(const Ledger& ledger, std::uint64_t lastSe
 
 struct WaitRollupVerification {
   std::uint64_t checked = 0;
+  // Carried across a cut, checked only for being there: the follower's
+  // state at the cut and the hours up to its time (their records are in
+  // the archive).
+  std::uint64_t carried = 0;
   // Written by an earlier build or before a cut: not checked, never read.
   bool notRead = false;
   std::string firstBad;  // e.g. "wait samples of hour 2026-11-20T08:00:00Z"; empty: all sound

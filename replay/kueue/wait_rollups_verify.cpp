@@ -1,6 +1,7 @@
 // verifyWaitRollups (wait_rollups.h): the stored wait data against one
 // fresh pass of the wait follower over the whole history.
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "ledger/format.h"
@@ -21,7 +22,8 @@ struct StoredWaitData {
 
 // Reads every stored value; a value that does not decode or fails its
 // checksum is named in `v`.
-StoredWaitData readStoredWaitData(const Ledger& ledger, WaitRollupVerification& v) {
+StoredWaitData readStoredWaitData(const Ledger& ledger, std::uint64_t origin,
+                                  WaitRollupVerification& v) {
   StoredWaitData out;
   std::string current;
   try {
@@ -31,7 +33,7 @@ StoredWaitData readStoredWaitData(const Ledger& ledger, WaitRollupVerification& 
           current = std::string(key);
           if (key.size() != format::kUsageRollupKeySize)
             throw ReplayError("the key is malformed", true);
-          if (!waitValueHeader(key, words).usable(ledger)) {
+          if (!waitValueHeader(key, words).usable(origin)) {
             v.notRead = true;
             return true;
           }
@@ -70,13 +72,24 @@ void failAt(WaitRollupVerification& v, const std::string& key, const std::string
 
 WaitRollupVerification verifyWaitRollups(const Ledger& ledger, std::uint64_t stateEvery) {
   WaitRollupVerification v;
-  StoredWaitData stored = readStoredWaitData(ledger, v);
+  const std::uint64_t origin = waitOrigin(ledger);
+  StoredWaitData stored = readStoredWaitData(ledger, origin, v);
   if (!v.firstBad.empty() || (stored.hours.empty() && stored.states.empty())) return v;
-  const std::uint64_t origin = ledger.firstSeq(), last = ledger.lastSeq();
+  const std::uint64_t first = ledger.firstSeq(), last = ledger.lastSeq();
   std::int64_t headTime = 0, firstTime = 0;
-  if (last >= origin) {
+  if (last >= first) {
     if (Status st = ledger.timeOf(last, &headTime); !st.isOk()) throw ReplayError(st);
-    if (Status st = ledger.timeOf(origin, &firstTime); !st.isOk()) throw ReplayError(st);
+    if (Status st = ledger.timeOf(first, &firstTime); !st.isOk()) throw ReplayError(st);
+  }
+  // A cut that carried the follower's state: the pass goes on from it, and
+  // the hours up to the cut's time hold admissions of archived records.
+  WaitFollower follower(WaitGrouping::kClusterQueue);
+  std::optional<std::int64_t> carriedTo;
+  if (const auto cut = ledger.archiveCut(); cut && origin != first) {
+    restoreWaitState(ledger, cut->seq, follower);
+    stored.states.erase(cut->seq);
+    ++v.carried;
+    carriedTo = cut->timeNs;
   }
   // What the writer stores: hours from the first record's to the last
   // whole one before the head, and a state at every kWaitStateEvery seq up
@@ -86,10 +99,9 @@ WaitRollupVerification verifyWaitRollups(const Ledger& ledger, std::uint64_t sta
   const std::int64_t hoursFrom = stored.hours.empty() ? 0 : stored.hours.begin()->first;
   const std::int64_t hoursTo = stored.hours.empty() ? 0 : stored.hours.rbegin()->first + kHourNs;
   const std::uint64_t statesTo = stored.states.empty() ? 0 : stored.states.rbegin()->first;
-  WaitFollower follower(WaitGrouping::kClusterQueue);
-  if (last >= origin) {
+  if (last >= first) {
     Status st = ledger.scanProjections(
-        origin, last, [&](std::uint64_t seq, schema::ProjectedRecord::Reader r) {
+        first, last, [&](std::uint64_t seq, schema::ProjectedRecord::Reader r) {
           follower.follow(r, [&](const WaitSample& s) {
             if (s.atNs >= hoursFrom && s.atNs < hoursTo) fresh[hourStartOf(s.atNs)].push_back(s);
           });
@@ -118,7 +130,12 @@ WaitRollupVerification verifyWaitRollups(const Ledger& ledger, std::uint64_t sta
   for (std::int64_t h = hoursFrom; h < hoursTo && v.firstBad.empty(); h += kHourNs) {
     const std::string key = format::waitHourKey(h);
     auto it = stored.hours.find(h);
-    if (h < hourStartOf(firstTime)) {
+    if (carriedTo && h <= *carriedTo) {
+      if (it == stored.hours.end()) failAt(v, key, "missing");
+      ++v.carried;
+    } else if (!carriedTo && h < hourStartOf(firstTime)) {
+      // (After a cut, the hours between its time and the first record's are
+      // stored empty, as the fresh pass finds them.)
       failAt(v, key, "stored before the hour of the first record");
     } else if (h + kHourNs > coverableEnd) {
       failAt(v, key, "stored past the last whole hour before the head");

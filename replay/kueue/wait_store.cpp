@@ -1,5 +1,7 @@
 #include "replay/kueue/wait_store.h"
 
+#include <algorithm>
+
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
@@ -61,8 +63,26 @@ std::string encodeWaitState(const WaitFollower& follower, std::uint64_t originSe
   return flatBytes(message);
 }
 
-bool WaitValueHeader::usable(const Ledger& ledger) const {
-  return version == kWaitRollupVersion && originSeq == ledger.firstSeq();
+std::uint64_t waitOrigin(const Ledger& ledger) {
+  const std::uint64_t cut = ledger.firstSeq() - 1;
+  if (cut == 0) return 1;
+  std::uint64_t origin = ledger.firstSeq();
+  const std::string key = format::waitStateKey(cut);
+  Status st = ledger.scanUsageRollups(key, key + '\0', [&](std::string_view k, auto words) {
+    // A damaged carried state carries nothing: verify names it.
+    try {
+      const WaitValueHeader header = waitValueHeader(k, words);
+      if (header.version == kWaitRollupVersion) origin = header.originSeq;
+    } catch (const ReplayError&) {
+    }
+    return false;
+  });
+  if (!st.isOk()) throw ReplayError(st);
+  return origin;
+}
+
+bool WaitValueHeader::usable(std::uint64_t origin) const {
+  return version == kWaitRollupVersion && originSeq == origin;
 }
 
 WaitValueHeader waitValueHeader(std::string_view key, kj::ArrayPtr<const capnp::word> payload) {
@@ -87,16 +107,20 @@ std::string describeWaitKey(std::string_view key) {
 }
 
 std::uint64_t restoreWaitState(const Ledger& ledger, std::uint64_t seq, WaitFollower& follower) {
+  // The states before the cut went with it (Ledger::cutArchived), but the
+  // one it carried.
   const std::uint64_t none = ledger.firstSeq() - 1;
-  if (seq <= none) return none;
+  seq = std::max(seq, none);
+  if (seq == 0) return none;
   std::string key;
   if (Status st = ledger.usageRollupAtOrBefore(format::waitStateKey(seq), &key); !st.isOk())
     throw ReplayError(st);
-  if (key.empty()) return none;
+  if (key.empty() || format::heldRecordSeq(key) < none) return none;
+  const std::uint64_t origin = waitOrigin(ledger);
   std::uint64_t restored = none;
   Status st = ledger.scanUsageRollups(key, key + '\0', [&](std::string_view k, auto words) {
     decodeWaitValue<schema::WaitState>(k, words, [&](schema::WaitState::Reader r) {
-      if (r.getVersion() != kWaitRollupVersion || r.getOriginSeq() != ledger.firstSeq()) return;
+      if (!WaitValueHeader{r.getVersion(), r.getOriginSeq()}.usable(origin)) return;
       follower.restore(r);
       restored = format::heldRecordSeq(k);
     });
@@ -106,9 +130,26 @@ std::uint64_t restoreWaitState(const Ledger& ledger, std::uint64_t seq, WaitFoll
   return restored;
 }
 
+void carryWaitState(Ledger& ledger, std::uint64_t seq) {
+  WaitFollower follower(WaitGrouping::kClusterQueue);
+  const std::uint64_t from = restoreWaitState(ledger, seq, follower);
+  if (from < seq) {
+    Status st = ledger.scanProjections(from + 1, seq,
+                                       [&](std::uint64_t, schema::ProjectedRecord::Reader r) {
+                                         follower.follow(r, [](const WaitSample&) {});
+                                         return true;
+                                       });
+    if (!st.isOk()) throw ReplayError(st);
+  }
+  const std::string value = encodeWaitState(follower, waitOrigin(ledger));
+  if (Status st = ledger.putUsageRollups({{format::waitStateKey(seq), value}}); !st.isOk())
+    throw ReplayError(st);
+}
+
 void forEachStoredWaitHour(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs,
                            const WaitFollower::OnSample& onSample, std::uint64_t* hoursRead) {
   std::int64_t expected = fromNs;
+  const std::uint64_t origin = waitOrigin(ledger);
   WaitSample sample;
   Status st = ledger.scanUsageRollups(
       format::waitHourKey(fromNs), format::waitHourKey(toNs),
@@ -117,7 +158,7 @@ void forEachStoredWaitHour(const Ledger& ledger, std::int64_t fromNs, std::int64
           throw ReplayError(
               "the stored " + describeWaitKey(format::waitHourKey(expected)) + " is missing", true);
         decodeWaitValue<schema::WaitHour>(key, words, [&](schema::WaitHour::Reader r) {
-          if (r.getVersion() != kWaitRollupVersion || r.getOriginSeq() != ledger.firstSeq())
+          if (!WaitValueHeader{r.getVersion(), r.getOriginSeq()}.usable(origin))
             throw ReplayError("the stored " + describeWaitKey(key) + " is of another version",
                               true);
           sample.atNs = expected;

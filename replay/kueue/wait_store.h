@@ -4,7 +4,7 @@
 //
 // Equal samples and equal states encode to equal bytes, so verify compares
 // bytes. Every reader refuses a value of another kWaitRollupVersion or
-// written from another first record (a cut ledger's).
+// written from another origin than the ledger's (waitOrigin).
 //
 // Free functions on a borrowed Ledger; thread-safe as the Ledger's reads
 // are. Throw ReplayError: corrupt when a value is missing, misplaced, does
@@ -27,12 +27,18 @@ namespace ledger::replay {
 std::string encodeWaitHour(const std::vector<WaitSample>& samples, std::uint64_t originSeq);
 std::string encodeWaitState(const WaitFollower& follower, std::uint64_t originSeq);
 
+// The first record the follower of this ledger's stored data read: the
+// ledger's first, or on a ledger cut with the follower's state carried to
+// the cut (carryWaitState, a `v` value at the cut's seq) the origin that
+// state names: the cut keeps the data written before it usable.
+std::uint64_t waitOrigin(const Ledger& ledger);
+
 // A stored value's version and the first record its follower read.
 struct WaitValueHeader {
   std::uint32_t version = 0;
   std::uint64_t originSeq = 0;
-  // This build reads it on this ledger.
-  bool usable(const Ledger& ledger) const;
+  // This build reads it on a ledger of this waitOrigin.
+  bool usable(std::uint64_t origin) const;
 };
 WaitValueHeader waitValueHeader(std::string_view key, kj::ArrayPtr<const capnp::word> payload);
 
@@ -40,10 +46,18 @@ WaitValueHeader waitValueHeader(std::string_view key, kj::ArrayPtr<const capnp::
 // or "wait state after seq <n>".
 std::string describeWaitKey(std::string_view key);
 
-// Restores `follower` from the stored state nearest at or before `seq` and
+// Restores `follower` from the stored state nearest at or before `seq` (a
+// seq before the ledger's first: the state carried to its cut, if any) and
 // returns that state's seq; when none usable is stored there, leaves the
 // follower as it is and returns the seq before the ledger's first.
 std::uint64_t restoreWaitState(const Ledger& ledger, std::uint64_t seq, WaitFollower& follower);
+
+// Stores the follower's state after record `seq` (from the nearest stored
+// state before it and the records after that) as a `v` value, the state
+// `ledger-replay archive` carries to the cut it is about to make at `seq`;
+// Ledger::cutArchived then drops the states before it. Needs a writable
+// ledger.
+void carryWaitState(Ledger& ledger, std::uint64_t seq);
 
 // The admissions of the stored hours [fromNs, toNs) (whole hours), in
 // order, each with atNs its hour's start; throws (corrupt) unless every

@@ -6,6 +6,7 @@
 
 #include "replay/fold/replayer.h"
 #include "replay/kueue/wait_follower.h"
+#include "replay/kueue/wait_store.h"
 
 namespace ledger::replay {
 
@@ -48,13 +49,17 @@ WaitsReport workloadWaits(const Ledger& ledger, std::int64_t fromNs, std::int64_
   // The records before toNs: the last at or before toNs - 1.
   const std::uint64_t last = Replayer(ledger).seqAt(toNs - 1);
   std::uint64_t done = 0;
-  if (last != 0) {
-    Status st =
-        ledger.scanProjections(1, last, [&](std::uint64_t, schema::ProjectedRecord::Reader r) {
-          if (progress && (++done & 0xFFFF) == 0) progress(done, last);
-          follower.record(r, onAdmission);
-          return true;
-        });
+  // On a cut ledger, from the follower's state the cut carried (none when
+  // it carried none: then from the cut).
+  const std::uint64_t from = restoreWaitState(ledger, 0, follower);
+  if (last > from) {
+    Status st = ledger.scanProjections(from + 1, last,
+                                       [&](std::uint64_t, schema::ProjectedRecord::Reader r) {
+                                         if (progress && (++done & 0xFFFF) == 0)
+                                           progress(done, last);
+                                         follower.record(r, onAdmission);
+                                         return true;
+                                       });
     if (!st.isOk()) throw ReplayError(st);
   }
   if (progress) progress(last, last);

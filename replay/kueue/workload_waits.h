@@ -56,7 +56,10 @@ struct WaitsReport {
 std::optional<std::int64_t> nearestRank(const std::vector<std::int64_t>& sortedNs, int percent);
 
 // One forward pass over the records before `toNs` (from the log's first: a
-// wait may start long before the period). Admissions count when
+// wait may start long before the period; on a cut ledger from the wait
+// follower's state the cut carried, wait_store.h, so the answer is the
+// whole history's). Throws ReplayError (corrupt) when that state does not
+// decode. Admissions count when
 // fromNs <= time < toNs; pending is the state after the last record before
 // toNs. `progress`, when set, is called now and then with (records read,
 // records to read).

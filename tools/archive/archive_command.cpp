@@ -17,6 +17,7 @@
 #include "replay/fold/checkpoints.h"
 #include "replay/fold/replayer.h"
 #include "replay/kueue/usage_rollups.h"
+#include "replay/kueue/wait_store.h"
 #include "schema/k8s/rfc3339.h"
 #include "tools/program.h"
 #include "tools/progress.h"
@@ -217,6 +218,8 @@ ArchiveOutcome archiveBefore(Ledger& ledger, std::int64_t beforeNs, const Archiv
   std::int64_t firstTimeNs = 0;
   check(ledger.timeOf(1, &firstTimeNs));
   outcome.cut = ArchiveCut{seq, seal->lastHash, seal->lastTimeNs, firstTimeNs, dir};
+  // The waits after the cut start from the archived records' wait follower.
+  replay::carryWaitState(ledger, seq);
   check(ledger.cutArchived(outcome.cut, state.serialize(copies), chunks));
   killHere("after-cut");
   {

@@ -6,6 +6,7 @@
 
 #include "replay/fold/replayer.h"
 #include "replay/kueue/wait_rollups.h"
+#include "replay/kueue/wait_store.h"
 #include "tools/render/report_metrics.h"
 
 namespace ledger::cli {
@@ -50,11 +51,23 @@ bool AdmissionWaits::restore(const Ledger& ledger, std::uint64_t lastSeq) {
   }
 }
 
+std::uint64_t AdmissionWaits::carriedState(const Ledger& ledger) {
+  try {
+    return replay::restoreWaitState(ledger, 0, follower_);
+  } catch (const replay::ReplayError& e) {
+    if (!e.corrupt()) throw;
+    return 0;  // verify names it
+  }
+}
+
 void AdmissionWaits::follow(const Ledger& ledger, std::uint64_t lastSeq) {
   if (lastSeq <= seq_) return;
   if (seq_ == 0 && !restored_) {
     restored_ = true;
     startedFromStored_ = restore(ledger, lastSeq);
+    // Else on a cut ledger from the state the cut carried (wait_store.h),
+    // which knows the workloads still pending across it.
+    if (!startedFromStored_) seq_ = carriedState(ledger);
     if (lastSeq <= seq_) return;
   }
   const auto onAdmission = [this](const replay::WaitSample& s) {

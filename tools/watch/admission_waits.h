@@ -19,8 +19,10 @@
 // stored before the first hour not stored, then the records after it), or
 // one pass over the history when none is usable; then only the records of
 // each commit, so a scrape costs the ClusterQueues' series, never the
-// history. On an archived ledger the history is the records after its cut
-// (a workload first seen there already admitted is not measured).
+// history. On an archived ledger the stored hours before the cut stay; when
+// they are not usable, the pass starts from the follower's state the cut
+// carried (workloads pending across the cut are measured, the admissions
+// of archived records are not), or from the cut when it carried none.
 //
 // Not thread-safe: the caller serialises (LiveState's lock). Errors:
 // follow() throws replay::ReplayError when the records cannot be read.
@@ -61,6 +63,8 @@ class AdmissionWaits {
   };
   // The first follow(): from the stored wait data when usable.
   bool restore(const Ledger& ledger, std::uint64_t lastSeq);
+  // The follower from the state a cut carried; the seq it holds after.
+  std::uint64_t carriedState(const Ledger& ledger);
 
   replay::WaitFollower follower_{replay::WaitGrouping::kClusterQueue};
   std::map<std::string, Histogram> histograms_;

@@ -1,8 +1,9 @@
 // The stored wait data against the log's own pass: `waits` from stored hours
 // and states equal to workloadWaits on random periods (inside one hour,
 // across the writer's passes, up to the head, by every grouping), written
-// in passes or in one, and verify naming a damaged, deleted or invented
-// stored sample or state.
+// in passes or in one, verify naming a damaged, deleted or invented
+// stored sample or state, and a cut (ledger-replay archive) carrying the
+// follower's state so that both answer the whole history after it.
 #include "replay/kueue/wait_rollups.h"
 
 #include <capnp/serialize.h>
@@ -12,10 +13,12 @@
 
 #include "ledger/format.h"
 #include "replay/kueue/wait_store.h"
+#include "schema/k8s/rfc3339.h"
 #include "schema/waits.capnp.h"
 #include "tests/run_end.h"
 #include "tests/test_support.h"
 #include "tests/tools/sim_stream.h"
+#include "tools/archive/archive_command.h"
 
 using namespace ledger;
 using namespace ledger::testing;
@@ -350,4 +353,112 @@ TEST_CASE("a format 6 ledger answers waits from the log until its next rollup pa
       truth);
   CHECK(hoursRead > 0);
   CHECK(replay::verifyUsageRollups(*ledger).firstBad.empty());
+}
+
+TEST_CASE(
+    "a cut carries the wait follower's state: after it, stored data and the log's pass "
+    "answer the whole history",
+    "[generator][rollups][waits][archive]") {
+  TempDir dir;
+  const auto parts = streamInParts(6, 8000, 4);
+  auto ledger = openLedger(dir.path("l"));
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(ingestText(*ledger, parts[static_cast<std::size_t>(i)], "test", 500).rejected == 0);
+  REQUIRE(replay::writeUsageRollups(*ledger) > 0);
+  const auto coverage = replay::waitRollupCoverage(*ledger);
+  REQUIRE(coverage);
+  REQUIRE(coverage->endNs - coverage->startNs >= 4 * kWaitsHour);
+  const std::int64_t cutNs = coverage->startNs + (coverage->endNs - coverage->startNs) / 2 + 1234;
+  const std::int64_t lastNs = timeOfSeq(*ledger, ledger->lastSeq());
+  // Before the cut: a period after it (partial edges), one from the first
+  // stored hour across it, and the whole history.
+  const std::vector<std::pair<std::int64_t, std::int64_t>> periods = {
+      {cutNs + kWaitsHour + 777, lastNs - 555},
+      {coverage->startNs, cutNs + 2 * kWaitsHour + 99},
+      {coverage->startNs, lastNs + 1}};
+  std::vector<replay::WaitsReport> truth;
+  for (const auto& [from, to] : periods)
+    truth.push_back(replay::workloadWaits(*ledger, from, to, replay::WaitGrouping::kLocalQueue));
+  std::size_t before = 0;  // admissions before the stored hours' end
+  for (const auto& g : replay::workloadWaits(*ledger, coverage->startNs, coverage->endNs,
+                                             replay::WaitGrouping::kClusterQueue)
+                           .groups)
+    before += g.waitsNs.size();
+  REQUIRE(before > 0);
+
+  cli::ArchiveRequest request{formatRfc3339(cutNs), dir.path("archive"), {}, 0, true};
+  const cli::ArchiveOutcome cut = cli::archiveBefore(*ledger, cutNs, request);
+  REQUIRE(cut.cut.seq > 0);
+  REQUIRE(ledger->firstSeq() == cut.cut.seq + 1);
+  CHECK(replay::waitOrigin(*ledger) == 1);
+  REQUIRE(replay::waitRollupCoverage(*ledger));
+
+  for (std::size_t i = 0; i < periods.size(); ++i) {
+    INFO("period " << i);
+    std::uint64_t hoursRead = 0;
+    std::string problem;
+    requireSameReport(
+        replay::waitsFromRollups(*ledger, periods[i].first, periods[i].second,
+                                 replay::WaitGrouping::kLocalQueue, &hoursRead, &problem),
+        truth[i]);
+    CHECK(problem.empty());
+    CHECK(hoursRead > 0);
+  }
+  // The log's pass starts from the carried state: the period after the cut
+  // is the whole history's answer from the records after it alone.
+  requireSameReport(replay::workloadWaits(*ledger, periods[0].first, periods[0].second,
+                                          replay::WaitGrouping::kLocalQueue),
+                    truth[0]);
+  // The daemon's restore hands out every stored hour's admissions, those
+  // of archived records among them.
+  replay::WaitFollower follower(replay::WaitGrouping::kClusterQueue);
+  std::size_t handed = 0;
+  const auto resume = replay::resumeWaits(*ledger, ledger->lastSeq(), follower,
+                                          [&](const replay::WaitSample&) { ++handed; });
+  REQUIRE(resume);
+  CHECK(handed == before);
+
+  auto v = replay::verifyWaitRollups(*ledger);
+  INFO(v.firstBad << ": " << v.problem);
+  CHECK(v.firstBad.empty());
+  CHECK_FALSE(v.notRead);
+  CHECK(v.carried > 1);  // the state at the cut and the hours up to it
+  CHECK(v.checked > 0);
+
+  SECTION("the writer goes on after the cut") {
+    REQUIRE(ingestText(*ledger, parts[3], "test", 500).rejected == 0);
+    REQUIRE(replay::writeUsageRollups(*ledger) > 0);
+    const auto grown = replay::waitRollupCoverage(*ledger);
+    REQUIRE(grown);
+    CHECK(grown->endNs > coverage->endNs);
+    const std::int64_t to = timeOfSeq(*ledger, ledger->lastSeq()) + 1;
+    std::uint64_t hoursRead = 0;
+    requireSameReport(
+        replay::waitsFromRollups(*ledger, periods[0].first, to, replay::WaitGrouping::kNamespace,
+                                 &hoursRead),
+        replay::workloadWaits(*ledger, periods[0].first, to, replay::WaitGrouping::kNamespace));
+    CHECK(hoursRead > 0);
+    v = replay::verifyWaitRollups(*ledger);
+    CHECK(v.firstBad.empty());
+  }
+  SECTION("without the carried state (a cut by an earlier build), the records after the cut") {
+    const std::string carried = format::waitStateKey(cut.cut.seq);
+    REQUIRE(ledger->deleteRawForTesting(format::kUsageRollupsFamily, carried).isOk());
+    CHECK(replay::waitOrigin(*ledger) == ledger->firstSeq());
+    CHECK_FALSE(replay::waitRollupCoverage(*ledger));
+    std::uint64_t hoursRead = 0;
+    const auto fromLog = replay::waitsFromRollups(*ledger, periods[0].first, periods[0].second,
+                                                  replay::WaitGrouping::kLocalQueue, &hoursRead);
+    CHECK(hoursRead == 0);
+    requireSameReport(fromLog, replay::workloadWaits(*ledger, periods[0].first, periods[0].second,
+                                                     replay::WaitGrouping::kLocalQueue));
+    CHECK(replay::verifyWaitRollups(*ledger).notRead);
+  }
+  SECTION("a damaged carried state is named by verify") {
+    const std::string carried = format::waitStateKey(cut.cut.seq);
+    REQUIRE(ledger->putUsageRollups({{carried, std::string(16, '\x7f')}}).isOk());
+    v = replay::verifyWaitRollups(*ledger);
+    CHECK(v.firstBad == replay::describeWaitKey(carried));
+    CHECK(v.problem.find("does not decode") != std::string::npos);
+  }
 }
