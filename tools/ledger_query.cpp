@@ -56,9 +56,7 @@ const cli::CommandFlags& queryFlags() {
   return flags;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+po::options_description queryOptions() {
   po::options_description opts(
       "ledger-query COMMAND [options]\n"
       "commands: state | usage | workload NS/NAME | why NS/NAME | report | waits | admit | serve\n"
@@ -95,6 +93,30 @@ int main(int argc, char** argv) {
     ("command", po::value<std::string>()->default_value(""), "command")
     ("target", po::value<std::string>()->default_value(""), "NAMESPACE/NAME");
   // clang-format on
+  return opts;
+}
+
+// `serve`: ledger-serve, beside this program (tools/sibling_program.h): the
+// HTTP server's libraries are not loaded by every question.
+[[noreturn]] void execServe(const po::variables_map& vm) {
+  std::vector<std::string> serveArgs = {"--listen", vm["listen"].as<std::string>(), "--log-format",
+                                        vm["log-format"].as<std::string>()};
+  if (!vm["ledger"].as<std::string>().empty()) {
+    serveArgs.insert(serveArgs.end(), {"--ledger", vm["ledger"].as<std::string>()});
+  }
+  for (const char* flag : {"token-file", "tls-cert", "tls-key", "tls-client-ca",
+                           "max-connections-per-address", "fleet", "archive"}) {
+    if (vm.count(flag)) {
+      serveArgs.insert(serveArgs.end(), {std::string("--") + flag, vm[flag].as<std::string>()});
+    }
+  }
+  cli::execSiblingProgram("ledger-serve", serveArgs);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const po::options_description opts = queryOptions();
   po::positional_options_description pos;
   pos.add("command", 1).add("target", 1);
   po::variables_map vm;
@@ -153,22 +175,7 @@ int main(int argc, char** argv) {
     if (command.empty())
       throw cli::UsageError(
           "give a command: state, usage, workload, why, report, waits, admit or serve");
-    if (command == "serve") {
-      // ledger-serve, beside this program (tools/sibling_program.h): the
-      // HTTP server's libraries are not loaded by every question.
-      std::vector<std::string> serveArgs = {"--listen", vm["listen"].as<std::string>(),
-                                            "--log-format", vm["log-format"].as<std::string>()};
-      if (!vm["ledger"].as<std::string>().empty()) {
-        serveArgs.insert(serveArgs.end(), {"--ledger", vm["ledger"].as<std::string>()});
-      }
-      for (const char* flag : {"token-file", "tls-cert", "tls-key", "tls-client-ca",
-                               "max-connections-per-address", "fleet", "archive"}) {
-        if (vm.count(flag)) {
-          serveArgs.insert(serveArgs.end(), {std::string("--") + flag, vm[flag].as<std::string>()});
-        }
-      }
-      cli::execSiblingProgram("ledger-serve", serveArgs);
-    }
+    if (command == "serve") execServe(vm);
     if (vm.count("fleet")) {
       return cli::runFleetQuery(vm["fleet"].as<std::string>(), command, args, std::cout);
     }

@@ -32,7 +32,7 @@ if [ "${1:-}" != "--quick" ]; then
   # scenarios that only wait on timers and permissions (progress, sidecar,
   # squat, users); every fleet scenario runs on the normal build.
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    FLEET_TEST_EVENTS=1500 FLEET_TEST_KILLS=8 FLEET_TEST_ONLY=main,late,gap,tamper,refused,trust \
+    FLEET_TEST_EVENTS=1000 FLEET_TEST_KILLS=6 FLEET_TEST_ONLY=main,late,gap,tamper,refused,trust \
     meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3 \
     --no-suite normal-only
   logs+=(build-asan/meson-logs/testlog.json)

@@ -69,6 +69,92 @@ void retention(const po::variables_map& vm, const kube::DaemonOptions& o, Upkeep
   upkeep.archive.quiet = true;  // a daemon's log, not a terminal
 }
 
+// The daemon's and the upkeep's options from the command line; throws
+// std::invalid_argument (or the cluster config's error) naming the flag.
+void daemonOptions(const po::variables_map& vm, kube::DaemonOptions& o, UpkeepOptions& upkeep) {
+  o.cluster =
+      kube::resolveClusterConfig(vm["server"].as<std::string>(), vm["kubeconfig"].as<std::string>(),
+                                 vm["context"].as<std::string>());
+  o.resources = kube::parseResources(vm["resources"].as<std::string>());
+  if (vm.count("config-map")) {
+    for (const auto& cm : vm["config-map"].as<std::vector<std::string>>()) {
+      o.resources.push_back(kube::configMapResource(cm));
+    }
+  }
+  o.listen = vm["listen"].as<std::string>();
+  if (o.listen == "off") o.listen.clear();
+  if (!o.listen.empty()) net::parseListenAddress(o.listen);
+  o.writer.batchRecords = vm["batch"].as<std::size_t>();
+  o.writer.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
+  o.writer.flushInterval = ms(vm, "flush-ms");
+  o.informer.pageSize = vm["page-size"].as<std::size_t>();
+  o.informer.watchTimeout = std::chrono::seconds(std::max(1L, vm["watch-timeout"].as<long>()));
+  o.informer.idleTimeout = ms(vm, "idle-timeout-ms");
+  if (o.informer.idleTimeout.count() <= 0) {
+    o.informer.idleTimeout = 2 * o.informer.watchTimeout + std::chrono::seconds(60);
+  }
+  o.informer.backoffInitial = ms(vm, "backoff-initial-ms");
+  o.informer.backoffMax = ms(vm, "backoff-max-ms");
+  o.informer.absentRetry = ms(vm, "absent-retry-ms");
+  o.writer.retryInitial = ms(vm, "disk-retry-initial-ms");
+  o.writer.retryMax = ms(vm, "disk-retry-max-ms");
+  o.writer.snapshotWait = ms(vm, "snapshot-wait-ms");
+  o.writer.lateHold = ms(vm, "late-hold-ms");
+  if (o.writer.snapshotWait.count() < 0 || o.writer.lateHold.count() < 0) {
+    throw std::invalid_argument("--snapshot-wait-ms and --late-hold-ms must not be negative");
+  }
+  if (o.writer.batchRecords == 0 || o.writer.flushInterval.count() <= 0 ||
+      o.informer.pageSize == 0) {
+    throw std::invalid_argument("--batch, --flush-ms and --page-size must be positive");
+  }
+  upkeep.checkpointEvery = vm["checkpoint-every"].as<std::uint64_t>();
+  upkeep.verifyEvery = verifyInterval(vm["verify-every"].as<std::string>());
+  retention(vm, o, upkeep);
+  if (o.writer.retryInitial.count() <= 0 || o.writer.retryMax.count() <= 0) {
+    throw std::invalid_argument("--disk-retry-initial-ms and --disk-retry-max-ms must be positive");
+  }
+}
+
+// SIGTERM/SIGINT are taken synchronously by the main thread (waitForStop);
+// every thread started after this (RocksDB's too, at open) inherits the
+// mask. A peer closing a socket is not fatal.
+sigset_t blockStopSignals() {
+  sigset_t stopSignals;
+  sigemptyset(&stopSignals);
+  sigaddset(&stopSignals, SIGTERM);
+  sigaddset(&stopSignals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  return stopSignals;
+}
+
+// --publish: the committed records go to NATS JetStream on a thread of
+// their own (ingest/fleet/publisher.h); an outage never holds commits.
+// Null without --publish; throws ProgramError.
+std::unique_ptr<fleet::Publisher> startPublisher(const po::variables_map& vm, Ledger& ledger) {
+  if (!vm.count("publish")) return nullptr;
+  auto publisher = makePublisher(vm, ledger, vm["publish"].as<std::string>());
+  publisher->start();
+  spdlog::info("publishing to NATS ({}) as cluster {}, from seq {}",
+               vm["publish"].as<std::string>(), vm["cluster-name"].as<std::string>(),
+               publisher->mark() + 1);
+  return publisher;
+}
+
+// Waits for SIGTERM or SIGINT (blocked in every thread, taken here) or the
+// daemon's failure.
+void waitForStop(const sigset_t& stopSignals, const kube::WatchDaemon& daemon) {
+  const timespec tick{0, 200 * 1000 * 1000};
+  for (;;) {
+    const int sig = sigtimedwait(&stopSignals, nullptr, &tick);
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::info("received {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      return;
+    }
+    if (daemon.failed()) return;
+  }
+}
+
 }  // namespace
 
 po::options_description watchOptions() {
@@ -103,60 +189,11 @@ po::options_description watchOptions() {
 }
 
 int runWatch(const po::variables_map& vm) {
-  // SIGTERM/SIGINT are taken synchronously by this thread; every thread
-  // started from here on (RocksDB's too, at open) inherits the mask. A peer
-  // closing a socket is not fatal.
-  sigset_t stopSignals;
-  sigemptyset(&stopSignals);
-  sigaddset(&stopSignals, SIGTERM);
-  sigaddset(&stopSignals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+  const sigset_t stopSignals = blockStopSignals();
   kube::DaemonOptions o;
   UpkeepOptions upkeep;
   try {
-    o.cluster = kube::resolveClusterConfig(vm["server"].as<std::string>(),
-                                           vm["kubeconfig"].as<std::string>(),
-                                           vm["context"].as<std::string>());
-    o.resources = kube::parseResources(vm["resources"].as<std::string>());
-    if (vm.count("config-map")) {
-      for (const auto& cm : vm["config-map"].as<std::vector<std::string>>()) {
-        o.resources.push_back(kube::configMapResource(cm));
-      }
-    }
-    o.listen = vm["listen"].as<std::string>();
-    if (o.listen == "off") o.listen.clear();
-    if (!o.listen.empty()) net::parseListenAddress(o.listen);
-    o.writer.batchRecords = vm["batch"].as<std::size_t>();
-    o.writer.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
-    o.writer.flushInterval = ms(vm, "flush-ms");
-    o.informer.pageSize = vm["page-size"].as<std::size_t>();
-    o.informer.watchTimeout = std::chrono::seconds(std::max(1L, vm["watch-timeout"].as<long>()));
-    o.informer.idleTimeout = ms(vm, "idle-timeout-ms");
-    if (o.informer.idleTimeout.count() <= 0) {
-      o.informer.idleTimeout = 2 * o.informer.watchTimeout + std::chrono::seconds(60);
-    }
-    o.informer.backoffInitial = ms(vm, "backoff-initial-ms");
-    o.informer.backoffMax = ms(vm, "backoff-max-ms");
-    o.informer.absentRetry = ms(vm, "absent-retry-ms");
-    o.writer.retryInitial = ms(vm, "disk-retry-initial-ms");
-    o.writer.retryMax = ms(vm, "disk-retry-max-ms");
-    o.writer.snapshotWait = ms(vm, "snapshot-wait-ms");
-    o.writer.lateHold = ms(vm, "late-hold-ms");
-    if (o.writer.snapshotWait.count() < 0 || o.writer.lateHold.count() < 0) {
-      throw std::invalid_argument("--snapshot-wait-ms and --late-hold-ms must not be negative");
-    }
-    if (o.writer.batchRecords == 0 || o.writer.flushInterval.count() <= 0 ||
-        o.informer.pageSize == 0) {
-      throw std::invalid_argument("--batch, --flush-ms and --page-size must be positive");
-    }
-    upkeep.checkpointEvery = vm["checkpoint-every"].as<std::uint64_t>();
-    upkeep.verifyEvery = verifyInterval(vm["verify-every"].as<std::string>());
-    retention(vm, o, upkeep);
-    if (o.writer.retryInitial.count() <= 0 || o.writer.retryMax.count() <= 0) {
-      throw std::invalid_argument(
-          "--disk-retry-initial-ms and --disk-retry-max-ms must be positive");
-    }
+    daemonOptions(vm, o, upkeep);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return kExitUsage;
@@ -196,20 +233,12 @@ int runWatch(const po::variables_map& vm) {
   // ledger closes.
   LedgerUpkeep keeper(*ledger, upkeep);
   keeper.start();
-  // --publish: the committed records go to NATS JetStream on a thread of
-  // their own (ingest/fleet/publisher.h); an outage never holds commits.
   std::unique_ptr<fleet::Publisher> publisher;
-  if (vm.count("publish")) {
-    try {
-      publisher = makePublisher(vm, *ledger, vm["publish"].as<std::string>());
-    } catch (const ProgramError& e) {
-      spdlog::error("{}", e.what());
-      return e.code();
-    }
-    publisher->start();
-    spdlog::info("publishing to NATS ({}) as cluster {}, from seq {}",
-                 vm["publish"].as<std::string>(), vm["cluster-name"].as<std::string>(),
-                 publisher->mark() + 1);
+  try {
+    publisher = startPublisher(vm, *ledger);
+  } catch (const ProgramError& e) {
+    spdlog::error("{}", e.what());
+    return e.code();
   }
   fleet::Publisher* shipping = publisher.get();
   // The days until the ledger's volume is full, sampled at each scrape
@@ -254,15 +283,7 @@ int runWatch(const po::variables_map& vm) {
     daemon.stop();
     return kExitUsage;
   }
-  const timespec tick{0, 200 * 1000 * 1000};
-  for (;;) {
-    const int sig = sigtimedwait(&stopSignals, nullptr, &tick);
-    if (sig == SIGTERM || sig == SIGINT) {
-      spdlog::info("received {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-      break;
-    }
-    if (daemon.failed()) break;
-  }
+  waitForStop(stopSignals, daemon);
   daemon.stop();
   if (findingEvents) findingEvents->stop();
   if (poster) poster->stop();

@@ -182,4 +182,19 @@ void WaitFollower::restore(schema::WaitState::Reader in) {
     localQueues_.emplace(q.getKey().cStr(), q.getClusterQueue().cStr());
 }
 
+WaitsReport waitsReportOf(std::int64_t fromNs, std::int64_t toNs, WaitGrouping by,
+                          std::map<std::string, WaitGroup>& groups, const WaitFollower& atEnd) {
+  for (const auto& [group, pending] : atEnd.pendingByGroup()) groups[group].stillPending = pending;
+  WaitsReport out;
+  out.fromNs = fromNs;
+  out.toNs = toNs;
+  out.by = by;
+  for (auto& [key, group] : groups) {
+    group.key = key;
+    std::sort(group.waitsNs.begin(), group.waitsNs.end());
+    out.groups.push_back(std::move(group));
+  }
+  return out;
+}
+
 }  // namespace ledger::replay

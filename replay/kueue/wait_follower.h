@@ -88,4 +88,9 @@ class WaitFollower {
   std::unordered_map<std::string, std::string> localQueues_;  // ns/name -> ClusterQueue
 };
 
+// The report of the admissions gathered in `groups` (moved from), each
+// group's waits sorted, with `atEnd`'s pending workloads at the period's end.
+WaitsReport waitsReportOf(std::int64_t fromNs, std::int64_t toNs, WaitGrouping by,
+                          std::map<std::string, WaitGroup>& groups, const WaitFollower& atEnd);
+
 }  // namespace ledger::replay

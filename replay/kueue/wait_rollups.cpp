@@ -53,21 +53,6 @@ void followUntil(const Ledger& ledger, std::int64_t fromNs, std::int64_t t, Wait
   });
 }
 
-WaitsReport reportOf(std::int64_t fromNs, std::int64_t toNs, WaitGrouping by,
-                     std::map<std::string, WaitGroup>& groups, const WaitFollower& atEnd) {
-  for (const auto& [group, pending] : atEnd.pendingByGroup()) groups[group].stillPending = pending;
-  WaitsReport out;
-  out.fromNs = fromNs;
-  out.toNs = toNs;
-  out.by = by;
-  for (auto& [key, group] : groups) {
-    group.key = key;
-    std::sort(group.waitsNs.begin(), group.waitsNs.end());
-    out.groups.push_back(std::move(group));
-  }
-  return out;
-}
-
 // The answer from the stored hours inside the period and the stored states
 // before its edges; nullopt when nothing usable is stored.
 std::optional<WaitsReport> storedWaits(const Ledger& ledger, std::int64_t fromNs, std::int64_t toNs,
@@ -83,7 +68,7 @@ std::optional<WaitsReport> storedWaits(const Ledger& ledger, std::int64_t fromNs
   WaitFollower follower(by);
   if (a >= b) {
     followUntil(ledger, fromNs, toNs, follower, add);
-    return reportOf(fromNs, toNs, by, groups, follower);
+    return waitsReportOf(fromNs, toNs, by, groups, follower);
   }
   if (fromNs < a) {
     WaitFollower head(by);
@@ -91,7 +76,7 @@ std::optional<WaitsReport> storedWaits(const Ledger& ledger, std::int64_t fromNs
   }
   forEachStoredWaitHour(ledger, a, b, add, hoursRead);
   followUntil(ledger, b, toNs, follower, add);
-  return reportOf(fromNs, toNs, by, groups, follower);
+  return waitsReportOf(fromNs, toNs, by, groups, follower);
 }
 
 }  // namespace

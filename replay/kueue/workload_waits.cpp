@@ -63,18 +63,7 @@ WaitsReport workloadWaits(const Ledger& ledger, std::int64_t fromNs, std::int64_
     if (!st.isOk()) throw ReplayError(st);
   }
   if (progress) progress(last, last);
-  for (const auto& [group, pending] : follower.pendingByGroup())
-    groups[group].stillPending = pending;
-  WaitsReport out;
-  out.fromNs = fromNs;
-  out.toNs = toNs;
-  out.by = by;
-  for (auto& [key, group] : groups) {
-    group.key = key;
-    std::sort(group.waitsNs.begin(), group.waitsNs.end());
-    out.groups.push_back(std::move(group));
-  }
-  return out;
+  return waitsReportOf(fromNs, toNs, by, groups, follower);
 }
 
 }  // namespace ledger::replay

@@ -320,6 +320,61 @@ ApiResponse discoveryResponse(const std::vector<std::string>& seg, ServeContext&
   throw ApiError::notFound("path /" + seg[2] + " is not served");
 }
 
+// A watch (?watch=true or /watch/): the plan the server streams from, and
+// without a resourceVersion the objects at the moment first, as ADDED.
+ApiResponse watchResponse(const ApiRequest& req, const ServeContext& ctx, const ApiResource* r,
+                          const ResourcePath& p, const TableRequest& table, const Moment& moment,
+                          Listed& listed, const std::vector<TableColumn>& columns) {
+  if (r->ledgerOwn) {
+    throw ApiError::badRequest(qualified(*r) +
+                               " is computed at a moment and has no recorded changes to watch");
+  }
+  ApiResponse res;
+  // As the API server marks a watch; it also keeps cpp-httplib from
+  // gzipping the stream, which would hold events back until a block fills.
+  res.contentType = "application/json;stream=watch";
+  WatchPlan plan;
+  plan.group = r->group;
+  plan.version = r->version;
+  plan.kind = r->kind;
+  plan.ns = p.ns;
+  plan.labelSelector = req.param("labelSelector").value_or("");
+  plan.fieldSelector = req.param("fieldSelector").value_or("");
+  if (!p.name.empty()) plan.fieldSelector = "metadata.name=" + p.name;
+  plan.table = table.table;
+  plan.tableApiVersion = table.apiVersion;
+  plan.momentNs = moment.timeNs;
+  plan.afterSeq = moment.seq;
+  if (auto t = req.param("timeoutSeconds"))
+    plan.timeoutSeconds = static_cast<std::int64_t>(parseLimit(*t));
+  const std::string rv = req.param("resourceVersion").value_or("");
+  if (!rv.empty() && rv != "0") {
+    std::uint64_t from = 0;
+    auto [end, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), from);
+    if (ec != std::errc() || end != rv.data() + rv.size()) {
+      throw ApiError::badRequest("resourceVersion '" + rv + "' is not a ledger seq");
+    }
+    if (from > ctx.ledger.lastSeq()) {
+      throw ApiError::badRequest("resourceVersion " + rv + " is past the ledger's end (seq " +
+                                 std::to_string(ctx.ledger.lastSeq()) + ")");
+    }
+    plan.afterSeq = from;
+  } else {
+    // No version: the objects at the moment first, as synthetic ADDED events.
+    bool headers = true;
+    const auto withRecorded = watchColumns(columns);
+    for (std::size_t i = 0; i < listed.items.size(); ++i) {
+      res.body +=
+          watchEventLine("ADDED", std::move(listed.items[i]), table.table ? &withRecorded : nullptr,
+                         headers, table.apiVersion, moment.timeNs, listed.recordedNs[i]);
+      headers = false;
+    }
+    plan.headersSent = !headers;
+  }
+  res.watch = plan;
+  return res;
+}
+
 }  // namespace
 
 bool isDiscoveryPath(const std::string& path) {
@@ -371,56 +426,7 @@ ApiResponse handleKubeRequest(const ApiRequest& req, ServeContext& ctx) {
   const std::string version = objectVersion(*r, listed.items);
   const auto columns = tableColumns(*r, version);
 
-  if (watch) {
-    if (r->ledgerOwn) {
-      throw ApiError::badRequest(qualified(*r) +
-                                 " is computed at a moment and has no recorded changes to watch");
-    }
-    ApiResponse res;
-    // As the API server marks a watch; it also keeps cpp-httplib from
-    // gzipping the stream, which would hold events back until a block fills.
-    res.contentType = "application/json;stream=watch";
-    WatchPlan plan;
-    plan.group = r->group;
-    plan.version = r->version;
-    plan.kind = r->kind;
-    plan.ns = p.ns;
-    plan.labelSelector = req.param("labelSelector").value_or("");
-    plan.fieldSelector = req.param("fieldSelector").value_or("");
-    if (!p.name.empty()) plan.fieldSelector = "metadata.name=" + p.name;
-    plan.table = table.table;
-    plan.tableApiVersion = table.apiVersion;
-    plan.momentNs = moment.timeNs;
-    plan.afterSeq = moment.seq;
-    if (auto t = req.param("timeoutSeconds"))
-      plan.timeoutSeconds = static_cast<std::int64_t>(parseLimit(*t));
-    const std::string rv = req.param("resourceVersion").value_or("");
-    if (!rv.empty() && rv != "0") {
-      std::uint64_t from = 0;
-      auto [end, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), from);
-      if (ec != std::errc() || end != rv.data() + rv.size()) {
-        throw ApiError::badRequest("resourceVersion '" + rv + "' is not a ledger seq");
-      }
-      if (from > ctx.ledger.lastSeq()) {
-        throw ApiError::badRequest("resourceVersion " + rv + " is past the ledger's end (seq " +
-                                   std::to_string(ctx.ledger.lastSeq()) + ")");
-      }
-      plan.afterSeq = from;
-    } else {
-      // No version: the objects at the moment first, as synthetic ADDED events.
-      bool headers = true;
-      const auto withRecorded = watchColumns(columns);
-      for (std::size_t i = 0; i < listed.items.size(); ++i) {
-        res.body += watchEventLine("ADDED", std::move(listed.items[i]),
-                                   table.table ? &withRecorded : nullptr, headers, table.apiVersion,
-                                   moment.timeNs, listed.recordedNs[i]);
-        headers = false;
-      }
-      plan.headersSent = !headers;
-    }
-    res.watch = plan;
-    return res;
-  }
+  if (watch) return watchResponse(req, ctx, r, p, table, moment, listed, columns);
 
   if (!p.name.empty()) {
     if (listed.items.empty()) {
