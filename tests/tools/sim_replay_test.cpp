@@ -23,8 +23,9 @@ std::string generate(std::uint64_t events) { return simulatedStream(11, events, 
 // (checkpoints only add a way to the same states). The folds read its first
 // kFolded records, which are the generator's stream of that many events (a
 // stream begins with every shorter one of its seed: cluster_sim_test.cpp);
-// the usage test reads all kRecords.
-constexpr std::uint64_t kRecords = 12000;
+// the usage test reads all kRecords (fewer under a sanitizer, where the
+// ingest is most of the time; still past kFolded).
+constexpr std::uint64_t kRecords = kSanitizerBuild ? 8000 : 12000;
 constexpr std::uint64_t kFolded = 6000;
 
 struct LargeCluster {
@@ -125,6 +126,7 @@ TEST_CASE("a long period's usage is the sum of its short parts", "[generator][re
   std::vector<std::int64_t> cuts;
   for (std::uint64_t seq :
        {std::uint64_t{1}, std::uint64_t{3000}, std::uint64_t{6000}, std::uint64_t{9000}, last}) {
+    if (seq > last) continue;  // a sanitizer's smaller cluster
     std::int64_t t = 0;
     REQUIRE(ledger->timeOf(seq, &t).isOk());
     cuts.push_back(t);
