@@ -44,6 +44,7 @@
 namespace rocksdb {
 class DB;
 class ColumnFamilyHandle;
+struct DBOptions;
 class WriteBatch;
 }  // namespace rocksdb
 
@@ -358,6 +359,30 @@ class Ledger {
   [[nodiscard]] Status dropUncommittedLog();
   // Rewrites the acknowledged head file (format.h) with head_, synced.
   [[nodiscard]] Status writeAcknowledgedHead();
+  // The steps of open (ledger_open.cpp), in the order open runs them.
+  // Opens db_ with every family this build knows, or a reader with those an
+  // older ledger has.
+  [[nodiscard]] Status openFamilies(const rocksdb::DBOptions& dbo);
+  // Sets legacyEventKeys_ from one seek in `events` (a writer only).
+  [[nodiscard]] Status findLegacyEventKeys();
+  // Reads the format version; initialises a new store or upgrades an older
+  // one for a writer. `acknowledgedSeq` is the acknowledged head's seq, 0:
+  // none.
+  [[nodiscard]] Status loadFormatVersion(std::uint64_t acknowledgedSeq);
+  // Initialises a store without a format version, unless it lost records.
+  [[nodiscard]] Status initialiseFormat(std::uint64_t acknowledgedSeq);
+  // Checks a stored format version and upgrades it for a writer.
+  [[nodiscard]] Status checkFormatVersion(const std::string& value);
+  // Records this build's format version in `meta`, synced.
+  [[nodiscard]] Status writeCurrentFormat(const char* what);
+  // Reads head_ from `meta` (none: the empty head).
+  [[nodiscard]] Status loadHead();
+  // Reads projectionFormat_ from `meta`; a writer records it in a ledger
+  // without records.
+  [[nodiscard]] Status loadProjectionFormat();
+  // Opens headFd_ and names head_ in it when `acknowledgedSeq` (the file's
+  // seq, nullopt: no file) is behind (a writer only).
+  [[nodiscard]] Status startAcknowledgedHead(std::optional<std::uint64_t> acknowledgedSeq);
   // append()'s batch, cleared, with room for `batch`'s writes (its log
   // records too unless they go `viaTable`, a table file of their own).
   rocksdb::WriteBatch& appendBatchFor(const std::vector<PendingRecord>& batch, bool viaTable);
