@@ -173,7 +173,7 @@ TEST_CASE("a report from usage rollups equals the log's integration to the nano-
 }
 
 TEST_CASE("usage rollups grow with the ledger and a series reads them",
-          "[generator][report][rollups]") {
+          "[generator][report][rollups][large]") {
   TempDir dir;
   const std::string stream = monthCrossingStream(9, 8000);
   const std::size_t half = stream.find('\n', stream.size() / 2) + 1;

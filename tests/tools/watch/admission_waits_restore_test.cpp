@@ -12,7 +12,7 @@ using namespace ledger;
 using namespace ledger::testing;
 
 TEST_CASE("admission waits restored from stored wait data equal a pass over the history",
-          "[generator][rollups][waits]") {
+          "[generator][rollups][waits][large]") {
   TempDir dir;
   const std::string stream = simulatedStream(8, 6000, 6, 4);
   const std::size_t twoThirds = stream.find('\n', stream.size() * 2 / 3) + 1;
