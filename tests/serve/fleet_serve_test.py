@@ -38,6 +38,8 @@ import urllib.error
 import urllib.request
 from decimal import Decimal
 
+import serve_support
+
 failures = []
 
 
@@ -210,25 +212,12 @@ class Dom(html.parser.HTMLParser):
 
 
 def chromium(browser, tmp, url, *extra):
-    args = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-extensions", "--disable-dev-shm-usage",
-            f"--user-data-dir={os.path.join(tmp, 'chromium-profile')}",
-            "--virtual-time-budget=10000", "--window-size=1400,1000", *extra, url]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
     try:
-        out, err = proc.communicate(timeout=180)
-    except subprocess.TimeoutExpired:
-        out, err = "", "timed out after 180 s"
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-    check(proc.returncode == 0,
-          f"chromium on {url}: exit {proc.returncode}" + (f" {err[-300:]}" if proc.returncode else ""))
-    return out
+        return serve_support.chromium(browser, os.path.join(tmp, "chromium-profile"), url,
+                                      "--window-size=1400,1000", *extra)
+    except RuntimeError as e:
+        check(False, str(e))
+        return ""
 
 
 def check_pages(srv, tmp, rows):

@@ -47,7 +47,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -57,6 +56,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+from serve_support import chromium
 
 SKIP = 77
 
@@ -219,29 +220,6 @@ def stop(proc):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def chromium(browser, profile, url, *extra):
-    """Headless Chromium on url; stdout (the DOM with --dump-dom)."""
-    args = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-extensions", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-            "--virtual-time-budget=10000", *extra, url]
-    # Its own session, so that the browser's helper processes go with it.
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=180)
-    except subprocess.TimeoutExpired:
-        out, err = "", "timed out after 180 s"
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-    if proc.returncode != 0:
-        raise RuntimeError(f"chromium exit {proc.returncode}: {err[-2000:]}")
-    return out
 
 
 def load_page(browser, profile, base, params):
