@@ -5,7 +5,8 @@
 # UndefinedBehaviorSanitizer (leak checks on, first UB report fails the
 # test); then the tests of the code that starts threads with
 # ThreadSanitizer. Tests that start servers or time processes run alone, the
-# others two at a time. --quick skips the sanitizer builds.
+# others two at a time; under the sanitizers those that run alone form one
+# queue beside the others. --quick skips the sanitizer builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup-debian.sh
@@ -31,11 +32,22 @@ if [ "${1:-}" != "--quick" ]; then
   # drive), and the fleet on a smaller stream with fewer kills, without the
   # scenarios that only wait on timers and permissions (progress, sidecar,
   # squat, users); every fleet scenario runs on the normal build.
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    FLEET_TEST_EVENTS=1000 FLEET_TEST_KILLS=6 FLEET_TEST_ONLY=main,late,gap,tamper,refused,trust \
-    meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3 \
-    --no-suite normal-only
-  logs+=(build-asan/meson-logs/testlog.json)
+  # The suites that run alone (suite 'alone') mostly wait; they run as one
+  # queue beside the others, which keep both cores busy. The queue's output
+  # is printed when both are done.
+  export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    FLEET_TEST_EVENTS=1000 FLEET_TEST_KILLS=6 FLEET_TEST_ONLY=main,late,gap,tamper,refused,trust
+  meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 1 --timeout-multiplier 3 \
+    --logbase alone --suite alone --no-suite normal-only >build-asan/alone.out 2>&1 &
+  alone=$!
+  status=0
+  meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 --timeout-multiplier 3 \
+    --logbase others --no-suite alone --no-suite normal-only || status=$?
+  wait "$alone" || status=$?
+  cat build-asan/alone.out
+  unset ASAN_OPTIONS UBSAN_OPTIONS FLEET_TEST_EVENTS FLEET_TEST_KILLS FLEET_TEST_ONLY
+  logs+=(build-asan/meson-logs/others.json build-asan/meson-logs/alone.json)
+  [ "$status" -eq 0 ] || exit "$status"
   # ThreadSanitizer on the tests of the code that starts threads
   # (tests/meson.build, 'threads'); the first race fails the test.
   meson setup build-tsan -Db_sanitize=thread -Doptimization=1 -Ddebug=true -Dcpp_args=-g1 \
