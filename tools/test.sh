@@ -32,9 +32,9 @@ if [ "${1:-}" != "--quick" ]; then
   # drive), and the fleet on a smaller stream with fewer kills, without the
   # scenarios that only wait on timers and permissions (progress, sidecar,
   # squat, users); every fleet scenario runs on the normal build.
-  # The suites that run alone (suite 'alone') mostly wait; they run as one
-  # queue beside the others, which keep both cores busy. The queue's output
-  # is printed when both are done.
+  # The suites that run alone (suite 'alone') wait on servers, timers and
+  # processes starting; they run as one queue beside the others, which fill
+  # the cores meanwhile. The queue's output is printed when both are done.
   export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     FLEET_TEST_EVENTS=1000 FLEET_TEST_KILLS=6 FLEET_TEST_ONLY=main,late,gap,tamper,refused,trust
   meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 1 --timeout-multiplier 3 \
