@@ -3,6 +3,16 @@
 // A ledger is one RocksDB database with these column families:
 //   log          seq (8 bytes big-endian) -> chain hash (32 bytes) ++ LogRecord
 //                (Cap'n Proto flat message, schema/log.capnp). Source of truth.
+//                Since format 8 the LogRecord may be stored as a delta:
+//                kDeltaMarker (4 bytes 0xff, a segment count no flat message
+//                has) ++ the base's seq (8 bytes BE) ++ a magicless zstd
+//                frame of the LogRecord bytes compressed with the base's
+//                LogRecord bytes as its prefix (ledger/internal/record_delta.h).
+//                The base is the same object's previous record, or for an
+//                object's first record its kind's last; at most kDeltaWindow
+//                seqs before, at most kDeltaMaxDepth deltas from a record
+//                stored whole, never at or before the cut. The chain hash is
+//                over the LogRecord bytes the delta stands for.
 //   projection   seq -> ProjectedRecord (schema/projection.capnp). Derived;
 //                rebuilt from `log` by `ledger-replay rebuild-projection`.
 //   time_index   event time ns (8 bytes BE, offset so negative times sort) ++ seq
@@ -136,6 +146,10 @@
 //      it from the log, and until then `waits` reads the log. A build that
 //      reads at most 6 would take the keys for malformed rollups (its
 //      verify fails), hence the version.
+//   8  log records may be deltas (above). An older ledger opened for writing
+//      is upgraded in place: its records stay whole, and the records
+//      appended from then on may be deltas. A build that reads at most 7
+//      would fail to decode them, hence the version.
 #pragma once
 
 #include <cstdint>
@@ -145,7 +159,7 @@
 namespace ledger::format {
 
 inline constexpr int kOldestFormat = 1;
-inline constexpr int kCurrentFormat = 7;
+inline constexpr int kCurrentFormat = 8;
 
 // The bytes of a checkpoint (schema/checkpoint.capnp) after their SHA-256.
 // Checkpoints are derived data: one of another version is skipped like a
@@ -198,6 +212,16 @@ inline constexpr std::string_view kCursorPrefix = "cursor/";
 inline constexpr std::string_view kObjectIndexKey = "object_index";
 inline constexpr std::string_view kObjectIndexComplete = "complete";
 inline constexpr std::string_view kArchiveCutKey = "archive-cut";
+
+// log, since format 8: a record stored as a delta (above, "log").
+inline constexpr std::string_view kDeltaMarker{"\xff\xff\xff\xff", 4};
+// A delta's base is at most this many seqs before it: a cut rewrites only
+// the records within this many after it (ledger_cut.cpp), and a scan keeps
+// only this many records' bytes as bases.
+inline constexpr std::uint64_t kDeltaWindow = 32768;
+// At most this many deltas lie between a record and a full one: a read of
+// one record resolves at most this many bases.
+inline constexpr std::uint32_t kDeltaMaxDepth = 32;
 
 inline constexpr std::size_t kHashSize = 32;
 inline constexpr std::size_t kChunkHeaderSize = 8;

@@ -14,6 +14,7 @@
 
 #include "ledger/format.h"
 #include "ledger/internal/ledger_internal.h"
+#include "ledger/internal/record_delta.h"
 #include "ledger/internal/log_table.h"
 
 namespace ledger {

@@ -46,9 +46,13 @@ class DB;
 class ColumnFamilyHandle;
 struct DBOptions;
 class WriteBatch;
+class Snapshot;
 }  // namespace rocksdb
 
 namespace ledger {
+
+class DeltaBases;     // ledger/internal/record_delta.h
+class RecentRecords;  // ledger/internal/record_delta.h
 
 // The bound on the write-ahead log, which all column families share and
 // which RocksDB deletes only once every family with data in it has flushed.
@@ -392,6 +396,18 @@ class Ledger {
   // Adds a checkpoint and its chunks to `wb` (putCheckpoint, the cut).
   void addCheckpoint(rocksdb::WriteBatch& wb, std::uint64_t seq, std::string_view bytes,
                      const std::vector<std::string>& chunks) const;
+  // The LogRecord bytes of record `seq` whose stored body (after the chain
+  // hash) is `body`: `body` itself when it is a full record, else the delta
+  // resolved against its bases (format.h, kDeltaMarker) into `full`, bases
+  // read under `snapshot` unless `recent` (a scan's) holds them. `out` views
+  // `body` or `full`. Corruption naming the seq when a base is missing or a
+  // delta does not decode.
+  [[nodiscard]] Status resolveLogBody(std::uint64_t seq, std::string_view body,
+                                      const rocksdb::Snapshot* snapshot, RecentRecords* recent,
+                                      std::string* full, std::string_view* out) const;
+  // Rewrites, in `wb`, the records after `cutSeq` stored as deltas against
+  // a record at or before it as full records (ledger_deltas.cpp).
+  [[nodiscard]] Status rewriteDeltasAcrossCut(rocksdb::WriteBatch& wb, std::uint64_t cutSeq) const;
   // Reads the cut marker from `meta` into cut_ (open).
   [[nodiscard]] Status loadArchiveCut();
   // Deletes or rewrites, in `wb`, the object index's record entries that
@@ -424,6 +440,14 @@ class Ledger {
   // looks one up for every watch event, a second lookup per event that
   // always missed on a ledger this build created.
   std::atomic<bool> legacyEventKeys_{true};
+  // Log records are stored as deltas against their object's previous
+  // record (format.h, kDeltaMarker): the appender's bases, made by the
+  // first append. appendMu_ is held by append(); cutArchived takes it to
+  // raise deltaFloor_ (no delta on a base at or before it) between two
+  // appends.
+  std::unique_ptr<DeltaBases> deltaBases_;
+  std::mutex appendMu_;
+  std::atomic<std::uint64_t> deltaFloor_{0};
 };
 
 // Builds ProjectedRecord bytes from a record header and Projection bytes.

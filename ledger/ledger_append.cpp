@@ -15,6 +15,7 @@
 #include "ledger/internal/index_writes.h"
 #include "ledger/internal/ledger_internal.h"
 #include "ledger/internal/log_table.h"
+#include "ledger/internal/record_delta.h"
 #include "ledger/ledger.h"
 #include "ledger/object_index.h"
 #include "ledger/record_capnp.h"
@@ -93,8 +94,16 @@ struct AppendFamilies {
 class AppendWrites {
  public:
   AppendWrites(rocksdb::WriteBatch& wb, const AppendFamilies& cf, LogTable* table,
-               std::size_t records, std::uint64_t seq, const Digest& hash, std::int64_t timeNs)
-      : wb_(wb), cf_(cf), table_(table), seq_(seq), hash_(hash), timeNs_(timeNs) {
+               DeltaBases& bases, std::uint64_t deltaFloor, std::size_t records, std::uint64_t seq,
+               const Digest& hash, std::int64_t timeNs)
+      : wb_(wb),
+        cf_(cf),
+        table_(table),
+        bases_(bases),
+        deltaFloor_(deltaFloor),
+        seq_(seq),
+        hash_(hash),
+        timeNs_(timeNs) {
     index_.referrerKeys.reserve(records);
     dedupe_.reserve(records);
   }
@@ -115,6 +124,8 @@ class AppendWrites {
   rocksdb::WriteBatch& wb_;
   const AppendFamilies cf_;
   LogTable* const table_;
+  DeltaBases& bases_;
+  const std::uint64_t deltaFloor_;
   std::uint64_t seq_;
   Digest hash_;
   std::int64_t timeNs_;
@@ -124,6 +135,7 @@ class AppendWrites {
   Record record_;
   Sha256 chain_;
   RecordEncoder encoder_;
+  std::string recordBytes_;  // the record's LogRecord bytes, joined
   // Each record's messages go into the batch in parts, as they lie: per
   // record on the writing thread, a fresh builder, its flat array and a copy
   // into a string were a tenth of it.
@@ -149,16 +161,21 @@ Status AppendWrites::add(const PendingRecord& p, AppendResult* result) {
   hash_ = chainHash(hash_, encoded, chain_);
   const std::string key = format::seqKey(record_.seq);
   const rocksdb::Slice keySlice(key);
-  // The chain hash, then the record's parts as they lie in the encoder.
+  index_.note(record_);
+  // The chain hash, then the record's bytes, stored whole or as a delta
+  // against the object's previous record (the hash is the full bytes').
+  recordBytes_.clear();
+  for (std::string_view part : encoded) recordBytes_ += part;
+  const std::string_view body =
+      bases_.body(record_.seq, index_.objectKey, recordBytes_, deltaFloor_);
   logValue_.assign(1, rocksdb::Slice(reinterpret_cast<const char*>(hash_.data()), hash_.size()));
-  appendSlices(encoded, logValue_);
+  logValue_.emplace_back(body.data(), body.size());
   if (table_ != nullptr) {
     if (Status st = table_->add(key, logValue_); !st.isOk()) return st;
   } else {
     wb_.Put(cf_.log, rocksdb::SliceParts(&keySlice, 1),
             rocksdb::SliceParts(logValue_.data(), static_cast<int>(logValue_.size())));
   }
-  index_.note(record_);
   fillProjectedRecord(projected_, record_, p.projection, projectionBuffer_, &index_.referrerKeys,
                       index_.objectKey);
   projectedValue_.clear();
@@ -224,6 +241,18 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   if (options_.readOnly) return Status::invalidArgument("ledger opened read-only");
   *result = AppendResult{};
   if (batch.empty() && cursors.empty()) return Status::ok();
+  // The cut takes the lock to raise the floor between two appends (cutArchived).
+  std::lock_guard appendLock(appendMu_);
+  if (!deltaBases_) deltaBases_ = std::make_unique<DeltaBases>();
+  // A failed append's seqs are written again by the next one: the bases it
+  // kept name records that were never committed.
+  struct ForgetUnlessCommitted {
+    DeltaBases& bases;
+    bool committed = false;
+    ~ForgetUnlessCommitted() {
+      if (!committed) bases.clear();
+    }
+  } forget{*deltaBases_};
   std::uint64_t jsonBytes = 0;
   for (const PendingRecord& p : batch) jsonBytes += p.objectJson.size();
   const bool viaTable = !batch.empty() && jsonBytes >= options_.tableCommitBytes;
@@ -239,7 +268,8 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
                       {logCf, family(format::kProjectionFamily), family(format::kTimeIndexFamily),
                        family(format::kEventsFamily), family(format::kLiveFamily),
                        family(format::kObjectIndexFamily)},
-                      table.get(), batch.size(), head_.seq, head_.hash, head_.timeNs);
+                      table.get(), *deltaBases_, deltaFloor_.load(std::memory_order_acquire),
+                      batch.size(), head_.seq, head_.hash, head_.timeNs);
   try {
     for (const PendingRecord& p : batch) {
       if (Status st = writes.add(p, result); !st.isOk()) return st;
@@ -268,6 +298,7 @@ Status Ledger::append(const std::vector<PendingRecord>& batch,
   wo.sync = options_.sync;
   auto s = db_->Write(wo, &wb);
   if (!s.ok()) return fromRocks(s, "appending to ledger");
+  forget.committed = true;
   head_ = head;
   committedSeq_.store(head.seq, std::memory_order_release);
   // After the log's sync, never before: the file must not name a commit a

@@ -120,9 +120,17 @@ Status Ledger::cutArchived(const ArchiveCut& cut, std::string_view checkpoint,
     return Status::invalidArgument("cut at seq " + std::to_string(cut.seq) +
                                    ": the archive's hash is not the ledger's at that seq");
   }
+  {
+    // From the next append on, no record is stored against one that leaves;
+    // the records committed until then are rewritten below if they are.
+    std::lock_guard appendLock(appendMu_);
+    if (deltaFloor_.load(std::memory_order_relaxed) < cut.seq)
+      deltaFloor_.store(cut.seq, std::memory_order_release);
+  }
   rocksdb::WriteBatch wb;
   const std::string end = format::seqKey(cut.seq + 1);
   wb.DeleteRange(family(format::kLogFamily), format::seqKey(0), end);
+  if (Status st = rewriteDeltasAcrossCut(wb, cut.seq); !st.isOk()) return st;
   wb.DeleteRange(family(format::kProjectionFamily), format::seqKey(0), end);
   // Times never go backwards along the seqs (append raises them), so the
   // records up to the cut are exactly the time keys before this one.

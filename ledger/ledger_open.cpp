@@ -28,6 +28,7 @@
 #include "ledger/format.h"
 #include "ledger/internal/ledger_directory.h"
 #include "ledger/internal/ledger_internal.h"
+#include "ledger/internal/record_delta.h"
 
 namespace ledger {
 
@@ -349,7 +350,7 @@ Status Ledger::checkFormatVersion(const std::string& value) {
   if (version < format::kCurrentFormat && !options_.readOnly) {
     // 1 -> 2: the checkpoint_objects family, 2 -> 3 the object_index
     // family and 3 -> 4 usage_rollups, which the open above created empty;
-    // 4 -> 5, 5 -> 6 and 6 -> 7 change nothing already written.
+    // 4 -> 5, 5 -> 6, 6 -> 7 and 7 -> 8 change nothing already written.
     // object_index gets no "complete" marker: it covers no record written
     // before. usage_rollups are derived like checkpoints: empty until the
     // next checkpoint run writes them.

@@ -2,6 +2,7 @@
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 #include <rocksdb/db.h>
+#include <rocksdb/snapshot.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "ledger/format.h"
 #include "ledger/internal/ledger_internal.h"
+#include "ledger/internal/record_delta.h"
 #include "ledger/ledger.h"
 #include "schema/k8s/rfc3339.h"
 
@@ -25,7 +27,24 @@ Status Ledger::read(std::uint64_t seq, Record* out) const {
   if (!s.ok()) return fromRocks(s, "reading seq " + std::to_string(seq));
   if (value.size() < format::kHashSize)
     return Status::corruption("seq " + std::to_string(seq) + " is truncated");
-  return decodeRecord(std::string_view(value).substr(format::kHashSize), out);
+  std::string_view body = std::string_view(value).substr(format::kHashSize);
+  std::string full;
+  if (DeltaBody delta; parseDeltaBody(body, &delta)) {
+    // The record and its bases from one view: a cut beside this reader
+    // rewrites the records whose bases it deletes (rewriteDeltasAcrossCut).
+    rocksdb::ManagedSnapshot snapshot(db_.get());
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot.snapshot();
+    s = db_->Get(ro, family(format::kLogFamily), format::seqKey(seq), &value);
+    if (!s.ok()) return fromRocks(s, "reading seq " + std::to_string(seq));
+    if (value.size() < format::kHashSize)
+      return Status::corruption("seq " + std::to_string(seq) + " is truncated");
+    if (Status st = resolveLogBody(seq, std::string_view(value).substr(format::kHashSize),
+                                   snapshot.snapshot(), nullptr, &full, &body);
+        !st.isOk())
+      return st;
+  }
+  return decodeRecord(body, out);
 }
 
 Status Ledger::scanRecords(std::uint64_t from, std::uint64_t to,
@@ -50,10 +69,15 @@ Status Ledger::scanLogBytes(
   // Records past the head are not committed (format.h).
   const std::uint64_t head = committedSeq_.load(std::memory_order_acquire);
   const std::uint64_t last = to == 0 ? head : std::min(to, head);
+  // The iterator and the reads of bases before `from` see one view.
+  rocksdb::ManagedSnapshot snapshot(db_.get());
   rocksdb::ReadOptions ro;
   ro.verify_checksums = true;
+  ro.snapshot = snapshot.snapshot();
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kLogFamily)));
   Digest stored{};
+  RecentRecords recent;
+  std::string full;
   for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
     const std::uint64_t seq = format::decodeU64(it->key().ToStringView());
     if (seq > last) break;
@@ -62,7 +86,14 @@ Status Ledger::scanLogBytes(
       return Status::corruption("seq " + std::to_string(seq) + ": record is truncated");
     }
     std::memcpy(stored.data(), value.data(), format::kHashSize);
-    if (!fn(seq, stored, value.substr(format::kHashSize))) return Status::ok();
+    std::string_view bytes;
+    if (Status st = resolveLogBody(seq, value.substr(format::kHashSize), snapshot.snapshot(),
+                                   &recent, &full, &bytes);
+        !st.isOk())
+      return st;
+    // Any record may be the base of a later one (record_delta.h).
+    if (seq < last) recent.keep(seq, bytes);
+    if (!fn(seq, stored, bytes)) return Status::ok();
   }
   return fromRocks(it->status(), "scanning log");
 }

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -161,12 +162,18 @@ TEST_CASE(
   constexpr int kEvents = 3000;
   {
     std::ofstream out(input);
+    // Payloads that do not compress, nor repeat one another (the log stores
+    // a record as a delta against the one before): the disk fills.
+    std::mt19937 random(7);
+    std::uniform_int_distribution<int> letter('a', 'z');
     for (int i = 0; i < kEvents; ++i) {
       const std::string n = "cm-" + std::to_string(i);
+      std::string payload(1500, ' ');
+      for (char& c : payload) c = static_cast<char>(letter(random));
       Json obj = {{"apiVersion", "v1"},
                   {"kind", "ConfigMap"},
                   {"metadata", meta("team", n, "uid-" + n, std::to_string(1000 + i))},
-                  {"data", {{"payload", std::string(1500, static_cast<char>('a' + i % 26))}}}};
+                  {"data", {{"payload", payload}}}};
       out << event("ADDED", obj, "2026-11-01T00:00:00Z");
     }
   }

@@ -342,7 +342,7 @@ TEST_CASE("a format 6 ledger answers waits from the log until its next rollup pa
   makeEarlierFormat(path, "6", {});
   auto ledger = openLedger(path);
   CHECK(ledger->formatVersion() == format::kCurrentFormat);
-  CHECK(format::kCurrentFormat == 7);
+  CHECK(format::kCurrentFormat >= 7);
   const std::int64_t first = timeOfSeq(*ledger, 1), last = timeOfSeq(*ledger, ledger->lastSeq());
   const std::int64_t from = first + (last - first) / 4, to = last - (last - first) / 4;
   const auto truth = replay::workloadWaits(*ledger, from, to, replay::WaitGrouping::kNamespace);
