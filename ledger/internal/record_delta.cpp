@@ -4,6 +4,10 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include <algorithm>
+#include <functional>
+#include <vector>
+
 #include "ledger/format.h"
 
 namespace ledger {
@@ -15,6 +19,10 @@ constexpr int kDeltaLevel = 1;
 // A record larger than this is refused as a decoded delta (a corrupt frame
 // must not make a reader allocate what it says).
 constexpr unsigned long long kMaxRecordBytes = 1ULL << 30;
+// What the appender keeps of the objects' last records: the records of a
+// few thousand objects, so a daemon's memory stays flat however busy the
+// cluster.
+constexpr std::size_t kBasesBudget = 32 << 20;
 }  // namespace
 
 // The size a magicless frame states (ZSTD_getFrameContentSize reads only
@@ -133,7 +141,7 @@ bool DeltaBases::usable(const Base& base, std::uint64_t seq, std::uint64_t floor
 
 std::string_view DeltaBases::body(std::uint64_t seq, std::string_view objectKey,
                                   std::string_view record, std::uint64_t floor) {
-  if (byObject_.size() >= sweepAt_) sweep(seq);
+  if (byObject_.size() >= sweepAt_ || bytes_ > kBasesBudget) sweep(seq);
   auto [object, added] = byObject_.try_emplace(std::string(objectKey));
   // "group/kind/": the object key up to its second '/'.
   const std::size_t kindEnd = objectKey.find('/', objectKey.find('/') + 1);
@@ -155,6 +163,8 @@ std::string_view DeltaBases::body(std::uint64_t seq, std::string_view objectKey,
       depth = base->depth + 1;
     }
   }
+  bytes_ += record.size();
+  bytes_ -= object->second.bytes.size();
   for (Base* kept : {&object->second, &kind->second}) {
     kept->seq = seq;
     kept->depth = depth;
@@ -164,10 +174,29 @@ std::string_view DeltaBases::body(std::uint64_t seq, std::string_view objectKey,
 }
 
 void DeltaBases::sweep(std::uint64_t seq) {
-  // Bases out of the window are never used again: dropping them bounds the
-  // memory by the objects written within it.
+  // Bases out of the window are never used again; past the budget, the
+  // oldest go too (their objects' next records are stored against their
+  // kind's last, or whole). Down to half the budget, so that sweeps stay
+  // rare.
   std::erase_if(byObject_,
                 [&](const auto& e) { return e.second.seq + format::kDeltaWindow < seq; });
+  bytes_ = 0;
+  for (const auto& [key, base] : byObject_) bytes_ += base.bytes.size();
+  if (bytes_ > kBasesBudget / 2) {
+    std::vector<std::pair<std::uint64_t, std::size_t>> bySeq;
+    bySeq.reserve(byObject_.size());
+    for (const auto& [key, base] : byObject_) bySeq.emplace_back(base.seq, base.bytes.size());
+    std::sort(bySeq.begin(), bySeq.end(), std::greater<>());
+    std::size_t kept = 0;
+    std::uint64_t oldestKept = 0;
+    for (const auto& [baseSeq, size] : bySeq) {
+      if (kept + size > kBasesBudget / 2) break;
+      kept += size;
+      oldestKept = baseSeq;
+    }
+    std::erase_if(byObject_, [&](const auto& e) { return e.second.seq < oldestKept; });
+    bytes_ = kept;
+  }
   sweepAt_ = std::max<std::size_t>(4096, byObject_.size() * 2);
 }
 

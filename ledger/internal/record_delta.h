@@ -88,6 +88,7 @@ class DeltaBases {
   void clear() {
     byObject_.clear();
     byKind_.clear();
+    bytes_ = 0;
   }
 
  private:
@@ -101,6 +102,7 @@ class DeltaBases {
 
   std::unordered_map<std::string, Base> byObject_;
   std::unordered_map<std::string, Base> byKind_;
+  std::size_t bytes_ = 0;  // of byObject_'s records
   std::size_t sweepAt_ = 4096;
   DeltaCodec codec_;
 };

@@ -107,3 +107,19 @@ TEST_CASE("a scan keeps the records within the window", "[delta]") {
   CHECK(*recent.find(2) == "two");
   CHECK(*recent.find(2 + format::kDeltaWindow) == "far");
 }
+
+TEST_CASE("the appender keeps the newest objects' records within its memory budget", "[delta]") {
+  DeltaBases bases;
+  // 96 objects of 512 KiB: more than the appender keeps (32 MiB).
+  const std::string big(512 << 10, 'x');
+  for (std::uint64_t i = 1; i <= 96; ++i) {
+    (void)bases.body(i, "/Pod/ns/o" + std::to_string(i), big + std::to_string(i), 0);
+  }
+  DeltaBody delta;
+  // The newest object's next record is stored against it...
+  REQUIRE(parseDeltaBody(bases.body(97, "/Pod/ns/o96", big + "96 again", 0), &delta));
+  CHECK(delta.baseSeq == 96);
+  // ...the oldest one's was dropped: against its kind's last record.
+  REQUIRE(parseDeltaBody(bases.body(98, "/Pod/ns/o1", big + "1 again", 0), &delta));
+  CHECK(delta.baseSeq == 97);
+}
