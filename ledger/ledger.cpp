@@ -14,8 +14,8 @@
 
 #include "ledger/format.h"
 #include "ledger/internal/ledger_internal.h"
-#include "ledger/internal/record_delta.h"
 #include "ledger/internal/log_table.h"
+#include "ledger/internal/record_delta.h"
 
 namespace ledger {
 
