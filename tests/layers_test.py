@@ -31,7 +31,7 @@ LAYERS = {
                          "schema/k8s"},
     "replay/history": {"replay/admission", "replay/kueue", "replay/fold", "replay/cel", "ledger",
                        "schema", "schema/k8s"},
-    "tools/render": {"replay/admission", "replay/kueue", "replay/fold", "ledger", "schema",
+    "tools/render": {"replay/admission", "replay/kueue", "replay/fold", "ingest/net", "ledger", "schema",
                      "schema/k8s"},
     "tools/generator": {"schema/k8s"},
     "tools/serve": {"replay/fold", "ingest/net", "ledger", "schema", "schema/k8s"},

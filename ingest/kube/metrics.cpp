@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ingest/net/exposition.h"
+
 namespace ledger::kube {
 
 namespace {
@@ -31,21 +33,6 @@ std::string seconds(std::int64_t ns) {
 }
 
 }  // namespace
-
-std::string escapeLabel(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
 
 void Metrics::registerResource(const std::string& id) {
   std::lock_guard lock(mu_);
@@ -219,41 +206,41 @@ std::string Metrics::render(std::int64_t nowNs) const {
   header(out, "ledger_records_appended_total", "counter",
          "Records committed to the ledger, by object kind.");
   for (const auto& [kind, n] : appended_) {
-    out << "ledger_records_appended_total{kind=\"" << escapeLabel(kind) << "\"} " << n << '\n';
+    out << "ledger_records_appended_total{kind=\"" << net::labelValue(kind) << "\"} " << n << '\n';
   }
   header(out, "ledger_watch_events_total", "counter",
          "Watch events and list items received from the API server.");
   for (const auto& [key, n] : events_) {
-    out << "ledger_watch_events_total{resource=\"" << escapeLabel(key.first) << "\",type=\""
-        << escapeLabel(key.second) << "\"} " << n << '\n';
+    out << "ledger_watch_events_total{resource=\"" << net::labelValue(key.first) << "\",type=\""
+        << net::labelValue(key.second) << "\"} " << n << '\n';
   }
   header(out, "ledger_watch_restarts_total", "counter",
          "Watches re-established after they ended, by reason.");
   for (const auto& [key, n] : restarts_) {
-    out << "ledger_watch_restarts_total{resource=\"" << escapeLabel(key.first) << "\",reason=\""
-        << escapeLabel(key.second) << "\"} " << n << '\n';
+    out << "ledger_watch_restarts_total{resource=\"" << net::labelValue(key.first) << "\",reason=\""
+        << net::labelValue(key.second) << "\"} " << n << '\n';
   }
   header(out, "ledger_relists_total", "counter",
          "Full LISTs made because a watch could not resume (410 Gone).");
   for (const auto& [id, n] : relists_) {
-    out << "ledger_relists_total{resource=\"" << escapeLabel(id) << "\"} " << n << '\n';
+    out << "ledger_relists_total{resource=\"" << net::labelValue(id) << "\"} " << n << '\n';
   }
   header(out, "ledger_unobserved_seconds_total", "counter",
          "Seconds the ledger did not observe a resource: the gaps its relists recorded.");
   for (const auto& [id, g] : gaps_) {
-    out << "ledger_unobserved_seconds_total{resource=\"" << escapeLabel(id) << "\"} "
+    out << "ledger_unobserved_seconds_total{resource=\"" << net::labelValue(id) << "\"} "
         << static_cast<double>(g.second) / 1e9 << '\n';
   }
   header(out, "ledger_observation_gaps_total", "counter",
          "Gaps in the ledger's observation of a resource (relists after the watch was lost).");
   for (const auto& [id, g] : gaps_) {
-    out << "ledger_observation_gaps_total{resource=\"" << escapeLabel(id) << "\"} " << g.first
+    out << "ledger_observation_gaps_total{resource=\"" << net::labelValue(id) << "\"} " << g.first
         << '\n';
   }
   header(out, "ledger_watch_rejected_total", "counter",
          "Watch events and list items skipped because they cannot be recorded.");
   for (const auto& [id, n] : rejected_) {
-    out << "ledger_watch_rejected_total{resource=\"" << escapeLabel(id) << "\"} " << n << '\n';
+    out << "ledger_watch_rejected_total{resource=\"" << net::labelValue(id) << "\"} " << n << '\n';
   }
   header(out, "ledger_commits_total", "counter", "Batches committed to the ledger.");
   out << "ledger_commits_total " << commits_ << '\n';
@@ -266,7 +253,7 @@ std::string Metrics::render(std::int64_t nowNs) const {
   header(out, "ledger_last_event_age_seconds", "gauge",
          "Seconds since the last event of each kind was received.");
   for (const auto& [kind, t] : lastEventNs_) {
-    out << "ledger_last_event_age_seconds{kind=\"" << escapeLabel(kind) << "\"} "
+    out << "ledger_last_event_age_seconds{kind=\"" << net::labelValue(kind) << "\"} "
         << seconds(nowNs - t) << '\n';
   }
   header(out, "ledger_ingest_lag_seconds", "gauge",
@@ -279,13 +266,13 @@ std::string Metrics::render(std::int64_t nowNs) const {
   out << "ledger_head_seq " << headSeq_ << '\n';
   header(out, "ledger_watch_synced", "gauge", "1 once the resource's watch has synced.");
   for (const auto& [id, s] : states_) {
-    out << "ledger_watch_synced{resource=\"" << escapeLabel(id) << "\"} "
+    out << "ledger_watch_synced{resource=\"" << net::labelValue(id) << "\"} "
         << (s == ResourceState::kSynced ? 1 : 0) << '\n';
   }
   header(out, "ledger_resource_absent", "gauge",
          "1 while the resource's API is not served (retried later).");
   for (const auto& [id, s] : states_) {
-    out << "ledger_resource_absent{resource=\"" << escapeLabel(id) << "\"} "
+    out << "ledger_resource_absent{resource=\"" << net::labelValue(id) << "\"} "
         << (s == ResourceState::kAbsent ? 1 : 0) << '\n';
   }
   header(out, "ledger_events_emitted_total", "counter",

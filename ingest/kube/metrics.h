@@ -110,7 +110,4 @@ class Metrics {
   std::uint64_t eventsDropped_ = 0;
 };
 
-// Escapes a label value for the exposition format.
-std::string escapeLabel(const std::string& value);
-
 }  // namespace ledger::kube

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <utility>
 
+#include "ingest/net/exposition.h"
+
 namespace ledger::render {
 
 namespace {
@@ -21,12 +23,12 @@ std::string value(const Quantity& q, bool unrepresentable) {
 }
 
 std::string queueLabels(const std::string& cq, const replay::QuotaRow& row) {
-  return "{cluster_queue=\"" + metricLabel(cq) + "\",flavor=\"" + metricLabel(row.flavor) +
-         "\",resource=\"" + metricLabel(row.resource) + "\"}";
+  return "{cluster_queue=\"" + net::labelValue(cq) + "\",flavor=\"" + net::labelValue(row.flavor) +
+         "\",resource=\"" + net::labelValue(row.resource) + "\"}";
 }
 
 std::string poolLabels(const replay::PoolReport& p) {
-  return "driver=\"" + metricLabel(p.driver) + "\",pool=\"" + metricLabel(p.pool) + "\"";
+  return "driver=\"" + net::labelValue(p.driver) + "\",pool=\"" + net::labelValue(p.pool) + "\"";
 }
 
 void quotaRows(std::ostringstream& out, const StateReport& report) {
@@ -63,8 +65,8 @@ void quotaRows(std::ostringstream& out, const StateReport& report) {
 // integral of the gauge over a period is that report's held hours.
 void heldRows(std::ostringstream& out, const StateReport& report) {
   auto labels = [](const replay::HeldRow& h) {
-    return "{cluster_queue=\"" + metricLabel(h.clusterQueue) + "\",flavor=\"" +
-           metricLabel(h.flavor) + "\",resource=\"" + metricLabel(h.resource) + "\"}";
+    return "{cluster_queue=\"" + net::labelValue(h.clusterQueue) + "\",flavor=\"" +
+           net::labelValue(h.flavor) + "\",resource=\"" + net::labelValue(h.resource) + "\"}";
   };
   header(out, "ledger_cluster_queue_held",
          "Quota resources the pods of the ClusterQueue's workloads hold through allocated "
@@ -115,8 +117,8 @@ void findings(std::ostringstream& out, const StateReport& report) {
          "Audit findings open in the folded state, by type and ClusterQueue "
          "(\"\": about a pool, device or cohort).");
   for (const auto& [key, n] : open) {
-    out << "ledger_open_findings{type=\"" << metricLabel(key.first) << "\",cluster_queue=\""
-        << metricLabel(key.second) << "\"} " << n << '\n';
+    out << "ledger_open_findings{type=\"" << net::labelValue(key.first) << "\",cluster_queue=\""
+        << net::labelValue(key.second) << "\"} " << n << '\n';
   }
 }
 
@@ -133,8 +135,8 @@ void pools(std::ostringstream& out, const StateReport& report) {
   auto counters = [&](const char* name, bool consumed) {
     for (const auto& p : report.pools) {
       for (const auto& c : p.counters) {
-        out << name << '{' << poolLabels(p) << ",counter_set=\"" << metricLabel(c.counterSet)
-            << "\",counter=\"" << metricLabel(c.counter) << "\"} "
+        out << name << '{' << poolLabels(p) << ",counter_set=\"" << net::labelValue(c.counterSet)
+            << "\",counter=\"" << net::labelValue(c.counter) << "\"} "
             << (consumed ? value(c.consumed, c.consumedUnrepresentable) : exactDecimal(c.capacity))
             << '\n';
       }
@@ -149,21 +151,6 @@ void pools(std::ostringstream& out, const StateReport& report) {
 }
 
 }  // namespace
-
-std::string metricLabel(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
 
 std::string exactDecimal(const Quantity& q) {
   // From the exact nano count: no rounding through a double on the way.

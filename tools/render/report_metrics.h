@@ -55,7 +55,4 @@ std::string findingClusterQueue(const replay::StateReport& report, const replay:
 // A quantity as an exact decimal number ("1.5", "-0.001", "3").
 std::string exactDecimal(const Quantity& q);
 
-// A label value escaped for the exposition format (backslash, quote, newline).
-std::string metricLabel(const std::string& value);
-
 }  // namespace ledger::render

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "ingest/net/exposition.h"
 #include "replay/fold/replayer.h"
 #include "replay/kueue/wait_rollups.h"
 #include "replay/kueue/wait_store.h"
@@ -93,7 +94,7 @@ std::string AdmissionWaits::metricsText() const {
       "kueue_admission_wait_time_seconds).\n"
       "# TYPE ledger_admission_wait_time_seconds histogram\n";
   for (const auto& [cq, h] : histograms_) {
-    const std::string label = "cluster_queue=\"" + render::metricLabel(cq) + "\"";
+    const std::string label = "cluster_queue=\"" + net::labelValue(cq) + "\"";
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < h.buckets.size(); ++i) {
       cumulative += h.buckets[i];
@@ -117,7 +118,7 @@ std::string AdmissionWaits::metricsText() const {
       "# TYPE ledger_pending_workloads gauge\n";
   for (const auto& cq : queues) {
     const auto it = pending.find(cq);
-    out += "ledger_pending_workloads{cluster_queue=\"" + render::metricLabel(cq) + "\"} " +
+    out += "ledger_pending_workloads{cluster_queue=\"" + net::labelValue(cq) + "\"} " +
            std::to_string(it == pending.end() ? 0 : it->second) + "\n";
   }
   return out;

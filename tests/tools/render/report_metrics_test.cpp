@@ -27,10 +27,6 @@ TEST_CASE("quantities are exact decimals in the resource's units", "[render][met
         "123456789012345678901234567");
 }
 
-TEST_CASE("labels are escaped as the text format requires", "[render][metrics]") {
-  CHECK(render::metricLabel("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
-}
-
 TEST_CASE("quota rows, findings by ClusterQueue, pools", "[render][metrics]") {
   StateReport r;
   r.seq = 7;
