@@ -77,6 +77,10 @@ Status Ledger::scanLogBytes(
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family(format::kLogFamily)));
   Digest stored{};
   RecentRecords recent;
+  // Records are kept from the first delta on: a ledger written before
+  // format 8, or the part of one written before its upgrade, has none, and
+  // copying every record it passes cost a full scan (verify, export) time.
+  bool keeping = false;
   std::string full;
   for (it->Seek(format::seqKey(from)); it->Valid(); it->Next()) {
     const std::uint64_t seq = format::decodeU64(it->key().ToStringView());
@@ -91,8 +95,10 @@ Status Ledger::scanLogBytes(
                                    &recent, &full, &bytes);
         !st.isOk())
       return st;
-    // Any record may be the base of a later one (record_delta.h).
-    if (seq < last) recent.keep(seq, bytes);
+    // Any record may be the base of a later one (record_delta.h). The first
+    // delta's bases were read from the ledger (resolveLogBody).
+    keeping = keeping || bytes.data() == full.data();
+    if (keeping && seq < last) recent.keep(seq, bytes);
     if (!fn(seq, stored, bytes)) return Status::ok();
   }
   return fromRocks(it->status(), "scanning log");
