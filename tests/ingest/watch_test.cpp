@@ -972,94 +972,93 @@ std::string readText(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
+// The daemon as a process on a 16 MiB tmpfs, ready, then its disk filled
+// and Workloads created until it reports the disk full.
+struct FullDiskDaemon {
+  TempDir dir;
+  SmallDisk disk{dir.path("small"), 16 << 20};
+  FakeApiServer server;
+  std::string ledgerDir = dir.path("small/ledger");
+  std::string log = dir.path("daemon.log");
+  std::string filler = dir.path("small/filler");
+  int port = freePort();
+  pid_t pid = -1;
+  int created = 0;
+
+  // False, with a warning, where no tmpfs can be mounted (the test skips).
+  bool start() {
+    if (!disk.mounted()) {
+      WARN("skipped: cannot mount a tmpfs here (needs root, CAP_SYS_ADMIN)");
+      return false;
+    }
+    server.serve(kWorkloads);
+    server.start();
+    pid = spawnOnSmallDisk(ledgerDir, server, port, log);
+    REQUIRE(FakeApiServer::waitFor([&] { return readyzStatus(port) == 200; }, 15000));
+    fillDisk(filler);
+    created = createUntilDiskFull(server, port);
+    return true;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a full disk: /readyz 503 naming it, /healthz 200, events held; freed: committed once",
           "[watch][process][disk-full]") {
-  TempDir dir;
-  SmallDisk disk(dir.path("small"), 16 << 20);
-  if (!disk.mounted()) {
-    WARN("skipped: cannot mount a tmpfs here (needs root, CAP_SYS_ADMIN)");
-    return;
-  }
-  FakeApiServer server;
-  server.serve(kWorkloads);
-  server.start();
-  const std::string ledgerDir = dir.path("small/ledger");
-  const std::string log = dir.path("daemon.log");
-  const int port = freePort();
-  pid_t pid = spawnOnSmallDisk(ledgerDir, server, port, log);
-  REQUIRE(FakeApiServer::waitFor([&] { return readyzStatus(port) == 200; }, 15000));
-  const std::string filler = dir.path("small/filler");
-  fillDisk(filler);
-  int created = createUntilDiskFull(server, port);
+  FullDiskDaemon d;
+  if (!d.start()) return;
 
   int status = 0;
-  CHECK(httpGet(port, "/readyz", &status).find("ledger: the disk is full") != std::string::npos);
-  CHECK(httpGet(port, "/healthz", &status) == "ok\n");
+  CHECK(httpGet(d.port, "/readyz", &status).find("ledger: the disk is full") != std::string::npos);
+  CHECK(httpGet(d.port, "/healthz", &status) == "ok\n");
   CHECK(status == 200);
-  CHECK(scrape(port, "ledger_writes_blocked") == 1);
+  CHECK(scrape(d.port, "ledger_writes_blocked") == 1);
   // Retried, still running, and taking more events meanwhile.
-  REQUIRE(FakeApiServer::waitFor([&] { return scrape(port, "ledger_write_failures_total") >= 3; },
+  REQUIRE(FakeApiServer::waitFor([&] { return scrape(d.port, "ledger_write_failures_total") >= 3; },
                                  10000));
-  for (int i = 0; i < 10; ++i) server.create("workloads", bulkyObject(created++));
-  CHECK(waitpid(pid, nullptr, WNOHANG) == 0);
-  CHECK(readyzStatus(port) == 503);
+  for (int i = 0; i < 10; ++i) d.server.create("workloads", bulkyObject(d.created++));
+  CHECK(waitpid(d.pid, nullptr, WNOHANG) == 0);
+  CHECK(readyzStatus(d.port) == 503);
 
-  std::filesystem::remove(filler);
+  std::filesystem::remove(d.filler);
   REQUIRE(FakeApiServer::waitFor(
       [&] {
-        return readyzStatus(port) == 200 &&
-               scrape(port, "ledger_head_seq") == created + kSnapshotRecords;
+        return readyzStatus(d.port) == 200 &&
+               scrape(d.port, "ledger_head_seq") == d.created + kSnapshotRecords;
       },
       15000));
-  CHECK(scrape(port, "ledger_writes_blocked") == 0);
-  server.create("workloads", bulkyObject(created++));
+  CHECK(scrape(d.port, "ledger_writes_blocked") == 0);
+  d.server.create("workloads", bulkyObject(d.created++));
   REQUIRE(FakeApiServer::waitFor(
-      [&] { return scrape(port, "ledger_head_seq") == created + kSnapshotRecords; }, 10000));
-  kill(pid, SIGTERM);
-  CHECK(waitExit(pid, 10000) == 0);
-  requireAllOnce(ledgerDir, created);
+      [&] { return scrape(d.port, "ledger_head_seq") == d.created + kSnapshotRecords; }, 10000));
+  kill(d.pid, SIGTERM);
+  CHECK(waitExit(d.pid, 10000) == 0);
+  requireAllOnce(d.ledgerDir, d.created);
   // One line when commits start failing and one when they succeed, not one per retry.
-  const std::string text = readText(log);
+  const std::string text = readText(d.log);
   CHECK(occurrences(text, "the disk is full: committing") == 1);
   CHECK(occurrences(text, "the disk has room again") == 1);
 }
 
 TEST_CASE("SIGTERM while the disk is full: exit 4 at once naming the events not committed",
           "[watch][process][disk-full]") {
-  TempDir dir;
-  SmallDisk disk(dir.path("small"), 16 << 20);
-  if (!disk.mounted()) {
-    WARN("skipped: cannot mount a tmpfs here (needs root, CAP_SYS_ADMIN)");
-    return;
-  }
-  FakeApiServer server;
-  server.serve(kWorkloads);
-  server.start();
-  const std::string ledgerDir = dir.path("small/ledger");
-  const std::string log = dir.path("daemon.log");
-  const int port = freePort();
-  pid_t pid = spawnOnSmallDisk(ledgerDir, server, port, log);
-  REQUIRE(FakeApiServer::waitFor([&] { return readyzStatus(port) == 200; }, 15000));
-  const std::string filler = dir.path("small/filler");
-  fillDisk(filler);
-  int created = createUntilDiskFull(server, port);
+  FullDiskDaemon d;
+  if (!d.start()) return;
   const auto signalled = std::chrono::steady_clock::now();
-  kill(pid, SIGTERM);
-  CHECK(waitExit(pid, 10000) == 4);
+  kill(d.pid, SIGTERM);
+  CHECK(waitExit(d.pid, 10000) == 4);
   CHECK(std::chrono::steady_clock::now() - signalled < reactionBound(5s));
-  CHECK(readText(log).find("received event(s) were not committed when the daemon stopped") !=
+  CHECK(readText(d.log).find("received event(s) were not committed when the daemon stopped") !=
         std::string::npos);
 
   // With space again, a restart receives what was not committed, once.
-  std::filesystem::remove(filler);
-  pid = spawnOnSmallDisk(ledgerDir, server, port, log);
+  std::filesystem::remove(d.filler);
+  d.pid = spawnOnSmallDisk(d.ledgerDir, d.server, d.port, d.log);
   REQUIRE(FakeApiServer::waitFor(
-      [&] { return scrape(port, "ledger_head_seq") == created + kSnapshotRecords; }, 15000));
-  kill(pid, SIGTERM);
-  CHECK(waitExit(pid, 10000) == 0);
-  requireAllOnce(ledgerDir, created);
+      [&] { return scrape(d.port, "ledger_head_seq") == d.created + kSnapshotRecords; }, 15000));
+  kill(d.pid, SIGTERM);
+  CHECK(waitExit(d.pid, 10000) == 0);
+  requireAllOnce(d.ledgerDir, d.created);
 }
 
 TEST_CASE("a full disk with a small queue: the watch stops reading, drops nothing; stop is prompt",

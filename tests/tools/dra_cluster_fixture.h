@@ -25,6 +25,18 @@ inline const std::string kKueueResources =
     "resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,"
     "localqueues.kueue.x-k8s.io,workloads.kueue.x-k8s.io";
 
+// Kueue's resources served with one queue: ResourceFlavor "default",
+// ClusterQueue "team-a" with `cpu` of it as nominal quota (no cohort), and
+// LocalQueue "lq" in namespace `ns` pointing at it.
+inline void cpuQueueCluster(FakeApiServer& server, const std::string& cpu,
+                            const std::string& ns = "team-a") {
+  for (const Resource& r : {kFlavors, kClusterQueues, kLocalQueues, kWorkloads}) server.serve(r);
+  server.create("resourceflavors", resourceFlavor("default"));
+  server.create("clusterqueues",
+                clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", cpu}}}}));
+  server.create("localqueues", localQueue(ns, "lq", "team-a"));
+}
+
 inline Json migDevice(const std::string& name, const std::string& memory) {
   return device(
       name, {{"type", {{"string", "mig"}}}},

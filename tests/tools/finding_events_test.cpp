@@ -249,11 +249,7 @@ TEST_CASE(
     "[watch][events]") {
   TempDir dir;
   FakeApiServer server;
-  for (const auto& r : {kFlavors, kClusterQueues, kLocalQueues, kWorkloads}) server.serve(r);
-  server.create("resourceflavors", resourceFlavor("default"));
-  server.create("clusterqueues",
-                clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", "2"}}}}));
-  server.create("localqueues", localQueue("a", "lq", "team-a"));
+  cpuQueueCluster(server, "2", "a");
   // Requests 1 cpu, recorded 3: ChargeMismatch on the Workload, and 3 of a
   // nominal 2 reserved: QuotaExceeded on the ClusterQueue.
   auto overcharged = [](const std::string& name) {

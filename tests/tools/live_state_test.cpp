@@ -360,11 +360,7 @@ TEST_CASE(
     "[watch][live]") {
   TempDir dir;
   FakeApiServer server;
-  for (const auto& r : {kFlavors, kClusterQueues, kLocalQueues, kWorkloads}) server.serve(r);
-  server.create("resourceflavors", resourceFlavor("default"));
-  server.create("clusterqueues",
-                clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", "4"}}}}));
-  server.create("localqueues", localQueue("team-a", "lq", "team-a"));
+  cpuQueueCluster(server, "4");
   server.create("workloads", cpuWorkload("w1", "1500m"));
   server.start();
   auto ledger = openLedger(dir.path("ledger"));
@@ -425,11 +421,7 @@ TEST_CASE(
     "[watch][live][upkeep]") {
   TempDir dir;
   FakeApiServer server;
-  for (const auto& r : {kFlavors, kClusterQueues, kLocalQueues, kWorkloads}) server.serve(r);
-  server.create("resourceflavors", resourceFlavor("default"));
-  server.create("clusterqueues",
-                clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", "100"}}}}));
-  server.create("localqueues", localQueue("team-a", "lq", "team-a"));
+  cpuQueueCluster(server, "100");
   server.start();
   auto ledger = openLedger(dir.path("ledger"));
   const cli::UpkeepOptions upkeep{5, 50ms};
@@ -484,11 +476,7 @@ TEST_CASE("the daemon's chain check finds a tampered record: ledger_verify_ok go
           "[watch][live][upkeep]") {
   TempDir dir;
   FakeApiServer server;
-  for (const auto& r : {kFlavors, kClusterQueues, kLocalQueues, kWorkloads}) server.serve(r);
-  server.create("resourceflavors", resourceFlavor("default"));
-  server.create("clusterqueues",
-                clusterQueue("team-a", "v1beta2", "", {{"default", {{"cpu", "100"}}}}));
-  server.create("localqueues", localQueue("team-a", "lq", "team-a"));
+  cpuQueueCluster(server, "100");
   for (int i = 0; i < 4; ++i) server.create("workloads", cpuWorkload("w" + std::to_string(i), "1"));
   server.start();
   auto ledger = openLedger(dir.path("ledger"));
