@@ -169,9 +169,7 @@ void writeDerived(Ledger& ledger, std::uint64_t every, bool quiet) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+po::options_description ingestOptions() {
   po::options_description opts("ledger-ingest: append Kubernetes watch events to a ledger");
   // clang-format off
   opts.add_options()
@@ -190,6 +188,150 @@ int main(int argc, char** argv) {
   // clang-format on
   opts.add(cli::watchOptions());
   opts.add(cli::fleetOptions());
+  return opts;
+}
+
+// The sources exclude each other, and one is needed.
+void checkSources(const po::variables_map& vm) {
+  if (vm.count("watch") + vm.count("from") + vm.count("from-nats") > 1) {
+    throw cli::UsageError("--watch, --from and --from-nats exclude each other");
+  }
+  if (!vm.count("from") && !vm.count("watch") && !vm.count("from-nats")) {
+    throw cli::UsageError(
+        "nothing to ingest: give --from PATH, --from -, --watch or --from-nats URL --fleet DIR");
+  }
+  if (vm.count("from-nats") && vm.count("publish")) {
+    throw cli::UsageError("--publish goes with --from or --watch, not --from-nats");
+  }
+  try {
+    ingest::checkKueueConfigMap(vm["kueue-config"].as<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw cli::UsageError(e.what());
+  }
+}
+
+// What a run read, recorded and skipped, on stdout.
+void printSummary(cli::OutputFormat output, const SourceTotals& totals,
+                  const ingest::IngestStats& s, std::uint64_t firstSeq, std::uint64_t lastSeq,
+                  bool storageFailed) {
+  if (s.farFuture > 0) {
+    spdlog::warn("{} event time(s) more than a day ahead of the clock (the first {} named above)",
+                 s.farFuture, std::min<std::uint64_t>(s.farFuture, ingest::kFarFutureNamed));
+  }
+  if (s.timesRaised > 0) {
+    spdlog::warn("{} event time(s) earlier than the previous record were raised to it",
+                 s.timesRaised);
+  }
+  if (output == cli::OutputFormat::kJson) {
+    nlohmann::json j = {{"values", totals.values},
+                        {"recorded", s.recorded},
+                        {"duplicates", s.duplicates},
+                        {"rejected", totals.rejected},
+                        {"bookmarks", s.bookmarks},
+                        {"errorEvents", s.errorEvents},
+                        {"timesRaised", s.timesRaised},
+                        {"farFuture", s.farFuture},
+                        {"lastSeq", lastSeq},
+                        {"firstSeq", s.recorded ? firstSeq : 0},
+                        {"interrupted", totals.interrupted},
+                        {"storageFailed", storageFailed}};
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << "read " << totals.values << " values: recorded " << s.recorded << ", duplicates "
+              << s.duplicates << ", rejected " << totals.rejected << " (bookmarks " << s.bookmarks
+              << ", error events " << s.errorEvents << "); ledger at seq " << lastSeq << "\n";
+  }
+}
+
+// After the input: the publisher drained as far as it goes in its time,
+// then the derived data of a run that read everything.
+void finishRun(const po::variables_map& vm, Ledger& ledger, fleet::Publisher* publisher,
+               bool complete) {
+  if (publisher) {
+    publisher->stop(std::chrono::milliseconds(vm["publish-drain-ms"].as<long>()));
+    if (publisher->mark() < ledger.lastSeq()) {
+      spdlog::warn(
+          "JetStream acknowledged through seq {} of {}; the next run with --publish (or "
+          "ledger-replay publish) ships the rest",
+          publisher->mark(), ledger.lastSeq());
+    }
+  }
+  // What was read is committed: a signal from here on ends the process
+  // at once. Checkpoints are derived data: failing to write them loses
+  // nothing, and an interrupted run leaves them to the run that finishes.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (complete) {
+    writeDerived(ledger, vm["checkpoint-every"].as<std::uint64_t>(), vm.count("quiet") > 0);
+  }
+}
+
+// --from: the files and stdin in order into the ledger.
+int runFiles(const po::variables_map& vm, cli::OutputFormat output) {
+  // Before the ledger is opened (and created): a commit of no records
+  // would never move the input on.
+  if (vm["batch"].as<std::size_t>() == 0) throw cli::UsageError("--batch must be at least 1");
+  const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
+  std::unique_ptr<Ledger> ledger;
+  Ledger::Options lo;
+  lo.sync = !vm.count("no-sync");
+  if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
+    spdlog::error("{}", st.toString());
+    return cli::exitCodeFor(st);
+  }
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+
+  ingest::IngestOptions io;
+  io.batchRecords = vm["batch"].as<std::size_t>();
+  io.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
+  // --publish: ships what is committed on a thread of its own; recording
+  // never waits for NATS (ingest/fleet/publisher.h).
+  std::unique_ptr<fleet::Publisher> publisher;
+  if (vm.count("publish")) {
+    publisher = cli::makePublisher(vm, *ledger, vm["publish"].as<std::string>());
+    publisher->start();
+  }
+  // On a terminal, the records committed so far (the total of a stream is
+  // unknown); the ingester commits on one thread, the bar's only caller.
+  cli::ProgressBar progress("ingest", vm.count("quiet") > 0);
+  io.onCommit = [p = publisher.get(), &progress,
+                 first = ledger->lastSeq() + 1](const AppendResult& r) {
+    if (p) p->wake();
+    if (r.lastSeq >= first) progress.count(r.lastSeq - first + 1);
+  };
+  ingest::Ingester ingester(*ledger, io);
+  SourceTotals totals;
+  const std::uint64_t firstSeq = ledger->lastSeq() + 1;
+  // The ledger refusing a write (a full disk) ends the reading, but what
+  // was committed before it is said on stdout as after any run, and the
+  // exit code is the storage's (4).
+  std::optional<Status> storageFailure;
+  try {
+    ingestPaths(vm["from"].as<std::vector<std::string>>(), ingester, io.projection, &totals);
+    ingester.flush();
+    progress.done();
+  } catch (const ingest::LedgerError& e) {
+    progress.done();
+    storageFailure = e.status();
+    spdlog::error("the ledger refused a write; what is committed up to seq {} stays: {}",
+                  ledger->lastSeq(), e.what());
+  }
+  finishRun(vm, *ledger, publisher.get(), !totals.interrupted && !storageFailure);
+  printSummary(output, totals, ingester.stats(), firstSeq, ledger->lastSeq(),
+               storageFailure.has_value());
+  // An interrupted run did not read all of its input: not a success, and
+  // not bad input either; like a live source that failed, running it again
+  // is what completes it (docs/reference.md, "Exit codes").
+  if (storageFailure) return cli::exitCodeFor(*storageFailure);
+  if (totals.interrupted) return cli::kExitLive;
+  return totals.rejected > 0 ? cli::kExitInput : cli::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const po::options_description opts = ingestOptions();
   po::variables_map vm;
   try {
     const po::parsed_options parsed = po::command_line_parser(argc, argv).options(opts).run();
@@ -214,125 +356,9 @@ int main(int argc, char** argv) {
   return cli::runProgram("ledger-ingest", [&]() -> int {
     cli::setUpLogging(vm["log-format"].as<std::string>(), vm["log-level"].as<std::string>());
     const cli::OutputFormat output = cli::resolveOutput(vm["output"].as<std::string>());
-    if (vm.count("watch") + vm.count("from") + vm.count("from-nats") > 1) {
-      throw cli::UsageError("--watch, --from and --from-nats exclude each other");
-    }
-    if (!vm.count("from") && !vm.count("watch") && !vm.count("from-nats")) {
-      throw cli::UsageError(
-          "nothing to ingest: give --from PATH, --from -, --watch or --from-nats URL --fleet DIR");
-    }
-    if (vm.count("from-nats") && vm.count("publish")) {
-      throw cli::UsageError("--publish goes with --from or --watch, not --from-nats");
-    }
-    try {
-      ingest::checkKueueConfigMap(vm["kueue-config"].as<std::string>());
-    } catch (const std::invalid_argument& e) {
-      throw cli::UsageError(e.what());
-    }
+    checkSources(vm);
     if (vm.count("from-nats")) return cli::runFleetConsumer(vm);
     if (vm.count("watch")) return cli::runWatch(vm);
-    // Before the ledger is opened (and created): a commit of no records
-    // would never move the input on.
-    if (vm["batch"].as<std::size_t>() == 0) throw cli::UsageError("--batch must be at least 1");
-    const std::string dir = cli::resolveLedgerDir(vm["ledger"].as<std::string>());
-    std::unique_ptr<Ledger> ledger;
-    Ledger::Options lo;
-    lo.sync = !vm.count("no-sync");
-    if (Status st = Ledger::open(dir, lo, &ledger); !st.isOk()) {
-      spdlog::error("{}", st.toString());
-      return cli::exitCodeFor(st);
-    }
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
-
-    ingest::IngestOptions io;
-    io.batchRecords = vm["batch"].as<std::size_t>();
-    io.projection.kueueConfigMap = vm["kueue-config"].as<std::string>();
-    // --publish: ships what is committed on a thread of its own; recording
-    // never waits for NATS (ingest/fleet/publisher.h).
-    std::unique_ptr<fleet::Publisher> publisher;
-    if (vm.count("publish")) {
-      publisher = cli::makePublisher(vm, *ledger, vm["publish"].as<std::string>());
-      publisher->start();
-    }
-    // On a terminal, the records committed so far (the total of a stream is
-    // unknown); the ingester commits on one thread, the bar's only caller.
-    cli::ProgressBar progress("ingest", vm.count("quiet") > 0);
-    io.onCommit = [p = publisher.get(), &progress,
-                   first = ledger->lastSeq() + 1](const AppendResult& r) {
-      if (p) p->wake();
-      if (r.lastSeq >= first) progress.count(r.lastSeq - first + 1);
-    };
-    ingest::Ingester ingester(*ledger, io);
-    SourceTotals totals;
-    const std::uint64_t firstSeq = ledger->lastSeq() + 1;
-    // The ledger refusing a write (a full disk) ends the reading, but what
-    // was committed before it is said on stdout as after any run, and the
-    // exit code is the storage's (4).
-    std::optional<Status> storageFailure;
-    try {
-      ingestPaths(vm["from"].as<std::vector<std::string>>(), ingester, io.projection, &totals);
-      ingester.flush();
-      progress.done();
-    } catch (const ingest::LedgerError& e) {
-      progress.done();
-      storageFailure = e.status();
-      spdlog::error("the ledger refused a write; what is committed up to seq {} stays: {}",
-                    ledger->lastSeq(), e.what());
-    }
-    {
-      if (publisher) {
-        publisher->stop(std::chrono::milliseconds(vm["publish-drain-ms"].as<long>()));
-        if (publisher->mark() < ledger->lastSeq()) {
-          spdlog::warn(
-              "JetStream acknowledged through seq {} of {}; the next run with --publish (or "
-              "ledger-replay publish) ships the rest",
-              publisher->mark(), ledger->lastSeq());
-        }
-      }
-      // What was read is committed: a signal from here on ends the process
-      // at once. Checkpoints are derived data: failing to write them loses
-      // nothing, and an interrupted run leaves them to the run that finishes.
-      std::signal(SIGINT, SIG_DFL);
-      std::signal(SIGTERM, SIG_DFL);
-      if (!totals.interrupted && !storageFailure) {
-        writeDerived(*ledger, vm["checkpoint-every"].as<std::uint64_t>(), vm.count("quiet") > 0);
-      }
-    }
-    const auto& s = ingester.stats();
-    if (s.farFuture > 0) {
-      spdlog::warn("{} event time(s) more than a day ahead of the clock (the first {} named above)",
-                   s.farFuture, std::min<std::uint64_t>(s.farFuture, ingest::kFarFutureNamed));
-    }
-    if (s.timesRaised > 0) {
-      spdlog::warn("{} event time(s) earlier than the previous record were raised to it",
-                   s.timesRaised);
-    }
-    const std::uint64_t lastSeq = ledger->lastSeq();
-    if (output == cli::OutputFormat::kJson) {
-      nlohmann::json j = {{"values", totals.values},
-                          {"recorded", s.recorded},
-                          {"duplicates", s.duplicates},
-                          {"rejected", totals.rejected},
-                          {"bookmarks", s.bookmarks},
-                          {"errorEvents", s.errorEvents},
-                          {"timesRaised", s.timesRaised},
-                          {"farFuture", s.farFuture},
-                          {"lastSeq", lastSeq},
-                          {"firstSeq", s.recorded ? firstSeq : 0},
-                          {"interrupted", totals.interrupted},
-                          {"storageFailed", storageFailure.has_value()}};
-      std::cout << j.dump() << "\n";
-    } else {
-      std::cout << "read " << totals.values << " values: recorded " << s.recorded << ", duplicates "
-                << s.duplicates << ", rejected " << totals.rejected << " (bookmarks " << s.bookmarks
-                << ", error events " << s.errorEvents << "); ledger at seq " << lastSeq << "\n";
-    }
-    // An interrupted run did not read all of its input: not a success, and
-    // not bad input either; like a live source that failed, running it again
-    // is what completes it (docs/reference.md, "Exit codes").
-    if (storageFailure) return cli::exitCodeFor(*storageFailure);
-    if (totals.interrupted) return cli::kExitLive;
-    return totals.rejected > 0 ? cli::kExitInput : cli::kExitOk;
+    return runFiles(vm, output);
   });
 }
