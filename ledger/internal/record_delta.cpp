@@ -107,7 +107,6 @@ Status DeltaCodec::decode(std::string_view base, std::string_view frame, std::st
 void RecentRecords::keep(std::uint64_t seq, std::string_view bytes) {
   // Enough for the records of a few thousand seqs: most bases are that
   // close, and a base dropped is read again, not lost.
-  constexpr std::size_t kBudget = 64 << 20;
   auto evictable = [&] {
     return !bySeq_.empty() &&
            (bySeq_.begin()->first + format::kDeltaWindow < seq || bytes_ > kBudget);
@@ -116,17 +115,29 @@ void RecentRecords::keep(std::uint64_t seq, std::string_view bytes) {
   // one: a scan keeps every record, and an allocation each cost it.
   std::map<std::uint64_t, std::string>::node_type node;
   while (evictable()) {
-    bytes_ -= bySeq_.begin()->second.size();
+    bytes_ -= bySeq_.begin()->second.capacity();
     node = bySeq_.extract(bySeq_.begin());
   }
+  std::size_t held = 0;
   if (node.empty()) {
-    bySeq_.emplace_hint(bySeq_.end(), seq, std::string(bytes));
+    held = bySeq_.emplace_hint(bySeq_.end(), seq, std::string(bytes))->second.capacity();
   } else {
     node.key() = seq;
-    node.mapped().assign(bytes);
+    // A string keeps its largest size's memory: reused as it is, each node
+    // would grow to the largest record it ever held (a ResourceSlice's) and
+    // the kept records would hold several times the budget.
+    if (node.mapped().capacity() > 2 * bytes.size()) {
+      // Swapped, not assigned: a move-assignment of a short string copies
+      // it into the large buffer and keeps that.
+      std::string fitting(bytes);
+      node.mapped().swap(fitting);
+    } else {
+      node.mapped().assign(bytes);
+    }
+    held = node.mapped().capacity();
     bySeq_.insert(bySeq_.end(), std::move(node));
   }
-  bytes_ += bytes.size();
+  bytes_ += held;
 }
 
 const std::string* RecentRecords::find(std::uint64_t seq) const {

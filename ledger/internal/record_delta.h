@@ -57,13 +57,19 @@ class DeltaCodec {
 };
 
 // A scan's side: the full bytes of the records it passed, the newest within
-// the window and a byte budget, so that the later records stored against
+// the window and a memory budget, so that the later records stored against
 // them resolve without reading them again.
 class RecentRecords {
  public:
+  // What the kept records' strings may hold (their capacity, not only their
+  // size), past the newest record.
+  static constexpr std::size_t kBudget = 64 << 20;
+
   void keep(std::uint64_t seq, std::string_view bytes);
   // Record `seq`'s bytes, or null when not kept; valid until keep().
   const std::string* find(std::uint64_t seq) const;
+  // The memory the kept records' strings hold.
+  std::size_t bytesHeld() const { return bytes_; }
 
  private:
   std::map<std::uint64_t, std::string> bySeq_;

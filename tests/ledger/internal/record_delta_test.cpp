@@ -108,6 +108,27 @@ TEST_CASE("a scan keeps the records within the window", "[delta]") {
   CHECK(*recent.find(2 + format::kDeltaWindow) == "far");
 }
 
+TEST_CASE("a scan's kept records hold at most its memory budget", "[delta]") {
+  RecentRecords recent;
+  const std::string big(1 << 20, 'x');
+  // A record far larger than the rest leaves no large string behind when
+  // its place is reused for a small one.
+  recent.keep(1, big);
+  recent.keep(2 + format::kDeltaWindow, "small");
+  REQUIRE(recent.find(1) == nullptr);
+  REQUIRE(recent.find(2 + format::kDeltaWindow) != nullptr);
+  CHECK(recent.find(2 + format::kDeltaWindow)->capacity() < 1024);
+  CHECK(recent.bytesHeld() < 1024);
+  // 100 records of 1 MiB: the oldest leave, the newest stay, within budget.
+  for (std::uint64_t seq = 3 + format::kDeltaWindow; seq < 103 + format::kDeltaWindow; ++seq) {
+    recent.keep(seq, big);
+    CHECK(recent.bytesHeld() <= RecentRecords::kBudget + 2 * big.size());
+  }
+  CHECK(recent.find(3 + format::kDeltaWindow) == nullptr);
+  REQUIRE(recent.find(102 + format::kDeltaWindow) != nullptr);
+  CHECK(*recent.find(102 + format::kDeltaWindow) == big);
+}
+
 TEST_CASE("the appender keeps the newest objects' records within its memory budget", "[delta]") {
   DeltaBases bases;
   // 96 objects of 512 KiB: more than the appender keeps (32 MiB).
