@@ -106,7 +106,9 @@ int runWaits(const Ledger& ledger, const QueryArgs& args, std::ostream& out) {
   }
   for (auto& row : rows) {
     for (auto& c : row) {
-      if (c.empty()) c = "-";
+      // push_back, not `c = "-"`: GCC 12 at -O2 without unity builds warns
+      // falsely on that assignment here (-Wrestrict, GCC bug 105329).
+      if (c.empty()) c.push_back('-');
     }
   }
   out << "Waits from " << formatRfc3339(report.fromNs) << " to " << formatRfc3339(report.toNs)
