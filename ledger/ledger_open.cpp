@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -24,15 +25,22 @@
 #include <filesystem>
 #include <optional>
 #include <system_error>
+#include <thread>
 
 #include "ledger/format.h"
 #include "ledger/internal/ledger_directory.h"
 #include "ledger/internal/ledger_internal.h"
+#include "ledger/internal/live_writer.h"
 #include "ledger/internal/record_delta.h"
 
 namespace ledger {
 
 namespace {
+
+// A read-only open beside a writer that moved on during it tries again
+// (openBesideWriter), 10 ms more apart each time up to 100 ms, until this
+// much time has passed since the first try.
+constexpr std::chrono::seconds kReaderOpenPatience{10};
 
 // RocksDB's default (-1) opens every table file of every family when the
 // ledger opens, with its index and filter blocks: on a large ledger that was
@@ -163,9 +171,10 @@ void useReaderOptions(rocksdb::DBOptions* dbo) {
 }
 
 // The DBOptions for a read-only or writable open of `dir`; a writer's
-// directory is created here, for its info log.
+// directory is created here, for its info log. `*pinned`: the table files a
+// reader opens with the database, when it opens them all.
 Status databaseOptions(const std::string& dir, const Ledger::Options& options, bool exists,
-                       rocksdb::DBOptions* out) {
+                       rocksdb::DBOptions* out, TableFileReservation* pinned) {
   rocksdb::DBOptions& dbo = *out;
   dbo.create_if_missing = options.createIfMissing && !exists;
   dbo.create_missing_column_families = !options.readOnly;
@@ -183,7 +192,22 @@ Status databaseOptions(const std::string& dir, const Ledger::Options& options, b
   dbo.max_background_jobs = 2;
   dbo.paranoid_checks = true;
   dbo.max_open_files = maxOpenTableFiles();
-  if (options.readOnly) useReaderOptions(&dbo);
+  if (options.readOnly) {
+    useReaderOptions(&dbo);
+    // Beside a live writer, a table file this reader has not opened yet may
+    // be deleted by the writer's next compaction (live_writer.h): every one
+    // is opened now, and an open descriptor keeps a deleted file readable.
+    // Half the descriptors' bound goes to such readers, for the whole
+    // process; past it a reader keeps the lazy opens (and may then find a
+    // file gone, and say so).
+    if (exists && writerHoldsLedger(dir)) {
+      *pinned = TableFileReservation::tryReserve(countTableFiles(dir),
+                                                 static_cast<std::size_t>(dbo.max_open_files) / 2);
+    }
+    if (*pinned) {
+      dbo.max_open_files = -1;
+    }
+  }
   dbo.max_total_wal_size = options.maxWalBytes;
   // A vector memtable (object_index, familyOptions) takes no concurrent
   // inserts, and RocksDB refuses to open with them on. The ledger has one
@@ -244,6 +268,66 @@ Status checkAcknowledgedHead(const Ledger& ledger, const std::string& dir,
   return Status::ok();
 }
 
+// A read-only open of the families `descriptors` names: where RocksDB says
+// one is missing, those the ledger has (below). `*vanished`: it failed on a
+// file that was not there (live_writer.h).
+Status openForReading(const rocksdb::DBOptions& dbo, const std::string& dir,
+                      std::vector<rocksdb::ColumnFamilyDescriptor>* descriptors,
+                      std::vector<rocksdb::ColumnFamilyHandle*>* handles, rocksdb::DB** raw,
+                      bool* vanished) {
+  handles->clear();
+  rocksdb::Status s = rocksdb::DB::OpenForReadOnly(dbo, dir, *descriptors, handles, raw);
+  if (s.IsInvalidArgument()) {
+    // A version-1 ledger has no checkpoint_objects, one of version 2 or
+    // less no object_index, one of 3 or less no usage_rollups, and a
+    // read-only open cannot create them (nor open a family that is not
+    // there): open what is there. Listing first on every open read the
+    // manifest twice.
+    std::vector<std::string> present;
+    s = rocksdb::DB::ListColumnFamilies(dbo, dir, &present);
+    if (s.ok()) {
+      if (Status st = describeFamilies(dir, false, &present, descriptors); !st.isOk()) return st;
+      handles->clear();
+      s = rocksdb::DB::OpenForReadOnly(dbo, dir, *descriptors, handles, raw);
+    }
+  }
+  *vanished = !s.ok() && isVanishedFile(s);
+  return fromRocks(s, "opening ledger " + dir);
+}
+
+// A reader's open, beside a writer that may be live (live_writer.h). A file
+// named by the manifest this open read may be gone by the time the open
+// reaches it, and an edit of the manifest during the open leaves a view of
+// no moment of the writer's: either way the next try reads the manifest
+// again. A file missing where no writer holds the ledger is damage, said at
+// once; a writer whose edits never pause is reported busy.
+Status openBesideWriter(const rocksdb::DBOptions& dbo, const std::string& dir,
+                        std::vector<rocksdb::ColumnFamilyDescriptor>* descriptors,
+                        std::vector<rocksdb::ColumnFamilyHandle*>* handles, rocksdb::DB** raw) {
+  const auto giveUp = std::chrono::steady_clock::now() + kReaderOpenPatience;
+  for (int attempt = 1;; ++attempt) {
+    const bool last = std::chrono::steady_clock::now() >= giveUp;
+    const std::string before = manifestMark(dir);
+    bool vanished = false;
+    Status st = openForReading(dbo, dir, descriptors, handles, raw, &vanished);
+    if (st.isOk() && manifestMark(dir) == before) return st;
+    if (st.isOk()) {
+      for (auto* h : *handles) (*raw)->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+      handles->clear();
+      delete *raw;
+      *raw = nullptr;
+      if (last) {
+        return Status::busy("opening ledger " + dir +
+                            ": its writer changed the ledger's files during each of " +
+                            std::to_string(attempt) + " opens; try again");
+      }
+    } else if (!vanished || last || !writerHoldsLedger(dir)) {
+      return st;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 * std::min(attempt, 10)));
+  }
+}
+
 }  // namespace
 
 Status Ledger::openFamilies(const rocksdb::DBOptions& dbo) {
@@ -251,28 +335,13 @@ Status Ledger::openFamilies(const rocksdb::DBOptions& dbo) {
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   if (Status st = describeFamilies(dir_, writable, nullptr, &descriptors); !st.isOk()) return st;
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s;
   if (options_.readOnly) {
-    s = rocksdb::DB::OpenForReadOnly(dbo, dir_, descriptors, &families_->handles, &raw);
-    if (s.IsInvalidArgument()) {
-      // A version-1 ledger has no checkpoint_objects, one of version 2 or
-      // less no object_index, one of 3 or less no usage_rollups, and a
-      // read-only open cannot create them (nor open a family that is not
-      // there): open what is there. Listing first on every open read the
-      // manifest twice.
-      std::vector<std::string> present;
-      s = rocksdb::DB::ListColumnFamilies(dbo, dir_, &present);
-      if (!s.ok()) return fromRocks(s, "opening ledger " + dir_);
-      if (Status st = describeFamilies(dir_, writable, &present, &descriptors); !st.isOk()) {
-        return st;
-      }
-      families_->handles.clear();
-      s = rocksdb::DB::OpenForReadOnly(dbo, dir_, descriptors, &families_->handles, &raw);
-    }
+    Status st = openBesideWriter(dbo, dir_, &descriptors, &families_->handles, &raw);
+    if (!st.isOk()) return st;
   } else {
-    s = rocksdb::DB::Open(dbo, dir_, descriptors, &families_->handles, &raw);
+    rocksdb::Status s = rocksdb::DB::Open(dbo, dir_, descriptors, &families_->handles, &raw);
+    if (!s.ok()) return fromRocks(s, "opening ledger " + dir_);
   }
-  if (!s.ok()) return fromRocks(s, "opening ledger " + dir_);
   db_.reset(raw);
   for (std::size_t i = 0; i < descriptors.size(); ++i) {
     families_->byName[descriptors[i].name] = families_->handles[i];
@@ -440,14 +509,21 @@ Status Ledger::open(const std::string& dir, const Options& options, std::unique_
   // durable, so a reader beside a live writer finds at least this much.
   std::optional<AcknowledgedHead> acknowledged;
   if (Status st = readAcknowledgedHead(dir, &acknowledged); !st.isOk()) return st;
+  // Before RocksDB takes the lock, so that a reader of this process never
+  // opens (and closes) the lock file while this writer holds it.
+  WriterRegistration registration;
+  if (!options.readOnly) registration = WriterRegistration(dir);
   if (Status st = probeBeforeWritableOpen(dir, options, acknowledged); !st.isOk()) return st;
   rocksdb::DBOptions dbo;
-  if (Status st = databaseOptions(dir, options, exists, &dbo); !st.isOk()) return st;
+  TableFileReservation pinned;
+  if (Status st = databaseOptions(dir, options, exists, &dbo, &pinned); !st.isOk()) return st;
 
   std::unique_ptr<Ledger> ledger(new Ledger());
   ledger->dir_ = dir;
   ledger->options_ = options;
   ledger->families_ = std::make_unique<Families>();
+  ledger->families_->writer = std::move(registration);
+  ledger->families_->pinnedTables = std::move(pinned);
   if (Status st = ledger->openFamilies(dbo); !st.isOk()) return st;
   if (!options.readOnly) {
     if (Status st = ledger->findLegacyEventKeys(); !st.isOk()) return st;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ledger/format.h"
+#include "ledger/internal/live_writer.h"
 #include "ledger/ledger.h"
 #include "ledger/status.h"
 
@@ -46,6 +47,11 @@ struct Ledger::Families {
   // The database's and the log family's options together, as a table file
   // written for the log family must be built (log_table.h).
   rocksdb::Options logTableOptions;
+  // A writer's directory for readers of this process (live_writer.h); held
+  // until the database is closed, as ~Ledger closes it before its members go.
+  WriterRegistration writer;
+  // A reader's table files, all opened with the database (databaseOptions).
+  TableFileReservation pinnedTables;
 };
 
 // The options the ledger opens the named column family with, for a writer
