@@ -204,12 +204,16 @@ def verify_ledger(path):
     return v
 
 
-def head_of(path):
-    """(lastSeq, lastHash) of a ledger, read-only (works beside a writer)."""
+def head_of(path, strict=False):
+    """(lastSeq, lastHash) of a ledger, read-only (works beside a writer); None where no
+    report came (a copy not created yet), a Failure instead when strict."""
     rc, out, err = run([REPLAY, "--ledger", path, "verify", "-o", "json"], expect=None)
     try:
         v = json.loads(out)
     except ValueError:
+        if strict:
+            raise Failure(f"verify {path} beside its writer exited {rc} without a report\n"
+                          f"stdout: {out[-1000:]}\nstderr: {err[-2000:]}")
         return None
     return v.get("lastSeq"), v.get("lastHash")
 
@@ -530,7 +534,7 @@ def scenario_main(work, rng):
                 elif (name, k) == ("c2", 1):
                     # A publisher killed -9 mid-part, its command rerun. The part goes
                     # through stdin so the kill lands after some, not all, of it was recorded.
-                    before = head_of(sources[name])[0]
+                    before = head_of(sources[name], strict=True)[0]
                     # --from - commits every --batch records (and at EOF), not on a timer.
                     cmd = publish_cmd(name, "-") + ["--batch", "100"]
                     p = spawn(cmd, stdin=subprocess.PIPE,
@@ -540,7 +544,7 @@ def scenario_main(work, rng):
                     p.stdin.flush()
                     deadline = time.monotonic() + 30
                     while True:
-                        seq = head_of(sources[name])[0]
+                        seq = head_of(sources[name], strict=True)[0]
                         if seq > before:
                             break
                         check(time.monotonic() < deadline, "publisher recorded nothing of its part in 30s")
@@ -552,7 +556,7 @@ def scenario_main(work, rng):
                         p.stdin.close()
                     except OSError:
                         pass
-                    mid = head_of(sources[name])[0]
+                    mid = head_of(sources[name], strict=True)[0]
                     log(f"    c2 part 1: publisher kill -9'd mid-part (source at seq {mid}, "
                         f"was {before}, part has {len(chunk)} events); rerunning the same command")
                     run(cmd, input_bytes="".join(chunk).encode(), timeout=60)
@@ -1473,6 +1477,7 @@ def main():
     log(f"fleet test: seed {seed} (FLEET_TEST_SEED), work dir {work}")
     started = time.monotonic()
     failed = []
+    reasons = []  # (scenario, first line of its failure), repeated at the end
     for name, fn in SCENARIOS:
         if only and name not in only:
             continue
@@ -1484,14 +1489,19 @@ def main():
             log(f"   {name}: passed in {time.monotonic() - t:.1f}s")
         except Failure as e:
             failed.append(name)
+            reasons.append((name, str(e).splitlines()[0] if str(e) else "(no message)"))
             log(f"FAIL: {name} ({time.monotonic() - t:.1f}s): {e}")
-        except Exception:
+        except Exception as e:
             failed.append(name)
+            reasons.append((name, f"{type(e).__name__}: {e}"))
             log(f"FAIL: {name} ({time.monotonic() - t:.1f}s):\n{traceback.format_exc()}")
         finally:
             cleanup_procs()
     total = time.monotonic() - started
     if failed:
+        # Again at the end: CI keeps only the log's tail.
+        for name, reason in reasons:
+            print(f"  {name}: {reason[:500]}", flush=True)
         print(f"FAIL: {', '.join(failed)} ({total:.1f}s, seed {seed}, work dir kept: {work})", flush=True)
         return 1
     if os.environ.get("FLEET_TEST_KEEP"):

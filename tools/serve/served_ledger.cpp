@@ -57,8 +57,11 @@ void ServedLedger::refresh() {
   // has written something since.
   std::string now = directorySignature(dir_);
   if (now == seen_) return;
-  seen_ = std::move(now);
+  // Noted as seen only once opened: an open that failed (a writer that kept
+  // changing the files during it: busy) is tried again on the next round even
+  // if the writer has gone quiet since.
   auto fresh = openLedger(dir_);
+  seen_ = std::move(now);
   if (fresh->lastSeq() <= current()->ledger->lastSeq()) return;
   auto snap = std::make_shared<Snapshot>();
   snap->catalog = ResourceCatalog::discover(*fresh);
