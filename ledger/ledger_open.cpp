@@ -26,6 +26,7 @@
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "ledger/format.h"
 #include "ledger/internal/ledger_directory.h"
@@ -312,10 +313,9 @@ Status openBesideWriter(const rocksdb::DBOptions& dbo, const std::string& dir,
     Status st = openForReading(dbo, dir, descriptors, handles, raw, &vanished);
     if (st.isOk() && manifestMark(dir) == before) return st;
     if (st.isOk()) {
-      for (auto* h : *handles) (*raw)->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+      std::unique_ptr<rocksdb::DB> stale(std::exchange(*raw, nullptr));
+      for (auto* h : *handles) stale->DestroyColumnFamilyHandle(h).PermitUncheckedError();
       handles->clear();
-      delete *raw;
-      *raw = nullptr;
       if (last) {
         return Status::busy("opening ledger " + dir +
                             ": its writer changed the ledger's files during each of " +

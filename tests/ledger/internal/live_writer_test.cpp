@@ -5,7 +5,6 @@
 #include "ledger/internal/live_writer.h"
 
 #include <atomic>
-#include <filesystem>
 #include <thread>
 
 #include "ledger/format.h"
@@ -39,13 +38,6 @@ void appendTables(Ledger& writer, int first, int batches) {
   }
 }
 
-std::size_t tableFiles(const std::string& dir) {
-  std::size_t n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    n += e.path().extension() == ".sst";
-  return n;
-}
-
 Ledger::Options tableEveryAppend() {
   Ledger::Options o;
   o.sync = false;
@@ -72,12 +64,12 @@ TEST_CASE("a reader opened beside a writer reads on after the writer compacted i
   // More table files than RocksDB opens when a ledger opens (16 a family):
   // the log family's later ones would be opened by the reads.
   appendTables(*writer, 0, 40);
-  REQUIRE(tableFiles(path) >= 40);
+  REQUIRE(countTableFiles(path) >= 40);
   CHECK(writerHoldsLedger(path));
 
   auto reader = openReader(path);
   REQUIRE(writer->compact().isOk());
-  REQUIRE(tableFiles(path) < 20);
+  REQUIRE(countTableFiles(path) < 20);
 
   VerifyReport v;
   const Status st = verifyLog(*reader, &v);
